@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfg.h - the target's effective configuration.
+ *
+ * Filled from command-line flags (--listen, --subsystem, --namespace,
+ * --allow-host, ...) or from an nvmetcli saved-config JSON file (-c FILE),
+ * validated, then handed to the target, which borrows it for its lifetime.
+ * nvmfd_cfg_write_json() writes it back in the nvmetcli format
+ * (--print-config).
+ *
+ * Errors: negative errno; parse/validation errors also fill a message that
+ * names the key or flag and the offending value.
+ */
+#ifndef NVMFD_CFG_H
+#define NVMFD_CFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "internal/backend.h"
+#include "internal/rt.h"
+
+#define NVMFD_CFG_MAX_PORTS 16
+#define NVMFD_CFG_MAX_SUBSYS 16
+#define NVMFD_CFG_MAX_NS 32 /* per subsystem */
+#define NVMFD_CFG_MAX_HOSTS 64 /* allowed hosts per subsystem */
+#define NVMFD_CFG_MAX_REFERRALS 8
+#define NVMFD_CFG_ERRLEN 256
+
+struct nvmfd_cfg_port {
+	uint16_t portid;
+	uint8_t adrfam; /* NVMFD_ADRFAM_IPV4 / _IPV6 */
+	char traddr[256]; /* numeric address; "0.0.0.0" / "::" = any */
+	char trsvcid[32]; /* TCP port, decimal */
+	uint32_t inline_data_size; /* bytes of in-capsule data on I/O queues (default 16384) */
+	uint32_t max_queue_size; /* MQES + 1 (default 128) */
+	/* indices into nvmfd_cfg.subsys[] exported on this port */
+	unsigned int nr_subsys;
+	unsigned int subsys_idx[NVMFD_CFG_MAX_SUBSYS];
+};
+
+struct nvmfd_cfg_ns {
+	uint32_t nsid;
+	bool enable;
+	struct nvmfd_bk_opts bk; /* bk.path points into path[] */
+	char path[4096];
+	uint8_t uuid[16];
+	uint8_t nguid[16];
+	bool has_uuid;
+	bool has_nguid;
+};
+
+struct nvmfd_cfg_subsys {
+	char nqn[256];
+	bool allow_any_host;
+	char serial[21];
+	char model[41];
+	uint32_t version; /* NVMFD_VS() encoding; default 1.3 */
+	uint16_t cntlid_min; /* default 1 */
+	uint16_t cntlid_max; /* default 0xffef */
+	uint16_t qid_max; /* I/O queues per controller (default 128) */
+	unsigned int nr_hosts;
+	char hosts[NVMFD_CFG_MAX_HOSTS][256];
+	unsigned int nr_ns;
+	struct nvmfd_cfg_ns ns[NVMFD_CFG_MAX_NS];
+};
+
+struct nvmfd_cfg_referral {
+	uint16_t portid; /* port the referral is advertised on */
+	uint8_t adrfam;
+	char traddr[256];
+	char trsvcid[32];
+};
+
+/* Execution settings (runtime issue); defaults are the Linux drivers'. */
+struct nvmfd_cfg_exec {
+	struct nvmfd_rt_opts rt; /* mode, scope, strict, max_active, cpus */
+	bool wq_per_ctrl;
+	uint32_t idle_poll_us; /* 0 = event driven */
+	bool backend_poll;
+	bool cq_pool_shared;
+	enum nvmfd_rt_place place;
+	uint32_t rx_budget_bytes; /* 0 = unlimited */
+	uint32_t tx_budget_bytes;
+	uint32_t rx_budget_pdus; /* default 8, as nvmet */
+	uint32_t tx_budget_pdus; /* default 8 */
+	uint32_t io_work_deadline_us; /* default 1000 */
+};
+
+struct nvmfd_cfg {
+	unsigned int nr_ports;
+	struct nvmfd_cfg_port ports[NVMFD_CFG_MAX_PORTS];
+	unsigned int nr_subsys;
+	struct nvmfd_cfg_subsys subsys[NVMFD_CFG_MAX_SUBSYS];
+	unsigned int nr_referrals;
+	struct nvmfd_cfg_referral referrals[NVMFD_CFG_MAX_REFERRALS];
+	/* hosts known to the config (nvmetcli "hosts"), by NQN */
+	unsigned int nr_hosts;
+	char hosts[NVMFD_CFG_MAX_HOSTS][256];
+	struct nvmfd_cfg_exec exec;
+	uint32_t kato_grace_ms; /* extra time before a keep-alive expiry (default 1000 as nvmet's kato rounding) */
+	uint32_t max_io_size; /* MDTS in bytes (default 1 MiB) */
+	uint32_t maxh2cdata; /* bytes (default 128 KiB) */
+	unsigned int stats_interval_s;
+	char control_path[108];
+};
+
+/** nvmfd_cfg_init_defaults() - zero @cfg and set every default above. */
+void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg);
+
+/**
+ * nvmfd_cfg_load_json() - merge an nvmetcli saved config (file at @path).
+ * Return: 0, -ENOENT/-EACCES (file), -EINVAL (bad JSON, unknown/ill-typed
+ *         key or value: @err names it, e.g. "subsystems[0].namespaces[1].device.path:
+ *         missing").
+ */
+int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_parse_namespace() - parse a --namespace value
+ * ("file:PATH[,size=SIZE][,direct]", "bdev:PATH", "ram:SIZE", "null:SIZE";
+ * SIZE with optional K/M/G/T suffix, binary units).
+ * Return: 0 or -EINVAL with @err set.
+ */
+int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
+			      char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_parse_listen() - "ADDR:PORT" or "[V6ADDR]:PORT" into @port. */
+int nvmfd_cfg_parse_listen(struct nvmfd_cfg_port *port, const char *spec,
+			   char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_validate() - cross-checks (unique NQNs/NSIDs/ports, sizes,
+ *  cntlid range, ...). Return: 0 or -EINVAL with @err set. */
+int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_write_json() - the effective config in nvmetcli format. */
+int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out);
+
+#endif /* NVMFD_CFG_H */

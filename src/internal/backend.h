@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - namespace storage backends and their completion rings.
+ *
+ * A backend (struct nvmfd_bk) is the storage behind one namespace: a file,
+ * a block device, RAM or null. I/O is asynchronous and goes through a
+ * completion ring (struct nvmfd_bk_ring), an io_uring instance owned by one
+ * queue (--cq-pool per-queue) or shared by the queues of one CPU
+ * (--cq-pool shared). Submissions are batched and flushed by the ring's
+ * owner; completions are reaped by peeking the CQ, and each completion calls
+ * the io's callback from inside nvmfd_bk_ring_reap() on the reaping thread.
+ * RAM and null backends execute in submit and deliver their completion at
+ * the next reap, so every backend completes the same way.
+ *
+ * Units: offsets and lengths in bytes; sizes in bytes; the logical block
+ * size is 1 << lba_shift (9 or 12).
+ * Errors: negative errno. A failed I/O completes with res = -errno; the
+ * target maps it to an NVMe status in one place.
+ * Context: a ring is used by one thread at a time (its owner); the caller
+ * serializes owners when a ring is shared (see rt).
+ */
+#ifndef NVMFD_INTERNAL_BACKEND_H
+#define NVMFD_INTERNAL_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+enum nvmfd_bk_type {
+	NVMFD_BK_FILE, /* regular file via io_uring; buffered unless direct */
+	NVMFD_BK_BDEV, /* block device via io_uring (O_DIRECT) */
+	NVMFD_BK_RAM, /* anonymous memory, lost at exit */
+	NVMFD_BK_NULL, /* reads return zeroes, writes are discarded */
+};
+
+/**
+ * struct nvmfd_bk_opts - how to open a backend.
+ * @type:      backend kind.
+ * @path:      file or block device path (FILE, BDEV); borrowed during open.
+ * @size:      bytes; FILE: create/extend to this size when non-zero;
+ *             RAM/NULL: required; BDEV: ignored (device size is used).
+ * @direct:    FILE: open with O_DIRECT.
+ * @lba_shift: 9 (512 B) or 12 (4 KiB); 0 = 9 for RAM/NULL/FILE, the
+ *             device's logical block size for BDEV.
+ */
+struct nvmfd_bk_opts {
+	enum nvmfd_bk_type type;
+	const char *path;
+	uint64_t size;
+	bool direct;
+	unsigned int lba_shift;
+};
+
+enum nvmfd_bk_op {
+	NVMFD_BK_READ,
+	NVMFD_BK_WRITE,
+	NVMFD_BK_FLUSH,
+	NVMFD_BK_WRITE_ZEROES,
+	NVMFD_BK_DISCARD,
+};
+
+struct nvmfd_bk;
+struct nvmfd_bk_ring;
+struct nvmfd_bk_io;
+
+typedef void (*nvmfd_bk_cb)(struct nvmfd_bk_io *io, int res);
+
+/**
+ * struct nvmfd_bk_io - one backend request; caller-owned (preallocated per
+ * command), borrowed by the backend from submit until its callback ran.
+ * @op:     operation.
+ * @offset: byte offset (READ/WRITE/WRITE_ZEROES/DISCARD).
+ * @len:    bytes (READ/WRITE/WRITE_ZEROES/DISCARD).
+ * @buf:    data buffer of @len bytes (READ/WRITE). For direct backends it
+ *          must be 4096-byte aligned (nvmfd_bk_buf_alloc()).
+ * @fua:    WRITE: force unit access (data durable before completion).
+ * @cb:     completion callback; res = bytes transferred or 0 on success,
+ *          -errno on failure.
+ * @priv:   caller's cookie.
+ */
+struct nvmfd_bk_io {
+	enum nvmfd_bk_op op;
+	uint64_t offset;
+	uint32_t len;
+	void *buf;
+	bool fua;
+	nvmfd_bk_cb cb;
+	void *priv;
+	/* private */
+	struct nvmfd_bk_io *next;
+	int res;
+};
+
+/** nvmfd_bk_open() - open/create a backend. Return: 0, -EINVAL (bad opts,
+ *  size not a multiple of the block size), -ENOMEM, -errno from open/ioctl. */
+int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out);
+
+/** nvmfd_bk_close() - flush (fsync for file/bdev) and release; NULLs *bk.
+ *  Return: 0 or the fsync error as -errno (the backend is released anyway). */
+int nvmfd_bk_close(struct nvmfd_bk **bk);
+
+uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk); /* bytes */
+unsigned int nvmfd_bk_lba_shift(const struct nvmfd_bk *bk);
+enum nvmfd_bk_type nvmfd_bk_get_type(const struct nvmfd_bk *bk);
+bool nvmfd_bk_needs_aligned_buf(const struct nvmfd_bk *bk);
+
+/** nvmfd_bk_buf_alloc() - 4096-aligned buffer of @len bytes (free()). */
+void *nvmfd_bk_buf_alloc(size_t len);
+
+/**
+ * nvmfd_bk_ring_create() - an io_uring-backed completion ring.
+ * @depth: maximum in-flight ios (rounded up to a power of two).
+ * @iopoll: try IORING_SETUP_IOPOLL-capable operation where the device
+ *         supports it (O_DIRECT block devices); files and RAM peek instead.
+ * Return: 0, -ENOMEM, -errno from io_uring_queue_init / eventfd.
+ */
+int nvmfd_bk_ring_create(unsigned int depth, bool iopoll, struct nvmfd_bk_ring **out);
+void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ring);
+
+/** nvmfd_bk_ring_event_fd() - an eventfd that becomes readable when
+ *  completions are available (for nvmfd_rt_watch_fd). */
+int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring);
+
+/** nvmfd_bk_submit() - queue @io on @ring for @bk (not yet sent to the
+ *  kernel: call nvmfd_bk_ring_flush()). Return: 0, -EBUSY when the ring is
+ *  full (reap first), -EINVAL for an op the backend cannot do. */
+int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io);
+
+/** nvmfd_bk_ring_flush() - submit queued ios. Return: number submitted or -errno. */
+int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring);
+
+/**
+ * nvmfd_bk_ring_reap() - peek the CQ (no blocking), run up to @max callbacks.
+ * Also clears the event fd. Return: completions delivered (>= 0).
+ */
+int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max);
+
+/** nvmfd_bk_ring_inflight() - ios submitted and not yet reaped. */
+unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring);
+
+/* Counters for stats: completion events seen (eventfd wake-ups or reaps that
+ * found work) and completions delivered. */
+struct nvmfd_bk_ring_stats {
+	uint64_t submitted;
+	uint64_t completions;
+	uint64_t reap_calls;
+	uint64_t reap_events; /* reaps that found >= 1 completion */
+};
+void nvmfd_bk_ring_get_stats(const struct nvmfd_bk_ring *ring, struct nvmfd_bk_ring_stats *st);
+
+#endif /* NVMFD_INTERNAL_BACKEND_H */

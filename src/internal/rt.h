@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rt.h - the execution runtime: worker pools, io_work items, placement.
+ *
+ * Terms follow the Linux workqueue (Documentation/core-api/workqueue.rst):
+ * a work item (struct nvmfd_work) is queued to a pool chosen from an io_cpu;
+ * bound pools are one per CPU with workers pinned there; unbound pools are
+ * one per affinity-scope unit (cpu, smt, cache, numa, system) with workers
+ * allowed on the unit's CPUs. A work item is never run by two workers at
+ * once; queueing an item that is already pending coalesces (returns false),
+ * and queueing it while it runs makes it run once more afterwards, on the
+ * same pool (the non-reentrancy rule of queue_work_on()).
+ *
+ * Readiness: a pool watches file descriptors (sockets, io_uring ring fds,
+ * eventfds) with one-shot interest; when one becomes ready the work item
+ * attached to it is queued on its io_cpu. This is the user-space analogue
+ * of sk_data_ready -> queue_work_on(io_cpu, io_work).
+ *
+ * Errors: negative errno. Ownership: the caller owns struct nvmfd_work
+ * storage and must keep it alive until nvmfd_rt_work_cancel_sync() returned.
+ */
+#ifndef NVMFD_INTERNAL_RT_H
+#define NVMFD_INTERNAL_RT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sched.h>
+
+struct nvmfd_rt;
+struct nvmfd_work;
+
+typedef void (*nvmfd_work_fn)(struct nvmfd_work *work);
+
+enum nvmfd_rt_mode {
+	NVMFD_RT_BOUND, /* one pool per online CPU, workers pinned (default) */
+	NVMFD_RT_UNBOUND, /* one pool per affinity-scope unit */
+};
+
+enum nvmfd_rt_scope {
+	NVMFD_RT_SCOPE_CPU,
+	NVMFD_RT_SCOPE_SMT,
+	NVMFD_RT_SCOPE_CACHE, /* default, as in Linux >= 6.5 */
+	NVMFD_RT_SCOPE_NUMA,
+	NVMFD_RT_SCOPE_SYSTEM,
+};
+
+enum nvmfd_rt_place {
+	NVMFD_RT_PLACE_RR, /* (qid - 1) mod online CPUs */
+	NVMFD_RT_PLACE_LEAST_LOADED, /* fewest queues among allowed CPUs */
+	NVMFD_RT_PLACE_INCOMING_CPU, /* the socket's SO_INCOMING_CPU */
+};
+
+/**
+ * struct nvmfd_rt_opts - runtime configuration; init with nvmfd_rt_opts_init().
+ * @size:        sizeof(struct nvmfd_rt_opts), for ABI growth.
+ * @mode:        bound or unbound pools.
+ * @scope:       affinity scope for unbound pools.
+ * @strict:      unbound workers never leave their scope's CPUs.
+ * @max_active:  cap on in-flight work items per pool (default 512).
+ * @workers_per_pool: worker threads per unbound pool (0 = CPUs in the unit);
+ *               bound pools start one runnable worker per CPU.
+ * @cpus:        CPUs the runtime may use (empty = all online).
+ * @sysfs_root:  topology source, "/sys/devices/system/cpu" by default; tests
+ *               point it at a synthetic tree.
+ * @name:        thread name prefix (<= 8 chars), e.g. "nvmfd".
+ */
+struct nvmfd_rt_opts {
+	size_t size;
+	enum nvmfd_rt_mode mode;
+	enum nvmfd_rt_scope scope;
+	bool strict;
+	unsigned int max_active;
+	unsigned int workers_per_pool;
+	cpu_set_t cpus;
+	const char *sysfs_root;
+	const char *name;
+};
+
+/* Work item state; embed in the owner (a queue). Fields are private. */
+struct nvmfd_work {
+	nvmfd_work_fn fn;
+	struct nvmfd_rt *rt;
+	int io_cpu; /* preferred CPU (always set; a hint for unbound pools) */
+	uint32_t flags; /* atomic: PENDING / RUNNING / REQUEUE / CANCELED */
+	struct nvmfd_work *next; /* run-queue link, pool private */
+	void *pool; /* pool it is queued on / running on */
+	/* statistics, written by the running worker, read relaxed */
+	uint64_t runs;
+	uint64_t requeues; /* queued again while running */
+	uint64_t run_ns; /* CPU time spent in fn, ns */
+	uint64_t queue_delay_ns; /* sum of time between queueing and start, ns */
+	uint64_t queued_at_ns;
+};
+
+void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts);
+
+/**
+ * nvmfd_rt_create() - build pools from the topology and start their workers.
+ * Return: 0, -EINVAL (bad opts, empty CPU set), -ENOMEM, -errno from
+ *         pthread_create/epoll_create1/eventfd.
+ */
+int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out);
+
+/** nvmfd_rt_destroy() - stop and join all workers; pending items are dropped.
+ *  Context: not from a worker. */
+void nvmfd_rt_destroy(struct nvmfd_rt *rt);
+
+/** nvmfd_work_init() - prepare an embedded work item for @rt on @io_cpu. */
+void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn, int io_cpu);
+
+/**
+ * nvmfd_rt_queue_work() - queue @w on the pool that serves its io_cpu.
+ * Return: true if queued, false if it was already pending (coalesced).
+ * Context: any thread, including @w's own fn (self re-queue).
+ */
+bool nvmfd_rt_queue_work(struct nvmfd_work *w);
+
+/**
+ * nvmfd_rt_watch_fd() - arm one-shot readiness of @fd; when any of @events
+ * (EPOLLIN/EPOLLOUT) fires, @w is queued. Re-arm after each wake-up.
+ * Return: 0, or -errno from epoll_ctl.
+ * Context: any thread.
+ */
+int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events);
+
+/** nvmfd_rt_unwatch_fd() - forget @fd (before closing it). Return: 0 or -errno. */
+int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd);
+
+/**
+ * nvmfd_rt_work_cancel_sync() - prevent further runs of @w and wait until a
+ * running instance returned. Context: not from @w itself.
+ */
+void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);
+
+/**
+ * nvmfd_rt_place() - choose an io_cpu and account it (per-CPU counter).
+ * @rt:      runtime.
+ * @policy:  placement policy.
+ * @qid:     queue id (rr uses (qid - 1) mod CPUs; admin qid 0 maps like qid 1).
+ * @allowed: CPUs allowed for this queue, or NULL for all runtime CPUs.
+ * @incoming_cpu: SO_INCOMING_CPU of the socket (or -1 if unknown).
+ * Return: the CPU (>= 0); release it with nvmfd_rt_unplace() when the queue stops.
+ */
+int nvmfd_rt_place(struct nvmfd_rt *rt, enum nvmfd_rt_place policy, unsigned int qid,
+		   const cpu_set_t *allowed, int incoming_cpu);
+void nvmfd_rt_unplace(struct nvmfd_rt *rt, int cpu);
+
+/** nvmfd_rt_ncpus() - number of CPUs the runtime uses. */
+unsigned int nvmfd_rt_ncpus(const struct nvmfd_rt *rt);
+
+/** nvmfd_now_ns() - CLOCK_MONOTONIC in ns. */
+uint64_t nvmfd_now_ns(void);
+
+#endif /* NVMFD_INTERNAL_RT_H */

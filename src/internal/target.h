@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target.h - the NVMe-oF target as the daemon sees it.
+ *
+ * nvmfd_tgt_create() opens every namespace backend and binds every listener
+ * of the config (nothing listens if any step fails); nvmfd_tgt_start() starts
+ * the execution runtime and accepting; nvmfd_tgt_stop() stops accepting,
+ * completes or fails in-flight commands with a status, tears controllers
+ * down and flushes file backends; nvmfd_tgt_destroy() frees everything.
+ *
+ * Errors: negative errno, with a message logged that names the object
+ * (e.g. "port 1 127.0.0.1:4420: Address already in use").
+ * Context: create/start/stop/destroy from one control thread.
+ */
+#ifndef NVMFD_INTERNAL_TARGET_H
+#define NVMFD_INTERNAL_TARGET_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cfg/cfg.h"
+
+struct nvmfd_tgt;
+
+/** nvmfd_tgt_create() - @cfg is borrowed for the target's lifetime. */
+int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out);
+int nvmfd_tgt_start(struct nvmfd_tgt *tgt);
+void nvmfd_tgt_stop(struct nvmfd_tgt *tgt);
+void nvmfd_tgt_destroy(struct nvmfd_tgt **tgt);
+
+/** nvmfd_tgt_listen_port() - TCP port actually bound by listener @idx
+ *  (useful with trsvcid "0"); 0 if @idx is out of range. */
+uint16_t nvmfd_tgt_listen_port(const struct nvmfd_tgt *tgt, unsigned int idx);
+
+/** nvmfd_tgt_stats_json() - write counters (per queue, per pool) as one JSON
+ *  object on @out. Return: 0 or -errno. Context: any thread. */
+int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out);
+
+#endif /* NVMFD_INTERNAL_TARGET_H */
