@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sock.c - TCP socket helpers for the transports; see sock.h.
+ *
+ * Socket options follow what nvmet-tcp sets (NVME-TCP-NOTES §1.1): the
+ * listener has SO_REUSEADDR and TCP_NODELAY and a backlog of 128; accepted
+ * sockets get TCP_NODELAY. Unlike nvmet's sock_no_linger() (an abortive
+ * close), SO_LINGER is explicitly off so that close() is graceful and a
+ * C2HTermReq queued just before closing reaches the host.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/sock.h"
+
+static int sock_setopt_int(int fd, int level, int name, int val)
+{
+	if (setsockopt(fd, level, name, &val, sizeof(val)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Parse a numeric address + decimal port into @ss. */
+static int sock_parse_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
+			   socklen_t *sslen)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	unsigned long p;
+	char *end;
+
+	if (!addr || !port || !*port)
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (errno || *end || p > 65535)
+		return -EINVAL;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!*addr || inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)p);
+		*sslen = sizeof(*sin);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)p);
+		*sslen = sizeof(*sin6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int nvmfd__sock_local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return -EAFNOSUPPORT;
+}
+
+int nvmfd__sock_listen(const char *addr, const char *port, int backlog, int *fd_out,
+		       uint16_t *bound)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int fd, ret;
+
+	ret = sock_parse_addr(addr, port, &ss, &sslen);
+	if (ret)
+		return ret;
+	if (backlog <= 0)
+		backlog = NVMFD_SOCK_BACKLOG;
+
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		return -errno;
+	ret = sock_setopt_int(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+	if (ret)
+		goto out_close;
+	ret = sock_setopt_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	if (ret)
+		goto out_close;
+	if (ss.ss_family == AF_INET6) {
+		/* A "::" listener serves IPv4 hosts too, as nvmet does. */
+		ret = sock_setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 0);
+		if (ret)
+			goto out_close;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (listen(fd, backlog) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (bound) {
+		ret = nvmfd__sock_local_port(fd);
+		if (ret < 0)
+			goto out_close;
+		*bound = (uint16_t)ret;
+	}
+	*fd_out = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+int nvmfd__sock_accept(int lfd, int *fd_out)
+{
+	struct linger lg = { .l_onoff = 0, .l_linger = 0 };
+	int fd, ret;
+
+	do {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+
+	ret = sock_setopt_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	if (ret)
+		goto out_close;
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	*fd_out = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+int nvmfd__sock_connect(const char *addr, uint16_t port, int *fd_out)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char pbuf[8];
+	int fd, ret;
+
+	snprintf(pbuf, sizeof(pbuf), "%u", port);
+	ret = sock_parse_addr(addr, pbuf, &ss, &sslen);
+	if (ret)
+		return ret;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		return -errno;
+	ret = sock_setopt_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	if (ret)
+		goto out_close;
+	if (connect(fd, (struct sockaddr *)&ss, sslen) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	*fd_out = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+int nvmfd__sock_incoming_cpu(int fd)
+{
+	int cpu = -1;
+	socklen_t len = sizeof(cpu);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) < 0)
+		return -errno;
+	return cpu < 0 ? -ENOENT : cpu;
+}
+
+/* Format @sa as a numeric address, optionally with ":port". */
+static int sock_format(const struct sockaddr_storage *ss, bool with_port, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	uint16_t port;
+	int n;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		if (!inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a)))
+			return -errno;
+		port = ntohs(sin->sin_port);
+		n = with_port ? snprintf(buf, len, "%s:%u", a, port) : snprintf(buf, len, "%s", a);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+		if (!inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a)))
+			return -errno;
+		port = ntohs(sin6->sin6_port);
+		n = with_port ? snprintf(buf, len, "[%s]:%u", a, port) : snprintf(buf, len, "%s", a);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	return 0;
+}
+
+int nvmfd__sock_local_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -errno;
+	return sock_format(&ss, false, buf, len);
+}
+
+int nvmfd__sock_peer_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -errno;
+	return sock_format(&ss, true, buf, len);
+}
+
+ssize_t nvmfd__sock_recv(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = recv(fd, buf, len, MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n;
+}
+
+ssize_t nvmfd__sock_sendv(int fd, const struct iovec *iov, int iovcnt, bool more)
+{
+	struct msghdr msg = {
+		.msg_iov = (struct iovec *)iov,
+		.msg_iovlen = (size_t)iovcnt,
+	};
+	int flags = MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+	ssize_t n;
+
+	do {
+		n = sendmsg(fd, &msg, flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n;
+}
