@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "nvmfd/spec.h"
+
 enum nvmfd_bk_type {
 	NVMFD_BK_FILE, /* regular file via io_uring; buffered unless direct */
 	NVMFD_BK_BDEV, /* block device via io_uring (O_DIRECT) */
@@ -89,6 +91,11 @@ struct nvmfd_bk_io {
 	/* private */
 	struct nvmfd_bk_io *next;
 	int res;
+	/* private (backend layer): set by nvmfd_bk_submit(), valid until the
+	 * callback runs. */
+	struct nvmfd_bk *bk;   /* backend the io was submitted to */
+	uint32_t done;         /* bytes finished so far (short I/O, zero fill) */
+	uint32_t flags;        /* BK_IOF_* in src/backend/bk_int.h */
 };
 
 /** nvmfd_bk_open() - open/create a backend. Return: 0, -EINVAL (bad opts,
@@ -123,7 +130,11 @@ int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring);
 
 /** nvmfd_bk_submit() - queue @io on @ring for @bk (not yet sent to the
  *  kernel: call nvmfd_bk_ring_flush()). Return: 0, -EBUSY when the ring is
- *  full (reap first), -EINVAL for an op the backend cannot do. */
+ *  full (reap first), -EINVAL for an op the backend cannot do.
+ *  Also -EINVAL for a malformed io (NULL cb, NULL buf for READ/WRITE with
+ *  len > 0, offset or len not a multiple of the logical block size).
+ *  A range beyond the backend size is accepted and completes with
+ *  res = -ERANGE (so every I/O error arrives the same way). */
 int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io);
 
 /** nvmfd_bk_ring_flush() - submit queued ios. Return: number submitted or -errno. */
@@ -147,5 +158,23 @@ struct nvmfd_bk_ring_stats {
 	uint64_t reap_events; /* reaps that found >= 1 completion */
 };
 void nvmfd_bk_ring_get_stats(const struct nvmfd_bk_ring *ring, struct nvmfd_bk_ring_stats *st);
+
+/**
+ * nvmfd__status_from_errno() - the one errno -> NVMe status mapping, used at
+ * the backend boundary (nvmet's errno_to_nvme_status).
+ * @err: 0 or a negative errno (an io's res; positive byte counts are success).
+ * @op:  the operation that failed (-EIO is a read error for READ, a write
+ *       fault for everything else).
+ *
+ * 0 and positive -> success; -ENOSPC -> CAP_EXCEEDED; -EREMOTEIO/-ERANGE ->
+ * LBA_RANGE; -EOPNOTSUPP -> INVALID_OPCODE; -EINVAL -> INVALID_FIELD;
+ * -ENODATA -> (media) READ_ERROR; -EIO -> (media) READ_ERROR or WRITE_FAULT;
+ * -EROFS/-EACCES/-EPERM -> (media) ACCESS_DENIED; -ECANCELED -> ABORT_REQ;
+ * anything else -> INTERNAL. Deterministic errors (range, opcode, field,
+ * capacity, access) carry DNR; media and internal errors may be retried.
+ * Return: the status (without phase tag).
+ * Context: any thread.
+ */
+nvmfd_status_t nvmfd__status_from_errno(int err, enum nvmfd_bk_op op);
 
 #endif /* NVMFD_INTERNAL_BACKEND_H */

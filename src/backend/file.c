@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * file.c - regular-file backend, and the fd-based io_uring I/O that the
+ * block device backend shares.
+ *
+ * READ/WRITE    IORING_OP_READ/WRITE at the io's offset. FUA sets RWF_DSYNC
+ *               on the write, so the data is durable when it completes.
+ * FLUSH         IORING_OP_FSYNC with IORING_FSYNC_DATASYNC (fdatasync).
+ * WRITE_ZEROES  IORING_OP_FALLOCATE FALLOC_FL_ZERO_RANGE | KEEP_SIZE. When
+ *               the filesystem answers -EOPNOTSUPP (tmpfs, some network
+ *               filesystems) the backend latches that and from then on
+ *               writes zeroes from a static zero buffer, 128 KiB per SQE.
+ * DISCARD       IORING_OP_FALLOCATE FALLOC_FL_PUNCH_HOLE | KEEP_SIZE; a
+ *               refusal completes the io with the error (-EOPNOTSUPP), the
+ *               target decides what that means for Dataset Management.
+ *
+ * Short transfers: a READ/WRITE (or zero-fill write) that moves fewer bytes
+ * than asked is continued: the remainder is resubmitted from the reaping
+ * thread, as many times as it keeps making progress. A transfer of 0 bytes
+ * (end of file: the file was truncated behind our back) completes the io
+ * with -EIO. For O_DIRECT a short transfer that leaves an unaligned
+ * remainder gets -EINVAL from the kernel and completes with it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/bk_int.h"
+#include "internal/backend.h"
+#include "internal/log.h"
+
+/* Zero source for the WRITE_ZEROES fallback: 128 KiB bounds the SQE count
+ * of a large zeroing (32 SQEs per 4 MiB) while staying in .bss, so no
+ * allocation; 4096-aligned for O_DIRECT. Only ever read. */
+#define FD_ZBUF_LEN (128u * 1024u)
+static uint8_t fd_zero_buf[FD_ZBUF_LEN] __attribute__((aligned(4096)));
+
+static const struct nvmfd_bk_ops file_ops;
+
+static bool fd_use_iopoll(const struct nvmfd_bk *bk, const struct nvmfd_bk_io *io)
+{
+	if (!bk->iopoll_capable || (io->flags & BK_IOF_ZFILL))
+		return false;
+	if (io->op != NVMFD_BK_READ && io->op != NVMFD_BK_WRITE)
+		return false;
+	return !__atomic_load_n(&bk->no_iopoll, __ATOMIC_RELAXED);
+}
+
+/* Prepare the SQE for the io's next step (all of it, or the remainder after
+ * io->done bytes). Return: 0 or -EBUSY when no SQE is free. */
+static int fd_prep(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
+{
+	struct io_uring_sqe *sqe;
+	uint64_t off = io->offset + io->done;
+	uint32_t left = io->len - io->done;
+
+	sqe = nvmfd__bk_ring_get_sqe(ring, io, fd_use_iopoll(bk, io));
+	if (!sqe)
+		return -EBUSY;
+
+	if (io->flags & BK_IOF_ZFILL) {
+		io_uring_prep_write(sqe, bk->fd, fd_zero_buf, left < FD_ZBUF_LEN ? left : FD_ZBUF_LEN,
+				    off);
+		return 0;
+	}
+	switch (io->op) {
+	case NVMFD_BK_READ:
+		io_uring_prep_read(sqe, bk->fd, (uint8_t *)io->buf + io->done, left, off);
+		break;
+	case NVMFD_BK_WRITE:
+		io_uring_prep_write(sqe, bk->fd, (uint8_t *)io->buf + io->done, left, off);
+		if (io->fua)
+			sqe->rw_flags = RWF_DSYNC;
+		break;
+	case NVMFD_BK_FLUSH:
+		io_uring_prep_fsync(sqe, bk->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case NVMFD_BK_WRITE_ZEROES:
+		io_uring_prep_fallocate(sqe, bk->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					(off_t)io->offset, (off_t)io->len);
+		break;
+	case NVMFD_BK_DISCARD:
+		io_uring_prep_fallocate(sqe, bk->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					(off_t)io->offset, (off_t)io->len);
+		break;
+	}
+	return 0;
+}
+
+/**
+ * nvmfd__bk_fd_submit() - start an fd-based io (see the file comment).
+ * @ring: borrowed.  @bk: FILE or BDEV backend.  @io: validated io.
+ * Return: 0 or -EBUSY (no SQE free).
+ * Context: ring owner.
+ */
+int nvmfd__bk_fd_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
+{
+	if (io->op == NVMFD_BK_WRITE_ZEROES &&
+	    __atomic_load_n(&bk->no_zero_range, __ATOMIC_RELAXED))
+		io->flags |= BK_IOF_ZFILL;
+	return fd_prep(ring, bk, io);
+}
+
+/* Queue the next step from the reaping thread. Return: true if it could not
+ * be queued (the io is then finished with *res = -EBUSY). */
+static bool fd_continue(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io,
+			int *res)
+{
+	if (fd_prep(ring, bk, io) == 0)
+		return false;
+	*res = -EBUSY;
+	return true;
+}
+
+/**
+ * nvmfd__bk_fd_complete() - a CQE arrived for an fd-based io.
+ * @ring: borrowed.  @bk: the io's backend.  @io: the io.
+ * @res:  in: the CQE result; out: the io's final result when finished.
+ * Return: true when the io is finished, false when a continuation was
+ *         queued.
+ * Context: ring owner (reap).
+ */
+bool nvmfd__bk_fd_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io,
+			   int *res)
+{
+	int r = *res;
+
+	if ((io->flags & BK_IOF_IOPOLL) && r == -EOPNOTSUPP) {
+		/* The device has no polled I/O path: use the main ring. */
+		__atomic_store_n(&bk->no_iopoll, 1, __ATOMIC_RELAXED);
+		return fd_continue(ring, bk, io, res);
+	}
+
+	if ((io->flags & BK_IOF_ZFILL) || io->op == NVMFD_BK_READ || io->op == NVMFD_BK_WRITE) {
+		if (r < 0)
+			return true;
+		if (r == 0) {
+			*res = -EIO;
+			return true;
+		}
+		io->done += (uint32_t)r;
+		if (io->done < io->len)
+			return fd_continue(ring, bk, io, res);
+		*res = (io->flags & BK_IOF_ZFILL) ? 0 : (int)io->len;
+		return true;
+	}
+
+	if (io->op == NVMFD_BK_WRITE_ZEROES && r == -EOPNOTSUPP) {
+		if (!__atomic_exchange_n(&bk->no_zero_range, 1, __ATOMIC_RELAXED))
+			NVMFD_WARN("bk", "fd %d: FALLOC_FL_ZERO_RANGE unsupported, writing zeroes",
+				   bk->fd);
+		io->flags |= BK_IOF_ZFILL;
+		io->done = 0;
+		return fd_continue(ring, bk, io, res);
+	}
+	return true;
+}
+
+/**
+ * nvmfd__bk_fd_close() - fsync and close bk->fd.
+ * @bk: FILE or BDEV backend (fd may be -1).
+ * Return: 0 or the fsync/close error as -errno; the fd is closed anyway.
+ * Context: no io of @bk in flight.
+ */
+int nvmfd__bk_fd_close(struct nvmfd_bk *bk)
+{
+	int rc = 0;
+
+	if (bk->fd < 0)
+		return 0;
+	if (fsync(bk->fd) < 0)
+		rc = -errno;
+	if (close(bk->fd) < 0 && !rc)
+		rc = -errno;
+	bk->fd = -1;
+	return rc;
+}
+
+/**
+ * nvmfd__bk_file_open() - open a regular file backend.
+ * @bk:   zeroed backend to fill.
+ * @opts: path required; size, when non-zero, creates the file and extends
+ *        it (never shrinks) to that many bytes; when zero the file's size
+ *        rounded down to the block size is used.
+ * Return: 0; -EINVAL (no path, size not a block multiple, not a regular
+ *         file, empty file without size); -errno from open/fstat/ftruncate
+ *         (-EINVAL from open when the filesystem refuses O_DIRECT).
+ * Context: any thread.
+ */
+int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
+{
+	uint64_t lbs = 1ull << bk->lba_shift;
+	int flags = O_RDWR | O_CLOEXEC;
+	struct stat st;
+	uint64_t size;
+	int fd, rc;
+
+	if (!opts->path || !opts->path[0] || (opts->size & (lbs - 1)))
+		return -EINVAL;
+	if (opts->size)
+		flags |= O_CREAT;
+	if (opts->direct)
+		flags |= O_DIRECT;
+
+	fd = open(opts->path, flags, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out_close_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto out_close_fd;
+	}
+	if (opts->size) {
+		size = opts->size;
+		if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0) {
+			rc = -errno;
+			goto out_close_fd;
+		}
+	} else {
+		size = (uint64_t)st.st_size & ~(lbs - 1);
+		if (!size) {
+			rc = -EINVAL;
+			goto out_close_fd;
+		}
+	}
+
+	bk->ops = &file_ops;
+	bk->fd = fd;
+	bk->size = size;
+	bk->direct = opts->direct;
+	return 0;
+
+out_close_fd:
+	close(fd);
+	return rc;
+}
+
+static const struct nvmfd_bk_ops file_ops = {
+	.submit = nvmfd__bk_fd_submit,
+	.complete = nvmfd__bk_fd_complete,
+	.close = nvmfd__bk_fd_close,
+};

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ring.c - the backend completion ring: one io_uring (plus an optional
+ * IOPOLL io_uring for O_DIRECT block devices), an eventfd, the local
+ * completion list of RAM/NULL/synchronous ops, submit batching and reaping.
+ *
+ * Accounting: @inflight counts ios from nvmfd_bk_submit() until their
+ * callback has started, whatever io_uring they are on. It never exceeds
+ * @depth, and an io holds at most one SQE at a time (continuations are
+ * queued only after the previous CQE was consumed), so neither SQ (depth
+ * entries) can run out and the CQ (2 * depth) cannot overflow.
+ *
+ * Event fd: registered on the main io_uring, so the kernel makes it readable
+ * whenever it posts a CQE. Local completions and IOPOLL submissions write it
+ * from user space at flush time. Reap clears it first and then peeks, so a
+ * CQE posted after the clear signals again and no wake-up is lost; if reap
+ * stops at @max with work left, or IOPOLL ios are still in flight (their
+ * completions are only found by polling), it re-arms the event fd so an
+ * event-driven owner comes back.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "backend/bk_int.h"
+#include "internal/backend.h"
+
+/* io_uring accepts at most 32768 SQ entries (IORING_MAX_ENTRIES). */
+#define RING_MAX_DEPTH 32768u
+
+struct nvmfd_bk_ring {
+	struct io_uring uring; /* main ring, eventfd registered */
+	struct io_uring poll; /* IORING_SETUP_IOPOLL ring, if @has_poll */
+	bool has_uring;
+	bool has_poll;
+	int efd;
+	unsigned int depth;
+	unsigned int inflight; /* submitted, callback not yet started */
+	unsigned int poll_inflight; /* SQEs on @poll without a reaped CQE */
+	unsigned int queued; /* SQEs prepared on @uring since the last flush */
+	unsigned int poll_queued; /* same for @poll */
+	unsigned int local_new; /* local completions since the last flush */
+	struct nvmfd_bk_io *done_head; /* local completions, FIFO via ->next */
+	struct nvmfd_bk_io *done_tail;
+	struct nvmfd_bk_ring_stats st;
+};
+
+static unsigned int ring_roundup_pow2(unsigned int v)
+{
+	unsigned int p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/**
+ * nvmfd_bk_ring_create() - see backend.h.
+ * @depth:  maximum in-flight ios, 1..32768, rounded up to a power of two.
+ * @iopoll: also set up an IOPOLL io_uring for O_DIRECT block devices; when
+ *          the kernel refuses it the ring silently works without.
+ * @out:    receives the ring (caller owns it, nvmfd_bk_ring_destroy()).
+ * Return: 0, -EINVAL (depth 0 or too large, NULL @out), -ENOMEM, -ENOSYS or
+ *         -EPERM when io_uring is unavailable, other -errno from
+ *         io_uring_queue_init()/eventfd()/io_uring_register_eventfd().
+ * Context: any thread; the ring is then used by one owner at a time.
+ */
+int nvmfd_bk_ring_create(unsigned int depth, bool iopoll, struct nvmfd_bk_ring **out)
+{
+	struct nvmfd_bk_ring *ring;
+	int rc;
+
+	if (!out || depth == 0 || depth > RING_MAX_DEPTH)
+		return -EINVAL;
+	*out = NULL;
+	ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	ring->efd = -1;
+	ring->depth = ring_roundup_pow2(depth);
+
+	rc = io_uring_queue_init(ring->depth, &ring->uring, 0);
+	if (rc < 0)
+		goto out_free_ring;
+	ring->has_uring = true;
+
+	ring->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ring->efd < 0) {
+		rc = -errno;
+		goto out_exit_uring;
+	}
+	rc = io_uring_register_eventfd(&ring->uring, ring->efd);
+	if (rc < 0)
+		goto out_close_efd;
+
+	/*
+	 * IOPOLL only works for O_DIRECT reads/writes on devices with poll
+	 * queues; setup itself may be refused (old kernel, policy). Either way
+	 * the main ring carries everything, so a failure here is not an error.
+	 */
+	if (iopoll && io_uring_queue_init(ring->depth, &ring->poll, IORING_SETUP_IOPOLL) == 0)
+		ring->has_poll = true;
+
+	*out = ring;
+	return 0;
+
+out_close_efd:
+	close(ring->efd);
+out_exit_uring:
+	io_uring_queue_exit(&ring->uring);
+out_free_ring:
+	free(ring);
+	return rc;
+}
+
+/**
+ * nvmfd_bk_ring_destroy() - release @ring and NULL *@ring.
+ * @ring: the ring; nothing may be in flight (asserted: the callbacks'
+ *        ios would be left dangling).
+ * Context: ring owner.
+ */
+void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ringp)
+{
+	struct nvmfd_bk_ring *ring;
+
+	if (!ringp || !*ringp)
+		return;
+	ring = *ringp;
+	*ringp = NULL;
+	if (ring->has_poll)
+		io_uring_queue_exit(&ring->poll);
+	if (ring->has_uring) {
+		io_uring_unregister_eventfd(&ring->uring);
+		io_uring_queue_exit(&ring->uring);
+	}
+	if (ring->efd >= 0)
+		close(ring->efd);
+	free(ring);
+}
+
+/**
+ * nvmfd_bk_ring_event_fd() - the ring's eventfd (owned by the ring).
+ * @ring: borrowed.
+ * Return: the fd (>= 0).
+ * Context: any thread.
+ */
+int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring)
+{
+	return ring->efd;
+}
+
+/**
+ * nvmfd_bk_ring_inflight() - ios submitted whose callback has not run.
+ * @ring: borrowed.
+ * Return: the count.
+ * Context: ring owner.
+ */
+unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring)
+{
+	return ring->inflight;
+}
+
+/**
+ * nvmfd_bk_ring_get_stats() - copy the counters.
+ * @ring: borrowed.  @st: filled.
+ * Context: ring owner (or any thread accepting torn values).
+ */
+void nvmfd_bk_ring_get_stats(const struct nvmfd_bk_ring *ring, struct nvmfd_bk_ring_stats *st)
+{
+	*st = ring->st;
+}
+
+struct io_uring_sqe *nvmfd__bk_ring_get_sqe(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io,
+					    bool iopoll)
+{
+	struct io_uring_sqe *sqe;
+
+	if (iopoll && ring->has_poll) {
+		sqe = io_uring_get_sqe(&ring->poll);
+		if (!sqe)
+			return NULL;
+		io->flags |= BK_IOF_IOPOLL;
+		ring->poll_queued++;
+		ring->poll_inflight++;
+	} else {
+		sqe = io_uring_get_sqe(&ring->uring);
+		if (!sqe)
+			return NULL;
+		io->flags &= ~BK_IOF_IOPOLL;
+		ring->queued++;
+	}
+	io_uring_sqe_set_data(sqe, io);
+	return sqe;
+}
+
+void nvmfd__bk_ring_complete_local(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res)
+{
+	io->res = res;
+	io->next = NULL;
+	if (ring->done_tail)
+		ring->done_tail->next = io;
+	else
+		ring->done_head = io;
+	ring->done_tail = io;
+	ring->local_new++;
+}
+
+static bool ring_op_valid(enum nvmfd_bk_op op)
+{
+	switch (op) {
+	case NVMFD_BK_READ:
+	case NVMFD_BK_WRITE:
+	case NVMFD_BK_FLUSH:
+	case NVMFD_BK_WRITE_ZEROES:
+	case NVMFD_BK_DISCARD:
+		return true;
+	}
+	return false;
+}
+
+/**
+ * nvmfd_bk_submit() - see backend.h.
+ * @ring: borrowed.  @bk: borrowed; must outlive the io.
+ * @io:   borrowed until its callback has run.
+ * Return: 0; -EBUSY when @depth ios are in flight (or, defensively, no SQE
+ *         is free); -EINVAL for an unknown op or a malformed io.
+ * Context: ring owner. Synchronous ops (RAM/NULL copies, block device
+ *          discard/zero-out ioctls) run here, on the caller's thread.
+ */
+int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
+{
+	uint64_t lba_mask;
+	int rc;
+
+	if (!ring || !bk || !io || !io->cb || !ring_op_valid(io->op))
+		return -EINVAL;
+	if (ring->inflight >= ring->depth)
+		return -EBUSY;
+
+	io->next = NULL;
+	io->res = 0;
+	io->bk = bk;
+	io->done = 0;
+	io->flags = 0;
+
+	if (io->op != NVMFD_BK_FLUSH) {
+		lba_mask = (1ull << bk->lba_shift) - 1;
+		if ((io->offset & lba_mask) || (io->len & lba_mask))
+			return -EINVAL;
+		if ((io->op == NVMFD_BK_READ || io->op == NVMFD_BK_WRITE) && io->len && !io->buf)
+			return -EINVAL;
+	}
+
+	ring->inflight++;
+	ring->st.submitted++;
+
+	if (io->op != NVMFD_BK_FLUSH) {
+		if (io->offset > bk->size || io->len > bk->size - io->offset) {
+			nvmfd__bk_ring_complete_local(ring, io, -ERANGE);
+			return 0;
+		}
+		if (io->len == 0) {
+			nvmfd__bk_ring_complete_local(ring, io, 0);
+			return 0;
+		}
+	}
+
+	rc = bk->ops->submit(ring, bk, io);
+	if (rc < 0) {
+		ring->inflight--;
+		ring->st.submitted--;
+		return rc;
+	}
+	return 0;
+}
+
+static void ring_signal(struct nvmfd_bk_ring *ring)
+{
+	uint64_t one = 1;
+
+	/* Only fails with EAGAIN when the counter is saturated: then it is
+	 * readable anyway. */
+	if (write(ring->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void ring_clear_event(struct nvmfd_bk_ring *ring)
+{
+	uint64_t v;
+
+	/* EAGAIN = already clear. */
+	if (read(ring->efd, &v, sizeof(v)) < 0)
+		return;
+}
+
+/**
+ * nvmfd_bk_ring_flush() - send the queued SQEs to the kernel.
+ * @ring: borrowed.
+ * Return: SQEs consumed by the kernel plus local completions queued since
+ *         the last flush (>= 0), or -errno from io_uring_submit() (the SQEs
+ *         stay queued and the next flush retries them).
+ * Context: ring owner.
+ */
+int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring)
+{
+	int total = 0;
+	int rc;
+
+	if (ring->queued) {
+		rc = io_uring_submit(&ring->uring);
+		if (rc < 0)
+			return rc;
+		ring->queued = 0;
+		total += rc;
+	}
+	if (ring->poll_queued) {
+		rc = io_uring_submit(&ring->poll);
+		if (rc < 0)
+			return rc;
+		ring->poll_queued = 0;
+		total += rc;
+		/* Polled completions raise no event: wake the owner to poll. */
+		ring_signal(ring);
+	}
+	if (ring->local_new) {
+		total += (int)ring->local_new;
+		ring->local_new = 0;
+		ring_signal(ring);
+	}
+	return total;
+}
+
+static void ring_deliver(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res)
+{
+	io->res = res;
+	io->next = NULL;
+	ring->inflight--;
+	ring->st.completions++;
+	/* Last touch of @io: the callback may reuse or free it. */
+	io->cb(io, res);
+}
+
+/* Drain CQEs of @u; Return: callbacks run. */
+static unsigned int ring_reap_uring(struct nvmfd_bk_ring *ring, struct io_uring *u, bool is_poll,
+				    unsigned int max)
+{
+	struct io_uring_cqe *cqe;
+	struct nvmfd_bk_io *io;
+	unsigned int n = 0;
+	int res;
+
+	while (n < max && io_uring_peek_cqe(u, &cqe) == 0) {
+		io = io_uring_cqe_get_data(cqe);
+		res = cqe->res;
+		io_uring_cqe_seen(u, cqe);
+		if (is_poll)
+			ring->poll_inflight--;
+		if (!io->bk->ops->complete(ring, io->bk, io, &res))
+			continue;
+		ring_deliver(ring, io, res);
+		n++;
+	}
+	return n;
+}
+
+/**
+ * nvmfd_bk_ring_reap() - see backend.h: clear the event fd, then run up to
+ * @max callbacks: kernel completions first, then local completions that
+ * were queued before this call (ones queued by the callbacks wait for the
+ * next reap). Continuations queued while reaping (short transfers,
+ * fallbacks) are submitted before returning.
+ * @ring: borrowed.  @max: callback budget (0 = only clear/poll).
+ * Return: callbacks run (>= 0).
+ * Context: ring owner; callbacks run on this thread and may submit.
+ */
+int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max)
+{
+	struct nvmfd_bk_io *local, *local_tail, *io;
+	unsigned int n = 0;
+	bool more;
+
+	ring->st.reap_calls++;
+	ring_clear_event(ring);
+
+	/* Local completions present now; later ones go to a fresh list. */
+	local = ring->done_head;
+	local_tail = ring->done_tail;
+	ring->done_head = NULL;
+	ring->done_tail = NULL;
+
+	n += ring_reap_uring(ring, &ring->uring, false, max);
+	if (ring->has_poll && ring->poll_inflight && n < max)
+		n += ring_reap_uring(ring, &ring->poll, true, max - n);
+	while (local && n < max) {
+		io = local;
+		local = io->next;
+		ring_deliver(ring, io, io->res);
+		n++;
+	}
+	if (local) {
+		/* Budget exhausted: put the rest back in front, in order. */
+		local_tail->next = ring->done_head;
+		if (!ring->done_head)
+			ring->done_tail = local_tail;
+		ring->done_head = local;
+	}
+
+	if ((ring->queued || ring->poll_queued) && nvmfd_bk_ring_flush(ring) < 0) {
+		/* The SQEs stay queued; the owner's next flush retries. */
+		ring_signal(ring);
+	}
+
+	more = ring->done_head || io_uring_cq_ready(&ring->uring) ||
+	       (ring->has_poll && ring->poll_inflight);
+	if (more)
+		ring_signal(ring);
+
+	if (n)
+		ring->st.reap_events++;
+	return (int)n;
+}
