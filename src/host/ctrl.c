@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ctrl.c - host controller: admin queue bring-up (Connect, CAP, CC.EN,
+ * CSTS.RDY), Identify, Number of Queues, I/O queue connects, keep-alive,
+ * discovery log and orderly shutdown (NVMe-oF 1.1 §3, Base spec 2.0 §3.5).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/host_int.h"
+
+#define DISC_MAX_RECORDS 4096
+#define CSTS_POLL_MS 10
+
+static void ctrl_seterr(struct nvmfd_host_ctrl *ctrl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ctrl_seterr(struct nvmfd_host_ctrl *ctrl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctrl->errmsg, sizeof(ctrl->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+/* Copy a qp's failure reason into the controller, with a prefix. */
+static int ctrl_qp_err(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, int ret,
+		       const char *what)
+{
+	if (qp && qp->errmsg[0])
+		ctrl_seterr(ctrl, "%s: %s", what, qp->errmsg);
+	else
+		ctrl_seterr(ctrl, "%s: %s", what, strerror(-ret));
+	return ret;
+}
+
+void nvmfd_host_ctrl_opts_init(struct nvmfd_host_ctrl_opts *opts, size_t size)
+{
+	struct nvmfd_host_ctrl_opts d;
+
+	memset(&d, 0, sizeof(d));
+	d.size = size < sizeof(d) ? size : sizeof(d);
+	d.nr_io_queues = 1;
+	d.io_queue_size = 128;
+	d.admin_queue_size = 32;
+	d.kato_ms = 5000;
+	d.timeout_ms = 10000;
+	d.max_io_size = 1024 * 1024;
+	memcpy(opts, &d, d.size);
+}
+
+int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
+			   struct nvmfd_host_ctrl **out)
+{
+	struct nvmfd_host_ctrl *ctrl;
+	struct nvmfd_host_ctrl_opts o;
+	static const uint8_t zero_id[16];
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	if (opts) {
+		size_t n = opts->size < sizeof(o) ? opts->size : sizeof(o);
+
+		memcpy(&o, opts, n);
+		o.size = sizeof(o);
+	}
+	if (o.io_queue_size < 2 || o.io_queue_size > 65536 || o.admin_queue_size < 2 ||
+	    o.admin_queue_size > 4096 || o.timeout_ms == 0 || o.max_io_size < 512)
+		return -EINVAL;
+	ctrl = calloc(1, sizeof(*ctrl));
+	if (!ctrl)
+		return -ENOMEM;
+	ctrl->opts = o;
+	if (!memcmp(ctrl->opts.hostid, zero_id, sizeof(zero_id))) {
+		if (getrandom(ctrl->opts.hostid, sizeof(ctrl->opts.hostid), 0) !=
+		    (ssize_t)sizeof(ctrl->opts.hostid)) {
+			uint64_t t = nvmfd__host_now_ns() ^ (uint64_t)getpid();
+
+			memcpy(ctrl->opts.hostid, &t, sizeof(t));
+		}
+	}
+	pthread_mutex_init(&ctrl->admin_lock, NULL);
+	pthread_mutex_init(&ctrl->ka_lock, NULL);
+	pthread_cond_init(&ctrl->ka_cond, NULL);
+	*out = ctrl;
+	return 0;
+}
+
+const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl)
+{
+	return ctrl ? ctrl->errmsg : "";
+}
+
+/* Run one admin command; admin_lock must be held. */
+static int admin_exec_locked(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sqe *sqe,
+			     void *buf, uint32_t len, bool write, struct nvmfd_host_cpl *cpl)
+{
+	struct nvmfd_host_cpl c;
+	int ret;
+
+	if (!ctrl->admin || ctrl->admin->state != HOST_QP_LIVE)
+		return -ENOTCONN;
+	memset(&c, 0, sizeof(c));
+	ret = nvmfd__host_qp_exec(ctrl->admin, sqe, buf, len, write, &c);
+	if (cpl)
+		*cpl = c;
+	if (ret == -EREMOTEIO) {
+		char sb[32];
+
+		ctrl_seterr(ctrl, "admin opcode 0x%02x failed: %s (status 0x%x)", sqe->opc,
+			    nvmfd_host_status_str(c.status, sqe->opc == NVMFD_ADMIN_FABRICS, sb,
+						  sizeof(sb)),
+			    c.status);
+	} else if (ret < 0) {
+		ctrl_qp_err(ctrl, ctrl->admin, ret, "admin queue");
+	}
+	return ret;
+}
+
+int nvmfd_host_admin_cmd(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sqe *sqe, void *buf,
+			 uint32_t len, bool write, struct nvmfd_host_cpl *cpl)
+{
+	int ret;
+
+	if (!ctrl || !sqe || (len && !buf))
+		return -EINVAL;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ret = admin_exec_locked(ctrl, sqe, buf, len, write, cpl);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}
+
+static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
+{
+	struct nvmfd_prop_cmd cmd;
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVMFD_ADMIN_FABRICS;
+	cmd.fctype = NVMFD_FCTYPE_PROP_GET;
+	cmd.attrib = eight ? NVMFD_PROP_ATTRIB_SIZE_8 : NVMFD_PROP_ATTRIB_SIZE_4;
+	cmd.ofst = ofst;
+	memcpy(&sqe, &cmd, sizeof(sqe));
+	ret = admin_exec_locked(ctrl, &sqe, NULL, 0, false, &cpl);
+	if (ret < 0)
+		return ret;
+	/* The value is in CQE DW0 (and DW1 for 8-byte properties). */
+	*val = cpl.cqe.result | (eight ? (uint64_t)cpl.cqe.dw1 << 32 : 0);
+	return 0;
+}
+
+static int prop_set(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, uint32_t val)
+{
+	struct nvmfd_prop_cmd cmd;
+	struct nvmfd_sqe sqe;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVMFD_ADMIN_FABRICS;
+	cmd.fctype = NVMFD_FCTYPE_PROP_SET;
+	cmd.attrib = NVMFD_PROP_ATTRIB_SIZE_4;
+	cmd.ofst = ofst;
+	cmd.value = val;
+	memcpy(&sqe, &cmd, sizeof(sqe));
+	return admin_exec_locked(ctrl, &sqe, NULL, 0, false, NULL);
+}
+
+static int identify(struct nvmfd_host_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf)
+{
+	struct nvmfd_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_IDENTIFY;
+	sqe.nsid = nsid;
+	sqe.cdw10 = cns;
+	return admin_exec_locked(ctrl, &sqe, buf, NVMFD_IDENTIFY_DATA_SIZE, false, NULL);
+}
+
+static int get_log_locked(struct nvmfd_host_ctrl *ctrl, uint8_t lid, uint32_t nsid, uint64_t lpo,
+			  void *buf, uint32_t len)
+{
+	struct nvmfd_sqe sqe;
+	uint32_t numd;
+
+	if (len == 0 || len % 4 || lpo % 4)
+		return -EINVAL;
+	numd = len / 4 - 1; /* 0's based */
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_GET_LOG_PAGE;
+	sqe.nsid = nsid;
+	sqe.cdw10 = lid | ((numd & 0xffff) << 16);
+	sqe.cdw11 = numd >> 16;
+	sqe.cdw12 = (uint32_t)lpo;
+	sqe.cdw13 = (uint32_t)(lpo >> 32);
+	return admin_exec_locked(ctrl, &sqe, buf, len, false, NULL);
+}
+
+int nvmfd_host_get_log_page(struct nvmfd_host_ctrl *ctrl, uint8_t lid, uint32_t nsid,
+			    uint64_t lpo, void *buf, uint32_t len)
+{
+	int ret;
+
+	if (!ctrl || !buf)
+		return -EINVAL;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ret = get_log_locked(ctrl, lid, nsid, lpo, buf, len);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}
+
+/* Copy a space-padded identify string, dropping trailing blanks. */
+static void copy_trim(char *dst, size_t dlen, const char *src, size_t slen)
+{
+	size_t n = slen < dlen - 1 ? slen : dlen - 1;
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	while (n > 0 && (dst[n - 1] == ' ' || dst[n - 1] == '\0'))
+		dst[--n] = '\0';
+}
+
+static int ctrl_enable(struct nvmfd_host_ctrl *ctrl)
+{
+	uint64_t cap = 0, csts = 0, vs = 0, deadline;
+	uint32_t cc, to_ms;
+	int ret;
+
+	ret = prop_get(ctrl, NVMFD_REG_CAP, true, &cap);
+	if (ret < 0)
+		return ret;
+	ctrl->info.cap = cap;
+	if (prop_get(ctrl, NVMFD_REG_VS, false, &vs) == 0)
+		ctrl->info.vs = (uint32_t)vs;
+	/* Base spec 2.0 §3.1.3.5: CSS NVM, MPS 4 KiB, AMS RR, IOSQES 2^6, IOCQES 2^4. */
+	cc = NVMFD_CC_EN | (NVMFD_CC_CSS_NVM << 4) | (6u << 16) | (4u << 20);
+	ret = prop_set(ctrl, NVMFD_REG_CC, cc);
+	if (ret < 0)
+		return ret;
+	ctrl->enabled = true;
+	/* CAP.TO is in 500 ms units; 0 would mean "no bound", use ours then. */
+	to_ms = NVMFD_CAP_TO(cap) ? NVMFD_CAP_TO(cap) * 500u : ctrl->opts.timeout_ms;
+	deadline = nvmfd__host_now_ns() + (uint64_t)to_ms * 1000000ull;
+	for (;;) {
+		ret = prop_get(ctrl, NVMFD_REG_CSTS, false, &csts);
+		if (ret < 0)
+			return ret;
+		if (csts & NVMFD_CSTS_CFS) {
+			ctrl_seterr(ctrl, "controller fatal status (CSTS 0x%llx) after CC.EN",
+				    (unsigned long long)csts);
+			return -EIO;
+		}
+		if (csts & NVMFD_CSTS_RDY)
+			return 0;
+		if (nvmfd__host_now_ns() >= deadline) {
+			ctrl_seterr(ctrl, "timed out: CSTS.RDY not set within CAP.TO %u ms", to_ms);
+			return -ETIMEDOUT;
+		}
+		usleep(CSTS_POLL_MS * 1000);
+	}
+}
+
+static int ctrl_identify_ns(struct nvmfd_host_ctrl *ctrl)
+{
+	uint32_t *list;
+	uint32_t n = 0;
+	int ret;
+
+	list = calloc(1, NVMFD_IDENTIFY_DATA_SIZE);
+	if (!list)
+		return -ENOMEM;
+	ret = identify(ctrl, NVMFD_ID_CNS_NS_ACTIVE_LIST, 0, list);
+	if (ret < 0)
+		goto out_free_list;
+	while (n < NVMFD_ACTIVE_NS_LIST_MAX && list[n])
+		n++;
+	free(ctrl->ns);
+	ctrl->nr_ns = 0;
+	ctrl->ns = n ? calloc(n, sizeof(*ctrl->ns)) : NULL;
+	if (n && !ctrl->ns) {
+		ret = -ENOMEM;
+		goto out_free_list;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct nvmfd_host_ns *ns = &ctrl->ns[ctrl->nr_ns];
+		uint8_t fmt, ds;
+
+		ret = identify(ctrl, NVMFD_ID_CNS_NS, list[i], &ns->id);
+		if (ret < 0)
+			goto out_free_list;
+		fmt = ns->id.flbas & 0xf;
+		ds = ns->id.lbaf[fmt].ds;
+		/* Validate what the wire said: LBA sizes 512 B .. 64 KiB only. */
+		if (ds < 9 || ds > 16) {
+			ctrl_seterr(ctrl, "namespace %u reports unsupported LBA data size 2^%u",
+				    list[i], ds);
+			continue;
+		}
+		ns->nsid = list[i];
+		ns->nsze = ns->id.nsze;
+		ns->lba_size = 1u << ds;
+		ctrl->nr_ns++;
+	}
+	ret = 0;
+out_free_list:
+	free(list);
+	return ret;
+}
+
+static int ctrl_set_num_queues(struct nvmfd_host_ctrl *ctrl, uint32_t want, uint32_t *got)
+{
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+	uint32_t nsqa, ncqa;
+	int ret;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_SET_FEATURES;
+	sqe.cdw10 = NVMFD_FEAT_NUM_QUEUES;
+	sqe.cdw11 = (want - 1) | ((want - 1) << 16);
+	ret = admin_exec_locked(ctrl, &sqe, NULL, 0, false, &cpl);
+	if (ret < 0)
+		return ret;
+	nsqa = (cpl.cqe.result & 0xffff) + 1;
+	ncqa = (cpl.cqe.result >> 16) + 1;
+	*got = want;
+	if (*got > nsqa)
+		*got = nsqa;
+	if (*got > ncqa)
+		*got = ncqa;
+	return 0;
+}
+
+static void *ka_main(void *arg)
+{
+	struct nvmfd_host_ctrl *ctrl = arg;
+	uint64_t period_ns = (uint64_t)ctrl->opts.kato_ms * 1000000ull / 2;
+
+	pthread_mutex_lock(&ctrl->ka_lock);
+	while (!ctrl->ka_stop) {
+		struct timespec ts;
+		uint64_t t;
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + period_ns;
+		ts.tv_sec = (time_t)(t / 1000000000ull);
+		ts.tv_nsec = (long)(t % 1000000000ull);
+		rc = pthread_cond_timedwait(&ctrl->ka_cond, &ctrl->ka_lock, &ts);
+		if (ctrl->ka_stop)
+			break;
+		if (rc == ETIMEDOUT) {
+			struct nvmfd_sqe sqe;
+
+			pthread_mutex_unlock(&ctrl->ka_lock);
+			memset(&sqe, 0, sizeof(sqe));
+			sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
+			pthread_mutex_lock(&ctrl->admin_lock);
+			admin_exec_locked(ctrl, &sqe, NULL, 0, false, NULL);
+			pthread_mutex_unlock(&ctrl->admin_lock);
+			pthread_mutex_lock(&ctrl->ka_lock);
+		}
+	}
+	pthread_mutex_unlock(&ctrl->ka_lock);
+	return NULL;
+}
+
+static void ka_stop(struct nvmfd_host_ctrl *ctrl)
+{
+	if (!ctrl->ka_running)
+		return;
+	pthread_mutex_lock(&ctrl->ka_lock);
+	ctrl->ka_stop = true;
+	pthread_cond_signal(&ctrl->ka_cond);
+	pthread_mutex_unlock(&ctrl->ka_lock);
+	pthread_join(ctrl->ka_thread, NULL);
+	ctrl->ka_running = false;
+}
+
+static int ka_start(struct nvmfd_host_ctrl *ctrl)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	pthread_cond_destroy(&ctrl->ka_cond);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ctrl->ka_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	ctrl->ka_stop = false;
+	ret = pthread_create(&ctrl->ka_thread, NULL, ka_main, ctrl);
+	if (ret)
+		return -ret;
+	ctrl->ka_running = true;
+	return 0;
+}
+
+static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl)
+{
+	uint32_t want = ctrl->opts.nr_io_queues, got = 0, qsize;
+	uint8_t cattr = ctrl->opts.disable_sqflow ? NVMFD_CONNECT_CATTR_DISABLE_SQFLOW : 0;
+	int ret;
+
+	if (want == 0)
+		return 0;
+	if (want > 65534)
+		want = 65534;
+	ret = ctrl_set_num_queues(ctrl, want, &got);
+	if (ret < 0)
+		return ret;
+	qsize = ctrl->opts.io_queue_size;
+	if (qsize > (uint32_t)NVMFD_CAP_MQES(ctrl->info.cap) + 1)
+		qsize = (uint32_t)NVMFD_CAP_MQES(ctrl->info.cap) + 1;
+	if (ctrl->info.maxcmd && qsize > ctrl->info.maxcmd)
+		qsize = ctrl->info.maxcmd;
+	if (qsize < 2) {
+		ctrl_seterr(ctrl, "controller allows only %u queue entries", qsize);
+		return -EINVAL;
+	}
+	ctrl->info.io_queue_size = qsize;
+	ctrl->qps = calloc(got, sizeof(*ctrl->qps));
+	if (!ctrl->qps)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < got; i++) {
+		struct nvmfd_host_qp *qp = NULL;
+		struct nvmfd_host_cpl cpl;
+
+		ret = nvmfd__host_qp_alloc(ctrl, (uint16_t)(i + 1), qsize, &qp);
+		if (ret < 0)
+			return ret;
+		qp->icd_max = ctrl->info.in_capsule_max;
+		ctrl->qps[ctrl->nr_qps++] = qp;
+		ret = nvmfd__host_qp_connect(qp, &ctrl->trid, ctrl->info.cntlid,
+					     (uint16_t)(qsize - 1), cattr, 0, &cpl);
+		if (ret < 0) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "I/O queue %u", i + 1);
+			return ctrl_qp_err(ctrl, qp, ret, what);
+		}
+	}
+	ctrl->info.nr_io_queues = ctrl->nr_qps;
+	return 0;
+}
+
+static void ctrl_close_all(struct nvmfd_host_ctrl *ctrl)
+{
+	ka_stop(ctrl);
+	for (uint32_t i = 0; i < ctrl->nr_qps; i++)
+		nvmfd__host_qp_free(ctrl->qps[i]);
+	free(ctrl->qps);
+	ctrl->qps = NULL;
+	ctrl->nr_qps = 0;
+	nvmfd__host_qp_free(ctrl->admin);
+	ctrl->admin = NULL;
+	ctrl->connected = false;
+	ctrl->enabled = false;
+}
+
+int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_host_trid *trid)
+{
+	struct nvmfd_host_cpl cpl;
+	bool disc;
+	int ret;
+
+	if (!ctrl || !trid)
+		return -EINVAL;
+	if (ctrl->connected || ctrl->admin)
+		return -EALREADY;
+	ctrl->errmsg[0] = '\0';
+	if (trid->trtype != NVMFD_TRTYPE_TCP || !trid->traddr[0] || !trid->trsvcid[0]) {
+		ctrl_seterr(ctrl, "transport ID needs trtype TCP, traddr and trsvcid");
+		return -EINVAL;
+	}
+	ctrl->trid = *trid;
+	if (!ctrl->trid.subnqn[0])
+		snprintf(ctrl->trid.subnqn, sizeof(ctrl->trid.subnqn), "%s", NVMFD_DISC_NQN);
+	if (!ctrl->opts.hostnqn[0]) {
+		if (trid->hostnqn[0])
+			snprintf(ctrl->opts.hostnqn, sizeof(ctrl->opts.hostnqn), "%s",
+				 trid->hostnqn);
+		else
+			nvmfd_host_default_hostnqn(ctrl->opts.hostnqn, sizeof(ctrl->opts.hostnqn));
+	}
+	disc = !strcmp(ctrl->trid.subnqn, NVMFD_DISC_NQN);
+
+	ret = nvmfd__host_qp_alloc(ctrl, 0, ctrl->opts.admin_queue_size, &ctrl->admin);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ret = nvmfd__host_qp_connect(ctrl->admin, &ctrl->trid, NVMFD_CNTLID_DYNAMIC,
+				     (uint16_t)(ctrl->opts.admin_queue_size - 1), 0,
+				     ctrl->opts.kato_ms, &cpl);
+	if (ret < 0) {
+		ctrl_qp_err(ctrl, ctrl->admin, ret, "admin queue");
+		goto out_unlock;
+	}
+	ctrl->info.cntlid = (uint16_t)(cpl.cqe.result & 0xffff);
+	ctrl->info.maxh2cdata = ctrl->admin->maxh2cdata;
+	ret = ctrl_enable(ctrl);
+	if (ret < 0)
+		goto out_unlock;
+	ctrl->id = calloc(1, sizeof(*ctrl->id));
+	if (!ctrl->id) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	ret = identify(ctrl, NVMFD_ID_CNS_CTRL, 0, ctrl->id);
+	if (ret < 0)
+		goto out_unlock;
+	ctrl->info.cntrltype = ctrl->id->cntrltype;
+	ctrl->info.mdts = ctrl->id->mdts;
+	ctrl->info.ioccsz = ctrl->id->ioccsz;
+	ctrl->info.maxcmd = ctrl->id->maxcmd;
+	ctrl->info.nn = ctrl->id->nn;
+	ctrl->info.oncs = ctrl->id->oncs;
+	/* NVMe-oF 1.1 Figure 30: IOCCSZ counts the 64-byte SQE too. */
+	ctrl->info.in_capsule_max = ctrl->id->ioccsz > 4 ? ctrl->id->ioccsz * 16 - 64 : 0;
+	if (ctrl->info.in_capsule_max > ctrl->opts.max_io_size)
+		ctrl->info.in_capsule_max = ctrl->opts.max_io_size;
+	copy_trim(ctrl->info.sn, sizeof(ctrl->info.sn), ctrl->id->sn, sizeof(ctrl->id->sn));
+	copy_trim(ctrl->info.mn, sizeof(ctrl->info.mn), ctrl->id->mn, sizeof(ctrl->id->mn));
+	copy_trim(ctrl->info.fr, sizeof(ctrl->info.fr), ctrl->id->fr, sizeof(ctrl->id->fr));
+	copy_trim(ctrl->info.subnqn, sizeof(ctrl->info.subnqn), ctrl->id->subnqn,
+		  sizeof(ctrl->id->subnqn));
+	if (!disc && ctrl->id->cntrltype != NVMFD_CNTRLTYPE_DISC) {
+		ret = ctrl_identify_ns(ctrl);
+		if (ret < 0)
+			goto out_unlock;
+		ret = ctrl_connect_io(ctrl);
+		if (ret < 0)
+			goto out_unlock;
+	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	ctrl->connected = true;
+	if (ctrl->opts.kato_ms) {
+		ret = ka_start(ctrl);
+		if (ret < 0) {
+			ctrl_seterr(ctrl, "cannot start keep-alive thread: %s", strerror(-ret));
+			goto out_close;
+		}
+	}
+	return 0;
+
+out_unlock:
+	pthread_mutex_unlock(&ctrl->admin_lock);
+out_close:
+	ctrl_close_all(ctrl);
+	return ret;
+}
+
+int nvmfd_host_ctrl_disconnect(struct nvmfd_host_ctrl *ctrl)
+{
+	uint64_t csts = 0, deadline;
+	uint32_t cc;
+	int ret = 0;
+
+	if (!ctrl)
+		return -EINVAL;
+	if (!ctrl->connected && !ctrl->admin)
+		return -ENOTCONN;
+	ka_stop(ctrl);
+	/* I/O queues first: the Linux host tears them down by closing sockets. */
+	for (uint32_t i = 0; i < ctrl->nr_qps; i++)
+		nvmfd__host_qp_free(ctrl->qps[i]);
+	ctrl->nr_qps = 0;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	if (ctrl->enabled && ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
+		/* Base spec 2.0 §3.6.1: CC.SHN normal, then wait for SHST complete. */
+		cc = NVMFD_CC_EN | (NVMFD_CC_CSS_NVM << 4) | (6u << 16) | (4u << 20) |
+		     (NVMFD_CC_SHN_NORMAL << 14);
+		ret = prop_set(ctrl, NVMFD_REG_CC, cc);
+		deadline = nvmfd__host_now_ns() + (uint64_t)ctrl->opts.timeout_ms * 1000000ull;
+		while (ret == 0) {
+			ret = prop_get(ctrl, NVMFD_REG_CSTS, false, &csts);
+			if (ret < 0)
+				break;
+			if ((csts & NVMFD_CSTS_SHST_MASK) == NVMFD_CSTS_SHST_CMPLT)
+				break;
+			if (nvmfd__host_now_ns() >= deadline) {
+				ctrl_seterr(ctrl, "timed out waiting for CSTS.SHST complete");
+				ret = -ETIMEDOUT;
+				break;
+			}
+			usleep(CSTS_POLL_MS * 1000);
+		}
+	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	ctrl_close_all(ctrl);
+	return ret;
+}
+
+void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
+{
+	struct nvmfd_host_ctrl *ctrl;
+
+	if (!ctrlp || !*ctrlp)
+		return;
+	ctrl = *ctrlp;
+	if (ctrl->connected)
+		nvmfd_host_ctrl_disconnect(ctrl);
+	ctrl_close_all(ctrl);
+	free(ctrl->id);
+	free(ctrl->ns);
+	pthread_cond_destroy(&ctrl->ka_cond);
+	pthread_mutex_destroy(&ctrl->ka_lock);
+	pthread_mutex_destroy(&ctrl->admin_lock);
+	free(ctrl);
+	*ctrlp = NULL;
+}
+
+const struct nvmfd_host_ctrl_info *nvmfd_host_ctrl_get_info(const struct nvmfd_host_ctrl *ctrl)
+{
+	return &ctrl->info;
+}
+
+const struct nvmfd_id_ctrl *nvmfd_host_ctrl_identify_data(const struct nvmfd_host_ctrl *ctrl)
+{
+	return ctrl->id;
+}
+
+uint32_t nvmfd_host_ctrl_ns_count(const struct nvmfd_host_ctrl *ctrl)
+{
+	return ctrl->nr_ns;
+}
+
+const struct nvmfd_host_ns *nvmfd_host_ctrl_ns(const struct nvmfd_host_ctrl *ctrl, uint32_t idx)
+{
+	return idx < ctrl->nr_ns ? &ctrl->ns[idx] : NULL;
+}
+
+const struct nvmfd_host_ns *nvmfd_host_ctrl_find_ns(const struct nvmfd_host_ctrl *ctrl,
+						    uint32_t nsid)
+{
+	for (uint32_t i = 0; i < ctrl->nr_ns; i++)
+		if (ctrl->ns[i].nsid == nsid)
+			return &ctrl->ns[i];
+	return NULL;
+}
+
+uint32_t nvmfd_host_ctrl_qp_count(const struct nvmfd_host_ctrl *ctrl)
+{
+	return ctrl->nr_qps;
+}
+
+struct nvmfd_host_qp *nvmfd_host_ctrl_qp(struct nvmfd_host_ctrl *ctrl, uint32_t idx)
+{
+	return idx < ctrl->nr_qps ? ctrl->qps[idx] : NULL;
+}
+
+int nvmfd_host_discover(struct nvmfd_host_ctrl *ctrl, struct nvmfd_disc_log_hdr *hdr,
+			struct nvmfd_disc_log_entry **entries)
+{
+	int ret = -EIO;
+
+	if (!ctrl || !hdr || !entries)
+		return -EINVAL;
+	*entries = NULL;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		struct nvmfd_disc_log_hdr *full;
+		uint64_t numrec;
+		size_t len;
+
+		ret = get_log_locked(ctrl, NVMFD_LOG_DISC, 0, 0, hdr, sizeof(*hdr));
+		if (ret < 0)
+			goto out_unlock;
+		numrec = hdr->numrec;
+		if (numrec > DISC_MAX_RECORDS) {
+			ctrl_seterr(ctrl, "discovery log claims %llu records",
+				    (unsigned long long)numrec);
+			ret = -EIO;
+			goto out_unlock;
+		}
+		if (numrec == 0)
+			goto out_unlock;
+		len = sizeof(*hdr) + numrec * sizeof(struct nvmfd_disc_log_entry);
+		full = calloc(1, len);
+		if (!full) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		ret = get_log_locked(ctrl, NVMFD_LOG_DISC, 0, 0, full, (uint32_t)len);
+		if (ret < 0) {
+			free(full);
+			goto out_unlock;
+		}
+		/* NVMe-oF 1.1 §5.3: a changed GENCTR means the log moved under us. */
+		if (full->genctr != hdr->genctr || full->numrec != numrec) {
+			free(full);
+			ret = -EIO;
+			continue;
+		}
+		*entries = calloc(numrec, sizeof(struct nvmfd_disc_log_entry));
+		if (!*entries) {
+			free(full);
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		memcpy(*entries, full + 1, numrec * sizeof(struct nvmfd_disc_log_entry));
+		*hdr = *full;
+		free(full);
+		ret = 0;
+		goto out_unlock;
+	}
+	ctrl_seterr(ctrl, "discovery log generation kept changing");
+out_unlock:
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_int.h - private structures of the host library (src/host only).
+ *
+ * A qp is a TCP connection plus depth request slots. The slot index is the
+ * command identifier (cid). Each slot owns the buffer for the one PDU it may
+ * have queued for transmission at a time (CapsuleCmd or one H2CData chunk;
+ * MAXR2T is 0, so a command has at most one R2T outstanding).
+ */
+#ifndef NVMFD_HOST_INT_H
+#define NVMFD_HOST_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nvmfd/host.h>
+#include <nvmfd/pdu.h>
+
+#define HOST_ERRMSG_LEN 512
+/* Fabrics commands (Connect carries 1024 bytes) always go in-capsule; the
+ * target must accept that much on every queue (NVME-TCP-NOTES §1.8). */
+#define HOST_FABRICS_ICD_MAX 8192
+#define HOST_RXBUF_LEN (64 * 1024)
+#define HOST_CTL_TX_LEN 256
+
+enum host_tx_kind {
+	HOST_TX_CMD, /* CapsuleCmd, with in-capsule data if any */
+	HOST_TX_H2C, /* one H2CData chunk of the current R2T window */
+};
+
+/* Request slot. Only the qp owner thread touches it. */
+struct host_slot {
+	bool busy; /* submitted, callback not yet run */
+	bool write; /* data flows host to controller */
+	bool in_tx; /* a PDU of this slot sits in the tx ring */
+	bool rsp_pending; /* completion received while a PDU was still queued */
+	bool r2t_active; /* an R2T window is being served */
+	uint16_t ttag;
+	uint8_t *buf;
+	uint32_t len;
+	uint32_t c2h_off; /* bytes received by C2HData so far */
+	uint32_t h2c_off; /* next byte to send in the R2T window */
+	uint32_t h2c_end; /* end of the R2T window */
+	uint32_t h2c_chunk; /* data bytes in the queued H2CData */
+	nvmfd_status_t status_override; /* e.g. DATA_XFER_ERROR after a digest error */
+	struct nvmfd_host_cpl cpl; /* saved completion while rsp_pending */
+	uint64_t deadline_ns;
+	nvmfd_host_cb cb;
+	void *arg;
+	/* Queued PDU. */
+	enum host_tx_kind tx_kind;
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	uint32_t hdr_len;
+	const uint8_t *tx_data;
+	uint32_t tx_data_len;
+	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
+	uint32_t ddgst_len;
+	uint32_t tx_off;
+};
+
+enum host_qp_state {
+	HOST_QP_NEW, /* allocated, no socket */
+	HOST_QP_IC_WAIT, /* ICReq sent, waiting for ICResp */
+	HOST_QP_LIVE, /* ICResp accepted: capsules may flow */
+	HOST_QP_FAILED, /* fatal error; every slot has been completed */
+};
+
+struct nvmfd_host_qp {
+	struct nvmfd_host_ctrl *ctrl;
+	uint16_t qid;
+	int fd;
+	enum host_qp_state state;
+	int fail_err;
+	uint32_t depth;
+	struct host_slot *slots;
+	uint16_t *free_stack;
+	uint32_t nr_free;
+	uint16_t *txq; /* ring of slot indices, capacity depth */
+	uint32_t tx_head;
+	uint32_t tx_count;
+	bool in_flush;
+	uint8_t ctl_tx[HOST_CTL_TX_LEN]; /* ICReq / H2CTermReq */
+	uint32_t ctl_len;
+	uint32_t ctl_off;
+	struct nvmfd_pdu_rx rx;
+	struct nvmfd_pdu_rx_opts rx_opts;
+	uint8_t *rxbuf;
+	uint32_t rx_pos;
+	uint32_t rx_end;
+	int cur_c2h; /* slot receiving the current C2HData, -1 if none */
+	uint8_t term_data[NVMFD_TCP_TERM_ERR_DATA_MAX];
+	bool hdgst;
+	bool ddgst;
+	uint32_t maxh2cdata;
+	uint32_t icd_max; /* in-capsule limit for non-fabrics writes */
+	uint32_t max_io;
+	uint64_t timeout_ns;
+	uint64_t next_tmo_check_ns;
+	uint32_t completed_in_poll;
+	char errmsg[HOST_ERRMSG_LEN];
+};
+
+struct nvmfd_host_ctrl {
+	struct nvmfd_host_ctrl_opts opts;
+	struct nvmfd_host_trid trid;
+	bool connected;
+	bool enabled; /* CC.EN written */
+	struct nvmfd_host_qp *admin;
+	pthread_mutex_t admin_lock; /* serializes admin commands (user + keep-alive) */
+	struct nvmfd_host_qp **qps;
+	uint32_t nr_qps;
+	struct nvmfd_host_ctrl_info info;
+	struct nvmfd_id_ctrl *id;
+	struct nvmfd_host_ns *ns;
+	uint32_t nr_ns;
+	/* Keep-alive thread. */
+	pthread_t ka_thread;
+	bool ka_running;
+	bool ka_stop; /* under ka_lock */
+	pthread_mutex_t ka_lock;
+	pthread_cond_t ka_cond;
+	char errmsg[HOST_ERRMSG_LEN];
+};
+
+/* qp.c */
+uint64_t nvmfd__host_now_ns(void);
+int nvmfd__host_qp_alloc(struct nvmfd_host_ctrl *ctrl, uint16_t qid, uint32_t depth,
+			 struct nvmfd_host_qp **out);
+void nvmfd__host_qp_free(struct nvmfd_host_qp *qp);
+int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_trid *trid,
+			   uint16_t cntlid, uint16_t sqsize, uint8_t cattr, uint32_t kato,
+			   struct nvmfd_host_cpl *cpl);
+int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
+			uint32_t len, bool write, struct nvmfd_host_cpl *cpl);
+void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* NVMFD_HOST_INT_H */

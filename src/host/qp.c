@@ -1,0 +1,1221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * qp.c - one NVMe/TCP host queue pair: socket, ICReq/ICResp, request slots,
+ * the tx ring (CapsuleCmd, H2CData) and the rx path (CapsuleResp, C2HData,
+ * R2T, C2HTermReq) on top of the pure codec (nvmfd/pdu.h).
+ *
+ * All sockets are non-blocking. Blocking behaviour (connect, ICResp, admin
+ * commands) is built from poll() with a deadline, so every wait is bounded.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/host_int.h"
+
+#define TX_IOV_MAX 64
+#define TMO_CHECK_INTERVAL_NS 50000000ull /* scan slot deadlines every 50 ms */
+
+/**
+ * nvmfd__host_now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ * Return: the time. Context: any thread.
+ */
+uint64_t nvmfd__host_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * nvmfd__host_qp_seterr() - record the reason of a failure in the qp.
+ * @qp:  queue pair.
+ * @fmt: printf format.
+ * Context: qp owner.
+ */
+void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(qp->errmsg, sizeof(qp->errmsg), "qid %u: ", qp->qid);
+	if (n < 0 || (size_t)n >= sizeof(qp->errmsg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(qp->errmsg + n, sizeof(qp->errmsg) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static void slot_complete(struct nvmfd_host_qp *qp, uint16_t cid, const struct nvmfd_host_cpl *cpl)
+{
+	struct host_slot *s = &qp->slots[cid];
+	nvmfd_host_cb cb = s->cb;
+	void *arg = s->arg;
+	struct nvmfd_host_cpl c = *cpl;
+
+	if (c.err == 0 && s->status_override)
+		c.status = s->status_override;
+	s->busy = false;
+	s->rsp_pending = false;
+	s->r2t_active = false;
+	s->cb = NULL;
+	qp->free_stack[qp->nr_free++] = cid;
+	qp->completed_in_poll++;
+	if (cb)
+		cb(arg, &c);
+}
+
+/*
+ * Fail the queue: remember the first error, close the connection for good
+ * and complete every outstanding command with @err. Callbacks that submit
+ * again get -ENOTCONN because the state is set first.
+ */
+static int qp_fail(struct nvmfd_host_qp *qp, int err)
+{
+	struct nvmfd_host_cpl cpl;
+
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	qp->state = HOST_QP_FAILED;
+	qp->fail_err = err;
+	qp->tx_count = 0;
+	qp->ctl_len = 0;
+	qp->ctl_off = 0;
+	if (qp->fd >= 0)
+		shutdown(qp->fd, SHUT_RDWR);
+	memset(&cpl, 0, sizeof(cpl));
+	cpl.err = err;
+	for (uint32_t i = 0; i < qp->depth; i++) {
+		if (!qp->slots[i].busy)
+			continue;
+		qp->slots[i].in_tx = false;
+		cpl.cqe.cid = (uint16_t)i;
+		slot_complete(qp, (uint16_t)i, &cpl);
+	}
+	return err;
+}
+
+/**
+ * nvmfd__host_qp_alloc() - allocate a qp with @depth request slots.
+ * @ctrl:  owning controller (borrowed for the qp's lifetime).
+ * @qid:   queue id (0 = admin).
+ * @depth: slots, 1..65535.
+ * @out:   out: the qp.
+ * Return: 0; -ENOMEM; -EINVAL for a bad depth.
+ * Context: any thread.
+ */
+int nvmfd__host_qp_alloc(struct nvmfd_host_ctrl *ctrl, uint16_t qid, uint32_t depth,
+			 struct nvmfd_host_qp **out)
+{
+	struct nvmfd_host_qp *qp;
+
+	if (depth == 0 || depth > 65535)
+		return -EINVAL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->ctrl = ctrl;
+	qp->qid = qid;
+	qp->fd = -1;
+	qp->depth = depth;
+	qp->cur_c2h = -1;
+	qp->slots = calloc(depth, sizeof(*qp->slots));
+	if (!qp->slots)
+		goto out_free_qp;
+	qp->free_stack = calloc(depth, sizeof(*qp->free_stack));
+	if (!qp->free_stack)
+		goto out_free_slots;
+	qp->txq = calloc(depth, sizeof(*qp->txq));
+	if (!qp->txq)
+		goto out_free_stack;
+	qp->rxbuf = malloc(HOST_RXBUF_LEN);
+	if (!qp->rxbuf)
+		goto out_free_txq;
+	/* Pop order 0, 1, 2...: push in reverse. */
+	for (uint32_t i = 0; i < depth; i++)
+		qp->free_stack[i] = (uint16_t)(depth - 1 - i);
+	qp->nr_free = depth;
+	qp->max_io = ctrl->opts.max_io_size;
+	qp->timeout_ns = (uint64_t)ctrl->opts.timeout_ms * 1000000ull;
+	*out = qp;
+	return 0;
+
+out_free_txq:
+	free(qp->txq);
+out_free_stack:
+	free(qp->free_stack);
+out_free_slots:
+	free(qp->slots);
+out_free_qp:
+	free(qp);
+	return -ENOMEM;
+}
+
+/**
+ * nvmfd__host_qp_free() - close the socket (outstanding commands complete
+ * with -ECANCELED) and free the qp. Safe on NULL.
+ * @qp: queue pair.
+ * Context: qp owner.
+ */
+void nvmfd__host_qp_free(struct nvmfd_host_qp *qp)
+{
+	if (!qp)
+		return;
+	if (qp->state != HOST_QP_FAILED && qp->state != HOST_QP_NEW)
+		qp_fail(qp, -ECANCELED);
+	if (qp->fd >= 0)
+		close(qp->fd);
+	free(qp->rxbuf);
+	free(qp->txq);
+	free(qp->free_stack);
+	free(qp->slots);
+	free(qp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit                                                            */
+/* ------------------------------------------------------------------ */
+
+static void txq_push(struct nvmfd_host_qp *qp, uint16_t cid)
+{
+	qp->txq[(qp->tx_head + qp->tx_count) % qp->depth] = cid;
+	qp->tx_count++;
+	qp->slots[cid].in_tx = true;
+	qp->slots[cid].tx_off = 0;
+}
+
+static uint32_t slot_tx_total(const struct host_slot *s)
+{
+	return s->hdr_len + s->tx_data_len + s->ddgst_len;
+}
+
+/* Queue the next H2CData chunk of the slot's R2T window (NVMe/TCP §3.6.2.7:
+ * each PDU carries at most MAXH2CDATA bytes; LAST_PDU on the window's end). */
+static void slot_queue_h2c(struct nvmfd_host_qp *qp, uint16_t cid)
+{
+	struct host_slot *s = &qp->slots[cid];
+	uint32_t chunk = s->h2c_end - s->h2c_off;
+	uint8_t flags = 0;
+
+	if (chunk > qp->maxh2cdata)
+		chunk = qp->maxh2cdata;
+	if (s->h2c_off + chunk == s->h2c_end)
+		flags |= NVMFD_TCP_F_DATA_LAST;
+	s->tx_kind = HOST_TX_H2C;
+	s->h2c_chunk = chunk;
+	s->hdr_len = (uint32_t)nvmfd_pdu_build_data(s->hdr, NVMFD_TCP_H2C_DATA, flags, cid, s->ttag,
+						    s->h2c_off, chunk, qp->hdgst, qp->ddgst);
+	s->tx_data = s->buf + s->h2c_off;
+	s->tx_data_len = chunk;
+	s->ddgst_len = 0;
+	if (qp->ddgst) {
+		uint32_t d = nvmfd_digest(s->tx_data, chunk);
+
+		memcpy(s->ddgst, &d, sizeof(d));
+		s->ddgst_len = NVMFD_TCP_DIGEST_LEN;
+	}
+	txq_push(qp, cid);
+}
+
+static void slot_tx_done(struct nvmfd_host_qp *qp, uint16_t cid)
+{
+	struct host_slot *s = &qp->slots[cid];
+
+	s->in_tx = false;
+	if (s->tx_kind == HOST_TX_H2C) {
+		s->h2c_off += s->h2c_chunk;
+		if (s->h2c_off < s->h2c_end && !s->rsp_pending) {
+			slot_queue_h2c(qp, cid);
+			return;
+		}
+		s->r2t_active = false;
+	}
+	if (s->rsp_pending)
+		slot_complete(qp, cid, &s->cpl);
+}
+
+/* Consume @n sent bytes from the control buffer and the ring. */
+static void tx_consume(struct nvmfd_host_qp *qp, size_t n)
+{
+	if (qp->ctl_off < qp->ctl_len) {
+		size_t c = qp->ctl_len - qp->ctl_off;
+
+		if (c > n)
+			c = n;
+		qp->ctl_off += (uint32_t)c;
+		n -= c;
+		if (qp->ctl_off == qp->ctl_len)
+			qp->ctl_len = qp->ctl_off = 0;
+	}
+	while (n > 0 && qp->tx_count > 0) {
+		uint16_t cid = qp->txq[qp->tx_head];
+		struct host_slot *s = &qp->slots[cid];
+		size_t left = slot_tx_total(s) - s->tx_off;
+
+		if (n < left) {
+			s->tx_off += (uint32_t)n;
+			return;
+		}
+		n -= left;
+		s->tx_off += (uint32_t)left;
+		qp->tx_head = (qp->tx_head + 1) % qp->depth;
+		qp->tx_count--;
+		slot_tx_done(qp, cid);
+	}
+}
+
+static void iov_add(struct iovec *iov, int *cnt, const void *base, size_t len, size_t *skip)
+{
+	if (*skip >= len) {
+		*skip -= len;
+		return;
+	}
+	iov[*cnt].iov_base = (void *)((const uint8_t *)base + *skip);
+	iov[*cnt].iov_len = len - *skip;
+	*skip = 0;
+	(*cnt)++;
+}
+
+/* Send as much as the socket takes. Return 0 or a negative errno (qp failed). */
+static int qp_flush(struct nvmfd_host_qp *qp)
+{
+	struct iovec iov[TX_IOV_MAX];
+	struct msghdr msg;
+	ssize_t n;
+
+	if (qp->in_flush || qp->state == HOST_QP_FAILED || qp->fd < 0)
+		return qp->state == HOST_QP_FAILED ? qp->fail_err : 0;
+	qp->in_flush = true;
+	while (qp->ctl_off < qp->ctl_len || qp->tx_count > 0) {
+		int cnt = 0;
+
+		if (qp->ctl_off < qp->ctl_len) {
+			iov[cnt].iov_base = qp->ctl_tx + qp->ctl_off;
+			iov[cnt].iov_len = qp->ctl_len - qp->ctl_off;
+			cnt++;
+		}
+		for (uint32_t i = 0; i < qp->tx_count && cnt + 3 <= TX_IOV_MAX; i++) {
+			struct host_slot *s = &qp->slots[qp->txq[(qp->tx_head + i) % qp->depth]];
+			size_t skip = s->tx_off;
+
+			iov_add(iov, &cnt, s->hdr, s->hdr_len, &skip);
+			if (s->tx_data_len)
+				iov_add(iov, &cnt, s->tx_data, s->tx_data_len, &skip);
+			if (s->ddgst_len)
+				iov_add(iov, &cnt, s->ddgst, s->ddgst_len, &skip);
+		}
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = iov;
+		msg.msg_iovlen = (size_t)cnt;
+		n = sendmsg(qp->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			int err = -errno;
+
+			if (err == -EAGAIN || err == -EINTR)
+				break;
+			nvmfd__host_qp_seterr(qp, "send failed: %s", strerror(-err));
+			qp->in_flush = false;
+			return qp_fail(qp, err == -EPIPE ? -ECONNRESET : err);
+		}
+		tx_consume(qp, (size_t)n);
+	}
+	qp->in_flush = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Submit                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Common submit path. Fabrics commands and writes up to the in-capsule limit
+ * carry their data in the capsule (SGL Data Block / Offset, NVMe/TCP §3.3.5);
+ * other transfers use a Transport SGL Data Block and move by C2HData or
+ * R2T + H2CData.
+ */
+static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
+		     uint32_t len, bool write, nvmfd_host_cb cb, void *arg)
+{
+	struct host_slot *s;
+	struct nvmfd_sqe cmd;
+	uint32_t icd = 0;
+	uint16_t cid;
+
+	if (qp->state != HOST_QP_LIVE)
+		return -ENOTCONN;
+	if (len > 0 && !buf)
+		return -EINVAL;
+	if (len > qp->max_io && sqe->opc != NVMFD_CMD_FABRICS)
+		return -EINVAL;
+	if (qp->nr_free == 0)
+		return -EAGAIN;
+	cid = qp->free_stack[--qp->nr_free];
+	s = &qp->slots[cid];
+	memset(s, 0, offsetof(struct host_slot, hdr));
+	s->busy = true;
+	s->write = write && len > 0;
+	s->buf = buf;
+	s->len = len;
+	s->cb = cb;
+	s->arg = arg;
+	s->deadline_ns = nvmfd__host_now_ns() + qp->timeout_ns;
+
+	cmd = *sqe;
+	cmd.cid = cid;
+	cmd.flags = (uint8_t)((cmd.flags & ~NVMFD_SQE_FLAGS_PSDT_MASK) |
+			      NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG);
+	memset(&cmd.dptr, 0, sizeof(cmd.dptr));
+	cmd.dptr.length = len;
+	if (s->write && (len <= qp->icd_max ||
+			 (sqe->opc == NVMFD_CMD_FABRICS && len <= HOST_FABRICS_ICD_MAX))) {
+		icd = len;
+		cmd.dptr.type = NVMFD_SGL_ID_INCAPSULE;
+	} else {
+		cmd.dptr.type = NVMFD_SGL_ID_TRANSPORT;
+	}
+	s->tx_kind = HOST_TX_CMD;
+	s->hdr_len = (uint32_t)nvmfd_pdu_build_cmd(s->hdr, &cmd, icd, qp->hdgst, qp->ddgst);
+	s->tx_data = icd ? buf : NULL;
+	s->tx_data_len = icd;
+	s->ddgst_len = 0;
+	if (icd && qp->ddgst) {
+		uint32_t d = nvmfd_digest(buf, icd);
+
+		memcpy(s->ddgst, &d, sizeof(d));
+		s->ddgst_len = NVMFD_TCP_DIGEST_LEN;
+	}
+	if (icd)
+		s->h2c_off = s->h2c_end = len; /* nothing left for an R2T */
+	txq_push(qp, cid);
+	/* A send failure fails the qp, which has then run @cb: still "submitted". */
+	qp_flush(qp);
+	return 0;
+}
+
+int nvmfd_host_qp_submit_raw(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
+			     uint32_t len, bool write, nvmfd_host_cb cb, void *arg)
+{
+	if (!qp || !sqe)
+		return -EINVAL;
+	if (qp->state == HOST_QP_FAILED)
+		return -ENOTCONN;
+	return qp_submit(qp, sqe, buf, len, write, cb, arg);
+}
+
+static const struct nvmfd_host_ns *qp_ns(struct nvmfd_host_qp *qp, uint32_t nsid)
+{
+	return nvmfd_host_ctrl_find_ns(qp->ctrl, nsid);
+}
+
+static int qp_rw(struct nvmfd_host_qp *qp, uint8_t opc, uint32_t nsid, uint64_t slba,
+		 uint32_t nlb, void *buf, nvmfd_host_cb cb, void *arg)
+{
+	const struct nvmfd_host_ns *ns;
+	struct nvmfd_sqe sqe;
+	uint64_t len = 0;
+
+	if (!qp)
+		return -EINVAL;
+	if (qp->state == HOST_QP_FAILED)
+		return -ENOTCONN;
+	ns = qp_ns(qp, nsid);
+	if (!ns || nlb == 0 || nlb > 65536)
+		return -EINVAL;
+	if (opc != NVMFD_CMD_WRITE_ZEROES) {
+		len = (uint64_t)nlb * ns->lba_size;
+		if (len > qp->max_io)
+			return -EINVAL;
+	}
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = opc;
+	sqe.nsid = nsid;
+	sqe.cdw10 = (uint32_t)slba;
+	sqe.cdw11 = (uint32_t)(slba >> 32);
+	sqe.cdw12 = nlb - 1;
+	return qp_submit(qp, &sqe, buf, (uint32_t)len, opc == NVMFD_CMD_WRITE, cb, arg);
+}
+
+int nvmfd_host_qp_read(struct nvmfd_host_qp *qp, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		       void *buf, nvmfd_host_cb cb, void *arg)
+{
+	return qp_rw(qp, NVMFD_CMD_READ, nsid, slba, nlb, buf, cb, arg);
+}
+
+int nvmfd_host_qp_write(struct nvmfd_host_qp *qp, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			const void *buf, nvmfd_host_cb cb, void *arg)
+{
+	/* The buffer is only read (sent); the slot keeps one pointer type. */
+	return qp_rw(qp, NVMFD_CMD_WRITE, nsid, slba, nlb, (void *)(uintptr_t)buf, cb, arg);
+}
+
+int nvmfd_host_qp_write_zeroes(struct nvmfd_host_qp *qp, uint32_t nsid, uint64_t slba,
+			       uint32_t nlb, nvmfd_host_cb cb, void *arg)
+{
+	return qp_rw(qp, NVMFD_CMD_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmfd_host_qp_flush(struct nvmfd_host_qp *qp, uint32_t nsid, nvmfd_host_cb cb, void *arg)
+{
+	struct nvmfd_sqe sqe;
+
+	if (!qp)
+		return -EINVAL;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_FLUSH;
+	sqe.nsid = nsid;
+	return nvmfd_host_qp_submit_raw(qp, &sqe, NULL, 0, false, cb, arg);
+}
+
+int nvmfd_host_qp_dsm(struct nvmfd_host_qp *qp, uint32_t nsid,
+		      const struct nvmfd_dsm_range *ranges, uint32_t nr, uint32_t attr,
+		      nvmfd_host_cb cb, void *arg)
+{
+	struct nvmfd_sqe sqe;
+
+	if (!qp || !ranges || nr == 0 || nr > 256)
+		return -EINVAL;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_DSM;
+	sqe.nsid = nsid;
+	sqe.cdw10 = nr - 1; /* NR is 0's based */
+	sqe.cdw11 = attr;
+	return nvmfd_host_qp_submit_raw(qp, &sqe, (void *)(uintptr_t)ranges,
+					nr * (uint32_t)sizeof(*ranges), true, cb, arg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *icresp_field(uint32_t off)
+{
+	switch (off) {
+	case 0:
+		return "pdu-type";
+	case 1:
+		return "flags";
+	case 2:
+		return "hlen";
+	case 3:
+		return "pdo";
+	case 4:
+		return "plen";
+	case 8:
+		return "pfv";
+	case 10:
+		return "cpda";
+	case 11:
+		return "dgst";
+	case 12:
+		return "maxh2cdata";
+	default:
+		return "reserved";
+	}
+}
+
+/* NVMe/TCP §3.6.2.3 and the Linux host's checks (NVME-TCP-NOTES §1.4). */
+static int qp_handle_icresp(struct nvmfd_host_qp *qp, const struct nvmfd_tcp_icresp *ic)
+{
+	uint8_t want = (uint8_t)((qp->ctrl->opts.hdgst ? NVMFD_TCP_DGST_HDR : 0) |
+				 (qp->ctrl->opts.ddgst ? NVMFD_TCP_DGST_DATA : 0));
+
+	if (qp->state != HOST_QP_IC_WAIT) {
+		nvmfd__host_qp_seterr(qp, "unexpected ICResp after connection setup");
+		return qp_fail(qp, -EPROTO);
+	}
+	if (ic->ch.type != NVMFD_TCP_ICRESP || ic->ch.hlen != 128 || ic->ch.plen != 128) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: type %u hlen %u plen %u (want 1/128/128)",
+				      ic->ch.type, ic->ch.hlen, ic->ch.plen);
+		return qp_fail(qp, -EPROTO);
+	}
+	if (ic->pfv != NVMFD_TCP_PFV_1_0) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: pfv %u (want 0)", ic->pfv);
+		return qp_fail(qp, -EPROTO);
+	}
+	if (ic->cpda != 0) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: cpda %u unsupported (want 0)", ic->cpda);
+		return qp_fail(qp, -EPROTO);
+	}
+	if (ic->dgst != want) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: dgst 0x%x, requested 0x%x", ic->dgst,
+				      want);
+		return qp_fail(qp, -EPROTO);
+	}
+	if (ic->maxh2cdata < NVMFD_TCP_MIN_MAXH2CDATA || ic->maxh2cdata % 4) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: maxh2cdata %u (need >= 4096, %% 4)",
+				      ic->maxh2cdata);
+		return qp_fail(qp, -EPROTO);
+	}
+	qp->hdgst = qp->ctrl->opts.hdgst;
+	qp->ddgst = qp->ctrl->opts.ddgst;
+	qp->maxh2cdata = ic->maxh2cdata;
+	nvmfd_pdu_rx_ic_done(&qp->rx, qp->hdgst, qp->ddgst, 0);
+	qp->state = HOST_QP_LIVE;
+	return 0;
+}
+
+static int qp_bad_cid(struct nvmfd_host_qp *qp, const char *what, uint16_t cid)
+{
+	nvmfd__host_qp_seterr(qp, "%s with wrong CID %u (no such outstanding command)", what, cid);
+	return qp_fail(qp, -EPROTO);
+}
+
+static void term_decode(struct nvmfd_host_qp *qp, const uint8_t *hdr, size_t len)
+{
+	struct nvmfd_tcp_term t;
+
+	memset(&t, 0, sizeof(t));
+	memcpy(&t, hdr, len < sizeof(t) ? len : sizeof(t));
+	nvmfd__host_qp_seterr(qp, "C2HTermReq received: FES 0x%x (%s), FEI 0x%x", t.fes,
+			      nvmfd_pdu_fes_str(t.fes), t.fei);
+}
+
+/* NVMFD_PDU_EV_HDR: a PDU with data has a validated header. */
+static int qp_handle_hdr(struct nvmfd_host_qp *qp)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&qp->rx);
+	struct nvmfd_tcp_data d;
+	struct host_slot *s;
+	uint32_t dlen = nvmfd_pdu_rx_data_len(&qp->rx);
+
+	if (ch->type != NVMFD_TCP_C2H_DATA) {
+		/* C2HTermReq error data: keep it only for the message. */
+		if (dlen <= sizeof(qp->term_data))
+			nvmfd_pdu_rx_set_data(&qp->rx, qp->term_data);
+		return 0;
+	}
+	memcpy(&d, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(d));
+	if (d.cccid >= qp->depth || !qp->slots[d.cccid].busy)
+		return qp_bad_cid(qp, "C2HData", d.cccid);
+	s = &qp->slots[d.cccid];
+	if (s->write || !s->buf) {
+		nvmfd__host_qp_seterr(qp, "C2HData for cid %u which expects no data", d.cccid);
+		return qp_fail(qp, -EPROTO);
+	}
+	/* NVMe/TCP §3.6.2.8: data arrives in order and within the command's length. */
+	if (d.datao != s->c2h_off || d.datal != dlen || d.datal == 0 ||
+	    (uint64_t)d.datao + d.datal > s->len) {
+		nvmfd__host_qp_seterr(qp,
+				      "C2HData cid %u: invalid datao %u datal %u (received %u of %u)",
+				      d.cccid, d.datao, d.datal, s->c2h_off, s->len);
+		return qp_fail(qp, -EPROTO);
+	}
+	nvmfd_pdu_rx_set_data(&qp->rx, s->buf + d.datao);
+	qp->cur_c2h = d.cccid;
+	return 0;
+}
+
+static int qp_handle_c2h_done(struct nvmfd_host_qp *qp)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&qp->rx);
+	struct nvmfd_tcp_data d;
+	struct host_slot *s;
+	struct nvmfd_host_cpl cpl;
+
+	memcpy(&d, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(d));
+	qp->cur_c2h = -1;
+	if (d.cccid >= qp->depth || !qp->slots[d.cccid].busy)
+		return qp_bad_cid(qp, "C2HData", d.cccid);
+	s = &qp->slots[d.cccid];
+	s->c2h_off += d.datal;
+	if (!(ch->flags & NVMFD_TCP_F_DATA_SUCCESS))
+		return 0;
+	/* NVMe/TCP §3.6.2.8: SUCCESS is only valid together with LAST_PDU. */
+	if (!(ch->flags & NVMFD_TCP_F_DATA_LAST)) {
+		nvmfd__host_qp_seterr(qp, "C2HData cid %u: SUCCESS without LAST_PDU", d.cccid);
+		return qp_fail(qp, -EPROTO);
+	}
+	memset(&cpl, 0, sizeof(cpl));
+	cpl.cqe.cid = d.cccid;
+	cpl.cqe.sqid = qp->qid;
+	cpl.cqe.sqhd = 0xffff;
+	slot_complete(qp, d.cccid, &cpl);
+	return 0;
+}
+
+static int qp_handle_rsp(struct nvmfd_host_qp *qp)
+{
+	struct nvmfd_tcp_rsp r;
+	struct host_slot *s;
+
+	memcpy(&r, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(r));
+	if (r.cqe.cid >= qp->depth || !qp->slots[r.cqe.cid].busy)
+		return qp_bad_cid(qp, "CapsuleResp", r.cqe.cid);
+	s = &qp->slots[r.cqe.cid];
+	memset(&s->cpl, 0, sizeof(s->cpl));
+	s->cpl.cqe = r.cqe;
+	s->cpl.status = nvmfd_cqe_status(&r.cqe);
+	if (s->in_tx) {
+		/* Finish the PDU on the wire first: the slot's buffer is in use. */
+		s->rsp_pending = true;
+		return 0;
+	}
+	slot_complete(qp, r.cqe.cid, &s->cpl);
+	return 0;
+}
+
+/* NVMe/TCP §3.6.2.10 and the Linux host's R2T checks (NVME-TCP-NOTES §1.7). */
+static int qp_handle_r2t(struct nvmfd_host_qp *qp)
+{
+	struct nvmfd_tcp_r2t r;
+	struct host_slot *s;
+
+	memcpy(&r, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(r));
+	if (r.cccid >= qp->depth || !qp->slots[r.cccid].busy)
+		return qp_bad_cid(qp, "R2T", r.cccid);
+	s = &qp->slots[r.cccid];
+	if (!s->write || s->r2t_active || s->in_tx || r.r2tl == 0 || r.r2to != s->h2c_off ||
+	    (uint64_t)r.r2to + r.r2tl > s->len) {
+		nvmfd__host_qp_seterr(qp, "invalid R2T for cid %u: r2to %u r2tl %u (sent %u of %u)",
+				      r.cccid, r.r2to, r.r2tl, s->h2c_off, s->len);
+		return qp_fail(qp, -EPROTO);
+	}
+	s->r2t_active = true;
+	s->ttag = r.ttag;
+	s->h2c_end = r.r2to + r.r2tl;
+	slot_queue_h2c(qp, r.cccid);
+	return 0;
+}
+
+static int qp_handle_pdu(struct nvmfd_host_qp *qp)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&qp->rx);
+
+	if (qp->state == HOST_QP_IC_WAIT && ch->type != NVMFD_TCP_ICRESP &&
+	    ch->type != NVMFD_TCP_C2H_TERM) {
+		nvmfd__host_qp_seterr(qp, "ICResp mismatch: got %s (type %u) instead",
+				      nvmfd_pdu_type_str(ch->type), ch->type);
+		return qp_fail(qp, -EPROTO);
+	}
+	switch (ch->type) {
+	case NVMFD_TCP_ICRESP: {
+		struct nvmfd_tcp_icresp ic;
+
+		memcpy(&ic, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(ic));
+		return qp_handle_icresp(qp, &ic);
+	}
+	case NVMFD_TCP_RSP:
+		return qp_handle_rsp(qp);
+	case NVMFD_TCP_C2H_DATA:
+		return qp_handle_c2h_done(qp);
+	case NVMFD_TCP_R2T:
+		return qp_handle_r2t(qp);
+	case NVMFD_TCP_C2H_TERM:
+		term_decode(qp, nvmfd_pdu_rx_hdr(&qp->rx), sizeof(struct nvmfd_tcp_term));
+		return qp_fail(qp, -ECONNRESET);
+	default:
+		nvmfd__host_qp_seterr(qp, "unexpected %s PDU (type %u)",
+				      nvmfd_pdu_type_str(ch->type), ch->type);
+		return qp_fail(qp, -EPROTO);
+	}
+}
+
+static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
+{
+	const struct nvmfd_pdu_error *e = nvmfd_pdu_rx_error(&qp->rx);
+
+	if (e->err == NVMFD_PDU_ERR_DDGST && qp->cur_c2h >= 0) {
+		/*
+		 * NVMe/TCP §3.6.1.5 leaves the choice to the receiver; like the
+		 * Linux host we fail only the command (DATA_XFER_ERROR) and keep
+		 * the stream, which is still in sync after the digest.
+		 */
+		uint16_t cid = (uint16_t)qp->cur_c2h;
+		struct host_slot *s = &qp->slots[cid];
+		struct nvmfd_tcp_data d;
+		uint8_t flags = 0;
+
+		memset(&d, 0, sizeof(d));
+		memcpy(&d, e->hdr, e->hdr_len < sizeof(d) ? e->hdr_len : sizeof(d));
+		flags = d.ch.flags;
+		qp->cur_c2h = -1;
+		nvmfd_pdu_rx_init(&qp->rx, &qp->rx_opts);
+		nvmfd_pdu_rx_ic_done(&qp->rx, qp->hdgst, qp->ddgst, 0);
+		s->status_override = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_DATA_XFER_ERROR);
+		if (s->busy) {
+			s->c2h_off += d.datal;
+			if ((flags & NVMFD_TCP_F_DATA_SUCCESS) && (flags & NVMFD_TCP_F_DATA_LAST)) {
+				struct nvmfd_host_cpl cpl;
+
+				memset(&cpl, 0, sizeof(cpl));
+				cpl.cqe.cid = cid;
+				cpl.cqe.sqid = qp->qid;
+				slot_complete(qp, cid, &cpl);
+			}
+		}
+		return 0;
+	}
+	if (e->err == NVMFD_PDU_ERR_TERM) {
+		term_decode(qp, e->hdr, e->hdr_len);
+		return qp_fail(qp, -ECONNRESET);
+	}
+	if (qp->state == HOST_QP_IC_WAIT)
+		nvmfd__host_qp_seterr(qp,
+				      "ICResp mismatch: %s in field %s (offset %u, FES 0x%x %s)",
+				      nvmfd_pdu_err_str(e->err), icresp_field(e->fei), e->fei,
+				      e->fes, nvmfd_pdu_fes_str(e->fes));
+	else
+		nvmfd__host_qp_seterr(qp,
+				      "malformed PDU from target at stream offset %llu: %s "
+				      "(FES 0x%x %s, FEI 0x%x)",
+				      (unsigned long long)e->stream_off, nvmfd_pdu_err_str(e->err),
+				      e->fes, nvmfd_pdu_fes_str(e->fes), e->fei);
+	/* Tell the target why before closing (NVMe/TCP §3.6.2.4), best effort. */
+	if (e->fes && qp->fd >= 0) {
+		uint8_t term[NVMFD_TCP_MAX_HDR_DGST_LEN + 32];
+		size_t tl = nvmfd_pdu_build_term(term, sizeof(term), NVMFD_TCP_H2C_TERM, e->fes,
+						 e->fei, e->hdr, e->hdr_len);
+
+		if (tl > 0 && tl <= sizeof(term) && send(qp->fd, term, tl, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			tl = 0;
+	}
+	return qp_fail(qp, -EPROTO);
+}
+
+/* Feed buffered bytes to the codec until they run out or @max completions. */
+static int qp_process_rx(struct nvmfd_host_qp *qp, uint32_t max)
+{
+	while (qp->rx_pos < qp->rx_end) {
+		size_t used = 0;
+		enum nvmfd_pdu_ev ev;
+		int ret = 0;
+
+		ev = nvmfd_pdu_rx_feed(&qp->rx, qp->rxbuf + qp->rx_pos, qp->rx_end - qp->rx_pos,
+				       &used);
+		qp->rx_pos += (uint32_t)used;
+		switch (ev) {
+		case NVMFD_PDU_EV_NEED_MORE:
+			break;
+		case NVMFD_PDU_EV_HDR:
+			ret = qp_handle_hdr(qp);
+			break;
+		case NVMFD_PDU_EV_PDU:
+			ret = qp_handle_pdu(qp);
+			break;
+		case NVMFD_PDU_EV_ERROR:
+			ret = qp_handle_rx_error(qp);
+			break;
+		}
+		if (ret < 0)
+			return ret;
+		if (max && qp->completed_in_poll >= max)
+			break;
+		if (ev == NVMFD_PDU_EV_NEED_MORE && used == 0)
+			break;
+	}
+	return 0;
+}
+
+static void qp_check_timeouts(struct nvmfd_host_qp *qp)
+{
+	uint64_t now = nvmfd__host_now_ns();
+
+	if (now < qp->next_tmo_check_ns)
+		return;
+	qp->next_tmo_check_ns = now + TMO_CHECK_INTERVAL_NS;
+	for (uint32_t i = 0; i < qp->depth; i++) {
+		struct host_slot *s = &qp->slots[i];
+
+		if (s->busy && now > s->deadline_ns) {
+			nvmfd__host_qp_seterr(qp, "command cid %u timed out after %llu ms", i,
+					      (unsigned long long)(qp->timeout_ns / 1000000ull));
+			qp_fail(qp, -ETIMEDOUT);
+			return;
+		}
+	}
+}
+
+static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
+{
+	int ret;
+
+	qp->completed_in_poll = 0;
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	ret = qp_flush(qp);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		ssize_t n;
+
+		ret = qp_process_rx(qp, max);
+		if (ret < 0)
+			return ret;
+		if (max && qp->completed_in_poll >= max)
+			break;
+		if (qp->rx_pos < qp->rx_end)
+			continue;
+		n = recv(qp->fd, qp->rxbuf, HOST_RXBUF_LEN, MSG_DONTWAIT);
+		if (n == 0) {
+			nvmfd__host_qp_seterr(qp, "connection closed by the target%s",
+					      qp->state == HOST_QP_IC_WAIT ? " before ICResp" :
+				(qp->rx.state != NVMFD_PDU_RX_CH ? " in the middle of a PDU" : ""));
+			return qp_fail(qp, -ECONNRESET);
+		}
+		if (n < 0) {
+			int err = -errno;
+
+			if (err == -EAGAIN || err == -EINTR)
+				break;
+			nvmfd__host_qp_seterr(qp, "recv failed: %s", strerror(-err));
+			return qp_fail(qp, err);
+		}
+		qp->rx_pos = 0;
+		qp->rx_end = (uint32_t)n;
+	}
+	ret = qp_flush(qp);
+	if (ret < 0)
+		return ret;
+	qp_check_timeouts(qp);
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	return (int)qp->completed_in_poll;
+}
+
+int nvmfd_host_qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
+{
+	if (!qp)
+		return -EINVAL;
+	return qp_poll(qp, max);
+}
+
+int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
+{
+	struct pollfd pfd;
+
+	if (!qp)
+		return -EINVAL;
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	if (qp->rx_pos >= qp->rx_end) {
+		pfd.fd = qp->fd;
+		pfd.events = POLLIN;
+		if (qp->tx_count || qp->ctl_off < qp->ctl_len)
+			pfd.events |= POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR) {
+			int err = -errno;
+
+			nvmfd__host_qp_seterr(qp, "poll failed: %s", strerror(-err));
+			return qp_fail(qp, err);
+		}
+	}
+	return qp_poll(qp, 0);
+}
+
+uint32_t nvmfd_host_qp_outstanding(const struct nvmfd_host_qp *qp)
+{
+	return qp->depth - qp->nr_free;
+}
+
+uint32_t nvmfd_host_qp_depth(const struct nvmfd_host_qp *qp)
+{
+	return qp->depth;
+}
+
+uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp)
+{
+	return qp->qid;
+}
+
+int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp)
+{
+	return qp->fd;
+}
+
+const char *nvmfd_host_qp_errmsg(const struct nvmfd_host_qp *qp)
+{
+	return qp->errmsg;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocking helpers                                                    */
+/* ------------------------------------------------------------------ */
+
+static int remaining_ms(uint64_t deadline)
+{
+	uint64_t now = nvmfd__host_now_ns();
+
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + 999999ull) / 1000000ull);
+}
+
+static int qp_tcp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_trid *trid,
+			  uint64_t deadline)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	int ret, fd = -1, err = -EHOSTUNREACH, one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = trid->adrfam == NVMFD_ADRFAM_IPV6 ? AF_INET6 : AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	ret = getaddrinfo(trid->traddr, trid->trsvcid, &hints, &res);
+	if (ret) {
+		nvmfd__host_qp_seterr(qp, "cannot resolve %s port %s: %s", trid->traddr,
+				      trid->trsvcid, gai_strerror(ret));
+		return -EINVAL;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct pollfd pfd;
+		socklen_t sl = sizeof(err);
+		int soerr = 0;
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			goto out_connected;
+		if (errno != EINPROGRESS) {
+			err = -errno;
+			goto next;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		ret = poll(&pfd, 1, remaining_ms(deadline));
+		if (ret == 0) {
+			err = -ETIMEDOUT;
+			goto next;
+		}
+		if (ret < 0) {
+			err = -errno;
+			goto next;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+			soerr = errno;
+		if (soerr == 0)
+			goto out_connected;
+		err = -soerr;
+next:
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (err == -ECONNREFUSED)
+		nvmfd__host_qp_seterr(qp, "connection refused by %s:%s", trid->traddr,
+				      trid->trsvcid);
+	else if (err == -ETIMEDOUT)
+		nvmfd__host_qp_seterr(qp, "timed out connecting to %s:%s", trid->traddr,
+				      trid->trsvcid);
+	else
+		nvmfd__host_qp_seterr(qp, "cannot connect to %s:%s: %s", trid->traddr,
+				      trid->trsvcid, strerror(-err));
+	return err;
+
+out_connected:
+	freeaddrinfo(res);
+	qp->fd = fd;
+	return 0;
+}
+
+/* Poll until @done is true, the qp fails or the deadline passes. */
+static int qp_wait_until(struct nvmfd_host_qp *qp, const bool *done, uint64_t deadline,
+			 const char *what)
+{
+	for (;;) {
+		int ret = nvmfd_host_qp_wait(qp, remaining_ms(deadline) > 100 ? 100 :
+						 remaining_ms(deadline));
+
+		if (*done)
+			return 0;
+		if (ret < 0)
+			return ret;
+		if (nvmfd__host_now_ns() >= deadline) {
+			nvmfd__host_qp_seterr(qp, "timed out waiting for %s", what);
+			return qp_fail(qp, -ETIMEDOUT);
+		}
+	}
+}
+
+struct sync_ctx {
+	bool done;
+	struct nvmfd_host_cpl cpl;
+};
+
+static void sync_cb(void *arg, const struct nvmfd_host_cpl *cpl)
+{
+	struct sync_ctx *ctx = arg;
+
+	ctx->cpl = *cpl;
+	ctx->done = true;
+}
+
+/**
+ * nvmfd__host_qp_exec() - submit one command and wait for its completion.
+ * @qp:    live qp.
+ * @sqe:   command, borrowed.
+ * @buf:   data or NULL, borrowed.
+ * @len:   bytes.
+ * @write: direction.
+ * @cpl:   out (may be NULL).
+ * Return: 0 on success status; -EREMOTEIO on an error status; -ETIMEDOUT;
+ *         -EAGAIN if no slot is free; transport errors.
+ * Context: qp owner.
+ */
+int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
+			uint32_t len, bool write, struct nvmfd_host_cpl *cpl)
+{
+	struct sync_ctx ctx;
+	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
+	int ret;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ret = qp_submit(qp, sqe, buf, len, write, sync_cb, &ctx);
+	if (ret < 0)
+		return ret;
+	ret = qp_wait_until(qp, &ctx.done, deadline, "a command completion");
+	if (cpl)
+		*cpl = ctx.cpl;
+	if (!ctx.done)
+		return ret;
+	if (ctx.cpl.err)
+		return ctx.cpl.err;
+	return ctx.cpl.status ? -EREMOTEIO : 0;
+}
+
+static const char *connect_field(bool data, uint16_t ipo)
+{
+	if (data) {
+		if (ipo < 16)
+			return "hostid";
+		if (ipo >= 16 && ipo < 18)
+			return "cntlid";
+		if (ipo >= 256 && ipo < 512)
+			return "subnqn";
+		if (ipo >= 512 && ipo < 768)
+			return "hostnqn";
+		return "reserved";
+	}
+	switch (ipo) {
+	case 40:
+		return "recfmt";
+	case 42:
+		return "qid";
+	case 44:
+		return "sqsize";
+	case 46:
+		return "cattr";
+	case 48:
+		return "kato";
+	default:
+		return "sqe";
+	}
+}
+
+/**
+ * nvmfd__host_qp_connect() - TCP connect, ICReq/ICResp, Fabrics Connect.
+ * @qp:     new qp.
+ * @trid:   where, borrowed.
+ * @cntlid: 0xffff for the admin queue, the admin's cntlid for I/O queues.
+ * @sqsize: 0's based queue size.
+ * @cattr:  Connect attributes.
+ * @kato:   keep-alive timeout in ms (admin queue only).
+ * @cpl:    out: Connect completion.
+ * Return: 0; -ECONNREFUSED & co; -ETIMEDOUT; -EPROTO; -ECONNRESET;
+ *         -EREMOTEIO when Connect is rejected (message names the status,
+ *         IATTR and IPO).
+ * Context: any thread owning @qp.
+ */
+int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_trid *trid,
+			   uint16_t cntlid, uint16_t sqsize, uint8_t cattr, uint32_t kato,
+			   struct nvmfd_host_cpl *cpl)
+{
+	struct nvmfd_host_ctrl *ctrl = qp->ctrl;
+	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
+	struct nvmfd_connect_data data;
+	struct nvmfd_connect_cmd cmd;
+	struct nvmfd_sqe sqe;
+	bool live = false;
+	uint8_t dgst;
+	int ret;
+
+	ret = qp_tcp_connect(qp, trid, deadline);
+	if (ret < 0)
+		return ret;
+
+	memset(&qp->rx_opts, 0, sizeof(qp->rx_opts));
+	qp->rx_opts.role = NVMFD_PDU_ROLE_HOST;
+	qp->rx_opts.hdgst = ctrl->opts.hdgst;
+	qp->rx_opts.ddgst = ctrl->opts.ddgst;
+	qp->rx_opts.cpda = 0;
+	qp->rx_opts.max_data = qp->max_io > HOST_FABRICS_ICD_MAX ? qp->max_io : HOST_FABRICS_ICD_MAX;
+	nvmfd_pdu_rx_init(&qp->rx, &qp->rx_opts);
+
+	/* NVMe/TCP §3.6.2.2: HPDA 0, MAXR2T 0 (one R2T in flight per command). */
+	dgst = (uint8_t)((ctrl->opts.hdgst ? NVMFD_TCP_DGST_HDR : 0) |
+			 (ctrl->opts.ddgst ? NVMFD_TCP_DGST_DATA : 0));
+	qp->ctl_len = (uint32_t)nvmfd_pdu_build_icreq(qp->ctl_tx, 0, dgst, 0);
+	qp->ctl_off = 0;
+	qp->state = HOST_QP_IC_WAIT;
+	for (;;) {
+		ret = nvmfd_host_qp_wait(qp, remaining_ms(deadline) > 100 ? 100 :
+					     remaining_ms(deadline));
+		if (qp->state == HOST_QP_LIVE) {
+			live = true;
+			break;
+		}
+		if (ret < 0)
+			return ret;
+		if (nvmfd__host_now_ns() >= deadline) {
+			nvmfd__host_qp_seterr(qp, "timed out waiting for ICResp");
+			return qp_fail(qp, -ETIMEDOUT);
+		}
+	}
+	(void)live;
+
+	/* NVMe-oF 1.1 §3.3: Connect, data in-capsule. */
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVMFD_ADMIN_FABRICS;
+	cmd.fctype = NVMFD_FCTYPE_CONNECT;
+	cmd.recfmt = 0;
+	cmd.qid = qp->qid;
+	cmd.sqsize = sqsize;
+	cmd.cattr = cattr;
+	cmd.kato = kato;
+	memset(&data, 0, sizeof(data));
+	memcpy(data.hostid, ctrl->opts.hostid, sizeof(data.hostid));
+	data.cntlid = cntlid;
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", trid->subnqn);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", ctrl->opts.hostnqn);
+	memcpy(&sqe, &cmd, sizeof(sqe));
+	ret = nvmfd__host_qp_exec(qp, &sqe, &data, sizeof(data), true, cpl);
+	if (ret == -EREMOTEIO) {
+		char sbuf[32];
+		nvmfd_status_t st = cpl->status;
+		uint32_t res = cpl->cqe.result;
+
+		if (NVMFD_STATUS_SCT(st) == NVMFD_SCT_CMD_SPECIFIC &&
+		    NVMFD_STATUS_SC(st) == NVMFD_SC_CONNECT_INVALID_PARAM) {
+			bool in_data = (res >> 16) & NVMFD_CONNECT_RSP_IATTR_DATA;
+			uint16_t ipo = (uint16_t)(res & 0xffff);
+
+			nvmfd__host_qp_seterr(qp,
+					      "Connect rejected: %s (status 0x%x), IATTR %u IPO %u (%s %s)",
+					      nvmfd_host_status_str(st, true, sbuf, sizeof(sbuf)), st,
+					      (res >> 16) & 0xff, ipo, in_data ? "data" : "command",
+					      connect_field(in_data, ipo));
+		} else {
+			nvmfd__host_qp_seterr(qp, "Connect rejected: %s (status 0x%x)",
+					      nvmfd_host_status_str(st, true, sbuf, sizeof(sbuf)), st);
+		}
+	} else if (ret == -EAGAIN) {
+		nvmfd__host_qp_seterr(qp, "no free slot for Connect");
+	}
+	return ret;
+}
