@@ -1,0 +1,1490 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tcp.c - the NVMe/TCP transport of the target (one TCP connection = one
+ * NVMe queue), plugged into the core through target/xprt.h.
+ *
+ * Accepting: a listener work item on the execution runtime watches the
+ * listen socket (one-shot readiness, like any queue) and accepts up to
+ * TCP_ACCEPT_BATCH connections per run, as SPDK's acceptor poller does;
+ * no extra thread. Queue teardown ends on a per-port release work item,
+ * because a queue's io_work cannot cancel and free itself (the nvmet
+ * release_work pattern).
+ *
+ * Per queue, everything is allocated at accept time (STYLE §6.5): the
+ * command slots (2 x max_queue_size + 1, as nvmet's nr_cmds = 2 x sqsize,
+ * plus one for the Connect that arrives before the queue size is known),
+ * one header buffer per slot, a receive bounce buffer, a backend completion
+ * ring, and one data region of slots x slot_size bytes mapped with
+ * MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE. The region is only virtual
+ * address space until a command touches its slot: a 1 MiB MDTS and 257
+ * slots reserve 257 MiB of addresses but no memory, and a queue that only
+ * ever does 4 KiB I/O faults in 4 KiB per slot used. Nothing is allocated
+ * on the data path.
+ *
+ * Everything a queue does runs in its io_work on its io_cpu (one owner at a
+ * time, STYLE §6.5): receive and parse PDUs, run commands, reap backend
+ * completions, send PDUs. Other threads only set the shutdown flag or kick
+ * the work item.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nvmfd/pdu.h>
+
+#include "internal/log.h"
+#include "internal/rt.h"
+#include "net/sock.h"
+#include "target/xprt.h"
+
+#define TCP_COMP "tcp"
+#define TCP_ACCEPT_BATCH 16 /* connections per accept run (SPDK: 16) */
+#define TCP_RX_BOUNCE 16384 /* receive buffer for headers and small data */
+#define TCP_RX_DIRECT_MIN 1024 /* larger data goes straight into the slot */
+#define TCP_FABRICS_ICD 8192 /* NVME-TCP-NOTES §1.8: Linux NVME_TCP_ADMIN_CCSZ */
+#define TCP_MAX_SLOTS 0xfffe /* TTAG is a slot index; 0xffff stays unused */
+#define TCP_DEF_QUEUE_SIZE 128
+#define TCP_DEF_DEADLINE_US 1000
+#define TCP_TERM_BUF (sizeof(struct nvmfd_tcp_term) + NVMFD_TCP_TERM_ERR_DATA_MAX)
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* Command slot lifecycle (STYLE §6.6). */
+enum tcp_req_state {
+	TCP_REQ_FREE, /* on the free list */
+	TCP_REQ_RX_ICD, /* capsule header seen, in-capsule data arriving */
+	TCP_REQ_R2T, /* queued on tx: R2T to send */
+	TCP_REQ_H2C, /* R2T sent: H2CData PDUs arriving */
+	TCP_REQ_EXEC, /* owned by the core (executing, maybe on the backend) */
+	TCP_REQ_TX, /* C2HData and/or CapsuleResp queued or being sent */
+	TCP_REQ__MAX,
+};
+
+/* Which PDU of a slot is on the wire. */
+enum tcp_tx_phase {
+	TCP_TX_R2T,
+	TCP_TX_C2H,
+	TCP_TX_RSP,
+};
+
+struct tcp_req {
+	struct nvmfd_tgt_req req;
+	enum tcp_req_state state;
+	enum tcp_tx_phase phase;
+	struct tcp_req *tx_next;
+	uint32_t next_free; /* free-list link (slot index) */
+	uint32_t icd_len; /* in-capsule data bytes of the capsule */
+	nvmfd_status_t pre_status; /* transport error found before data was consumed */
+	uint32_t h2c_rcvd; /* bytes received through H2CData */
+	uint32_t c2h_off; /* offset of the next C2HData chunk */
+	bool c2h_success; /* last C2HData carries SUCCESS, no CapsuleResp */
+	/* the PDU being sent */
+	bool pdu_built;
+	bool pdu_last; /* after this PDU the slot leaves the tx list */
+	uint32_t pdu_hlen;
+	uint32_t pdu_dlen;
+	uint32_t pdu_total;
+	uint32_t pdu_sent;
+	const uint8_t *pdu_data;
+	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
+	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
+};
+
+enum tcp_queue_state {
+	TCP_Q_IC_WAIT, /* waiting for ICReq */
+	TCP_Q_LIVE, /* ICResp sent (or queued): capsules flow */
+	TCP_Q_CLOSING, /* fatal error or shutdown: tearing down */
+	TCP_Q_DEAD, /* torn down, waiting for the release work */
+};
+
+/* Per-queue counters (DESIGN.md "Numbers every mode must expose"): written
+ * by the owner with relaxed stores, read relaxed by the stats dumper. */
+struct tcp_qstats {
+	uint64_t pdus_rx;
+	uint64_t bytes_rx;
+	uint64_t pdus_tx;
+	uint64_t bytes_tx;
+	uint64_t cmds;
+	uint64_t completions;
+	uint64_t r2ts;
+	uint64_t passes;
+	uint64_t rx_budget_exhausted;
+	uint64_t tx_budget_exhausted;
+	uint64_t deadline_exhausted;
+	uint64_t requeues;
+	uint64_t idle_polls;
+	uint64_t rearms;
+	uint64_t eagain_sends;
+	uint64_t cq_events; /* reaps that found completions */
+	uint64_t cq_completions;
+	uint64_t kicks;
+};
+
+#define TCP_STAT_ADD(q, f, n) \
+	__atomic_store_n(&(q)->st.f, (q)->st.f + (uint64_t)(n), __ATOMIC_RELAXED)
+#define TCP_STAT_LOAD(q, f) __atomic_load_n(&(q)->st.f, __ATOMIC_RELAXED)
+
+struct nvmfd_tcp_port;
+
+struct tcp_queue {
+	struct nvmfd_tgt_qp qp;
+	struct nvmfd_tcp_port *port;
+	struct tcp_queue *prev, *next; /* port->queues, port->lock */
+	struct tcp_queue *dead_next; /* port->dead, port->lock */
+	unsigned int id; /* per-port sequence number, for logs and stats */
+	int fd;
+	int io_cpu;
+	bool placed;
+	struct nvmfd_work io_work;
+	int shutdown; /* atomic: any thread sets it, then queues io_work */
+	enum tcp_queue_state state;
+	bool hdgst;
+	bool ddgst;
+	uint32_t maxr2t;
+	uint32_t maxh2cdata; /* what ICResp advertised */
+	uint32_t c2h_chunk; /* largest C2HData we send */
+	struct nvmfd_pdu_rx rx;
+	struct tcp_req *rx_req; /* slot the current PDU's data belongs to */
+	bool rx_hdr_seen; /* NVMFD_PDU_EV_HDR was handled for the current PDU */
+	uint8_t *bounce;
+	uint32_t bounce_off;
+	uint32_t bounce_len;
+	struct tcp_req *reqs;
+	uint32_t nr_reqs;
+	uint32_t free_head; /* UINT32_MAX: empty */
+	uint32_t nr_free;
+	uint8_t *data;
+	size_t data_size;
+	uint32_t slot_size;
+	struct nvmfd_bk_ring *ring;
+	int ring_fd;
+	struct tcp_req *tx_head, *tx_tail;
+	uint8_t ctrl_pdu[TCP_TERM_BUF]; /* ICResp or C2HTermReq */
+	uint32_t ctrl_len;
+	uint32_t ctrl_sent;
+	bool term_pending; /* ctrl_pdu holds a C2HTermReq */
+	bool tx_blocked; /* last send returned -EAGAIN */
+	struct nvmfd_idle_poll idle;
+	struct nvmfd_budget rx_budget;
+	struct nvmfd_budget tx_budget;
+	struct tcp_qstats st;
+};
+
+struct nvmfd_tcp_port {
+	struct nvmfd_tgt *tgt;
+	const struct nvmfd_cfg_port *cfg;
+	const struct nvmfd_cfg *gcfg;
+	struct nvmfd_rt *rt;
+	int lfd;
+	uint16_t bound;
+	bool started;
+	int stopping; /* atomic */
+	unsigned int rr; /* atomic: placement counter (qid unknown at accept) */
+	struct nvmfd_work accept_work;
+	struct nvmfd_work release_work;
+	pthread_mutex_t lock; /* protects queues, nr_queues, dead, next_id */
+	pthread_cond_t cond; /* nr_queues dropped */
+	struct tcp_queue *queues;
+	unsigned int nr_queues;
+	struct tcp_queue *dead;
+	unsigned int next_id;
+	uint64_t accepted; /* atomic */
+	uint64_t accept_errors; /* atomic */
+};
+
+static void tcp_queue_response(struct nvmfd_tgt_req *req);
+static void tcp_shutdown_queue(struct nvmfd_tgt_qp *qp);
+static void tcp_kick(struct nvmfd_tgt_qp *qp);
+
+static const struct nvmfd_tgt_xprt_ops tcp_xprt_ops = {
+	.queue_response = tcp_queue_response,
+	.shutdown_queue = tcp_shutdown_queue,
+	.kick = tcp_kick,
+};
+
+static inline struct tcp_queue *tcp_q(struct nvmfd_tgt_qp *qp)
+{
+	return container_of(qp, struct tcp_queue, qp);
+}
+
+static inline struct tcp_req *tcp_r(struct nvmfd_tgt_req *req)
+{
+	return container_of(req, struct tcp_req, req);
+}
+
+static inline uint32_t tcp_max_u32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline uint32_t tcp_min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static const struct nvmfd_cfg_exec *tcp_exec(const struct tcp_queue *q)
+{
+	return &q->port->gcfg->exec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command slots                                                       */
+/* ------------------------------------------------------------------ */
+
+static struct tcp_req *tcp_req_get(struct tcp_queue *q)
+{
+	struct tcp_req *r;
+
+	if (q->free_head == UINT32_MAX)
+		return NULL;
+	r = &q->reqs[q->free_head];
+	q->free_head = r->next_free;
+	q->nr_free--;
+	r->tx_next = NULL;
+	r->icd_len = 0;
+	r->pre_status = 0;
+	r->h2c_rcvd = 0;
+	r->c2h_off = 0;
+	r->c2h_success = false;
+	r->pdu_built = false;
+	r->req.xfer = NVMFD_XFER_NONE;
+	r->req.data_len = 0;
+	r->req.in_capsule = false;
+	r->req.core = NULL;
+	r->req.nr_sub = 0;
+	r->req.sub_status = 0;
+	memset(&r->req.cqe, 0, sizeof(r->req.cqe));
+	return r;
+}
+
+static void tcp_req_put(struct tcp_queue *q, struct tcp_req *r)
+{
+	r->state = TCP_REQ_FREE;
+	r->next_free = q->free_head;
+	q->free_head = r->req.slot;
+	q->nr_free++;
+}
+
+static void tcp_tx_push(struct tcp_queue *q, struct tcp_req *r)
+{
+	r->tx_next = NULL;
+	r->pdu_built = false;
+	if (q->tx_tail)
+		q->tx_tail->tx_next = r;
+	else
+		q->tx_head = r;
+	q->tx_tail = r;
+}
+
+static void tcp_tx_pop(struct tcp_queue *q)
+{
+	struct tcp_req *r = q->tx_head;
+
+	q->tx_head = r->tx_next;
+	if (!q->tx_head)
+		q->tx_tail = NULL;
+	r->tx_next = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fatal errors                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Prepare a C2HTermReq (NVMe/TCP 1.0 §3.6.2.9) echoing the offending header
+ * and mark the queue for teardown. Logged once per connection, at WARN.
+ * Return: -EPROTO, for the caller to propagate.
+ */
+static int tcp_fatal(struct tcp_queue *q, uint16_t fes, uint32_t fei, const void *hdr,
+		     size_t hdr_len, const char *rule)
+{
+	if (q->state == TCP_Q_CLOSING)
+		return -EPROTO;
+	NVMFD_WARN(TCP_COMP, "queue %u qid %u peer %s: %s (FES 0x%02x FEI %u), closing", q->id,
+		   q->qp.qid, q->qp.peer_addr, rule, fes, fei);
+	q->state = TCP_Q_CLOSING;
+	if (!fes)
+		return -EPROTO;
+	if (hdr_len > NVMFD_TCP_TERM_ERR_DATA_MAX)
+		hdr_len = NVMFD_TCP_TERM_ERR_DATA_MAX;
+	q->ctrl_len = (uint32_t)nvmfd_pdu_build_term(q->ctrl_pdu, sizeof(q->ctrl_pdu),
+						     NVMFD_TCP_C2H_TERM, fes, fei, hdr, hdr_len);
+	q->ctrl_sent = 0;
+	q->term_pending = q->ctrl_len > 0;
+	return -EPROTO;
+}
+
+/* Fatal error about the PDU currently in the receiver. */
+static int tcp_fatal_cur(struct tcp_queue *q, uint16_t fes, uint32_t fei, const char *rule)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&q->rx);
+
+	return tcp_fatal(q, fes, fei, ch, ch->hlen ? ch->hlen : sizeof(*ch), rule);
+}
+
+static int tcp_fatal_codec(struct tcp_queue *q)
+{
+	const struct nvmfd_pdu_error *e = nvmfd_pdu_rx_error(&q->rx);
+
+	if (e->err == NVMFD_PDU_ERR_TERM) {
+		/* Never answer a TermReq (NVMe/TCP 1.0 §3.6.2.4). */
+		NVMFD_INFO(TCP_COMP, "queue %u qid %u peer %s: H2CTermReq received, closing",
+			   q->id, q->qp.qid, q->qp.peer_addr);
+		q->state = TCP_Q_CLOSING;
+		return -ECONNRESET;
+	}
+	return tcp_fatal(q, e->fes, e->fei, e->hdr, e->hdr_len, nvmfd_pdu_err_str(e->err));
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive path                                                        */
+/* ------------------------------------------------------------------ */
+
+/* In-capsule data limit for @sqe on this queue (NVME-TCP-NOTES §1.8). */
+static uint32_t tcp_icd_limit(const struct tcp_queue *q, const struct nvmfd_sqe *sqe)
+{
+	if (!q->qp.connected || q->qp.qid == 0 || sqe->opc == NVMFD_ADMIN_FABRICS)
+		return tcp_max_u32(TCP_FABRICS_ICD, q->qp.qid ? q->port->cfg->inline_data_size : 0);
+	return q->port->cfg->inline_data_size;
+}
+
+static void tcp_req_fail(struct tcp_req *r, nvmfd_status_t status)
+{
+	r->state = TCP_REQ_EXEC;
+	nvmfd__tgt_req_complete(&r->req, status);
+}
+
+static void tcp_req_execute(struct tcp_req *r)
+{
+	r->state = TCP_REQ_EXEC;
+	nvmfd__tgt_req_execute(&r->req);
+}
+
+static int tcp_capsule_take(struct tcp_queue *q, struct tcp_req **out)
+{
+	const struct nvmfd_tcp_cmd *cmd = nvmfd_pdu_rx_hdr(&q->rx);
+	struct tcp_req *r;
+
+	r = tcp_req_get(q);
+	if (!r)
+		/* The host exceeded the queue depth it negotiated. */
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_PDU_SEQUENCE, 0, "no free command slot");
+	memcpy(&r->req.sqe, &cmd->sqe, sizeof(r->req.sqe));
+	r->state = TCP_REQ_RX_ICD;
+	TCP_STAT_ADD(q, cmds, 1);
+	*out = r;
+	return 0;
+}
+
+/* CapsuleCmd header with in-capsule data: decide where the data goes. */
+static int tcp_rx_cmd_hdr(struct tcp_queue *q, uint32_t dlen)
+{
+	const struct nvmfd_sgl_desc *sgl;
+	struct tcp_req *r;
+	int ret;
+
+	ret = tcp_capsule_take(q, &r);
+	if (ret)
+		return ret;
+	r->icd_len = dlen;
+	sgl = &r->req.sqe.dptr;
+	/* NVMe/TCP 1.0 §3.3.5 / NOTES §1.9: in-capsule data is described by
+	 * a Data Block descriptor, Offset subtype, offset 0 (ICDOFF 0). */
+	if (sgl->type != NVMFD_SGL_ID_INCAPSULE)
+		r->pre_status = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE) |
+				NVMFD_STATUS_DNR;
+	else if (le64toh(sgl->addr) != 0 || dlen > tcp_icd_limit(q, &r->req.sqe) ||
+		 dlen > r->req.data_cap)
+		r->pre_status = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_OFFSET) |
+				NVMFD_STATUS_DNR;
+	else if (le32toh(sgl->length) != dlen)
+		r->pre_status = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_DATA) |
+				NVMFD_STATUS_DNR;
+	if (!r->pre_status)
+		nvmfd_pdu_rx_set_data(&q->rx, r->req.data);
+	/* else: the receiver discards the data; the command fails at the end */
+	q->rx_req = r;
+	return 0;
+}
+
+/* H2CData header: NVMe/TCP 1.0 §3.6.2.7 and the nvmet checks (NOTES §1.7). */
+static int tcp_rx_h2c_hdr(struct tcp_queue *q, uint32_t dlen)
+{
+	const struct nvmfd_tcp_data *d = nvmfd_pdu_rx_hdr(&q->rx);
+	uint16_t ttag = le16toh(d->ttag);
+	uint32_t datao = le32toh(d->datao), datal = le32toh(d->datal);
+	struct tcp_req *r;
+
+	if (ttag >= q->nr_reqs || q->reqs[ttag].state != TCP_REQ_H2C)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				     offsetof(struct nvmfd_tcp_data, ttag), "H2CData with unknown TTAG");
+	r = &q->reqs[ttag];
+	if (le16toh(d->cccid) != r->req.sqe.cid)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				     offsetof(struct nvmfd_tcp_data, cccid), "H2CData CCCID mismatch");
+	if (datal != dlen)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				     offsetof(struct nvmfd_tcp_data, datal),
+				     "H2CData DATAL differs from PDU data length");
+	if (datal > q->maxh2cdata)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_DATA_LIMIT_EXCEEDED,
+				     offsetof(struct nvmfd_tcp_data, datal), "H2CData over MAXH2CDATA");
+	if (datao != r->h2c_rcvd || (uint64_t)datao + datal > r->req.data_len)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_DATA_OUT_OF_RANGE,
+				     offsetof(struct nvmfd_tcp_data, datao),
+				     "H2CData outside the R2T window");
+	nvmfd_pdu_rx_set_data(&q->rx, (uint8_t *)r->req.data + datao);
+	q->rx_req = r;
+	return 0;
+}
+
+static int tcp_rx_hdr(struct tcp_queue *q)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&q->rx);
+	uint32_t dlen = nvmfd_pdu_rx_data_len(&q->rx);
+
+	q->rx_hdr_seen = true;
+	if (q->state == TCP_Q_IC_WAIT && ch->type != NVMFD_TCP_ICREQ)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_PDU_SEQUENCE, 0, "PDU before ICReq");
+	switch (ch->type) {
+	case NVMFD_TCP_CMD:
+		return tcp_rx_cmd_hdr(q, dlen);
+	case NVMFD_TCP_H2C_DATA:
+		return tcp_rx_h2c_hdr(q, dlen);
+	default:
+		return 0; /* H2CTermReq error data: discarded */
+	}
+}
+
+/* ICReq: NVMe/TCP 1.0 §3.6.2.2 and NOTES §1.4. */
+static int tcp_rx_icreq(struct tcp_queue *q)
+{
+	const struct nvmfd_tcp_icreq *ic = nvmfd_pdu_rx_hdr(&q->rx);
+	const struct nvmfd_cfg_port *pc = q->port->cfg;
+	uint32_t max_data;
+	uint8_t dgst;
+
+	if (q->state != TCP_Q_IC_WAIT)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_PDU_SEQUENCE, 0, "second ICReq");
+	if (le16toh(ic->pfv) != NVMFD_TCP_PFV_1_0)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_UNSUPPORTED_PARAM,
+				     offsetof(struct nvmfd_tcp_icreq, pfv), "ICReq PFV not 0");
+	/* We never pad C2H data (like nvmet, unlike SPDK): HPDA must be 0. */
+	if (ic->hpda != 0)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_UNSUPPORTED_PARAM,
+				     offsetof(struct nvmfd_tcp_icreq, hpda), "ICReq HPDA not 0");
+	dgst = ic->dgst & (NVMFD_TCP_DGST_HDR | NVMFD_TCP_DGST_DATA);
+	q->maxr2t = le32toh(ic->maxr2t);
+	q->hdgst = dgst & NVMFD_TCP_DGST_HDR;
+	q->ddgst = dgst & NVMFD_TCP_DGST_DATA;
+	/* Echo the digests the host asked for, CPDA 0 (Linux hosts reject others). */
+	q->ctrl_len = (uint32_t)nvmfd_pdu_build_icresp(q->ctrl_pdu, 0, dgst, q->maxh2cdata);
+	q->ctrl_sent = 0;
+	max_data = tcp_max_u32(q->maxh2cdata, tcp_max_u32(pc->inline_data_size, TCP_FABRICS_ICD));
+	nvmfd_pdu_rx_ic_done(&q->rx, q->hdgst, q->ddgst, max_data);
+	q->state = TCP_Q_LIVE;
+	return 0;
+}
+
+static int tcp_rx_cmd(struct tcp_queue *q)
+{
+	struct tcp_req *r = q->rx_hdr_seen ? q->rx_req : NULL;
+	const struct nvmfd_sgl_desc *sgl;
+	nvmfd_status_t st;
+	int ret;
+
+	if (!r) {
+		ret = tcp_capsule_take(q, &r);
+		if (ret)
+			return ret;
+	}
+	if (r->pre_status) {
+		tcp_req_fail(r, r->pre_status);
+		return 0;
+	}
+	sgl = &r->req.sqe.dptr;
+	r->req.in_capsule = r->icd_len > 0;
+	r->req.data_len = r->icd_len;
+	st = nvmfd__tgt_req_init(&r->req);
+	if (st) {
+		tcp_req_fail(r, st);
+		return 0;
+	}
+	if (r->req.xfer == NVMFD_XFER_NONE)
+		r->req.data_len = 0;
+	if (r->req.data_len > r->req.data_cap) {
+		tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD) |
+					NVMFD_STATUS_DNR);
+		return 0;
+	}
+	if (r->icd_len) {
+		/* NOTES §1.8: in-capsule data on a non-write is INVALID_FIELD. */
+		if (r->req.xfer != NVMFD_XFER_H2C)
+			tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD) |
+						NVMFD_STATUS_DNR);
+		else if (r->req.data_len != r->icd_len)
+			tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_DATA) |
+						NVMFD_STATUS_DNR);
+		else
+			tcp_req_execute(r);
+		return 0;
+	}
+	if (r->req.data_len && sgl->type != NVMFD_SGL_ID_TRANSPORT) {
+		/* Data that is not in the capsule moves by C2HData / R2T and
+		 * needs a Transport Data Block descriptor (NOTES §1.9). */
+		tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE) |
+					NVMFD_STATUS_DNR);
+		return 0;
+	}
+	if (r->req.xfer == NVMFD_XFER_H2C && r->req.data_len) {
+		/* One R2T for the whole length, TTAG = slot (as nvmet). */
+		r->state = TCP_REQ_R2T;
+		r->phase = TCP_TX_R2T;
+		tcp_tx_push(q, r);
+		return 0;
+	}
+	tcp_req_execute(r);
+	return 0;
+}
+
+static int tcp_rx_h2c(struct tcp_queue *q)
+{
+	const struct nvmfd_tcp_data *d = nvmfd_pdu_rx_hdr(&q->rx);
+	struct tcp_req *r = q->rx_req;
+	bool last = d->ch.flags & NVMFD_TCP_F_DATA_LAST;
+
+	if (!q->rx_hdr_seen || !r)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				     offsetof(struct nvmfd_tcp_data, datal), "H2CData without data");
+	r->h2c_rcvd += le32toh(d->datal);
+	if (r->h2c_rcvd == r->req.data_len) {
+		if (!last)
+			return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+					     offsetof(struct nvmfd_tcp_ch, flags),
+					     "final H2CData without LAST_PDU");
+		tcp_req_execute(r);
+	} else if (last) {
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				     offsetof(struct nvmfd_tcp_ch, flags),
+				     "LAST_PDU before the end of the R2T");
+	}
+	return 0;
+}
+
+static int tcp_rx_pdu(struct tcp_queue *q)
+{
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&q->rx);
+	int ret;
+
+	TCP_STAT_ADD(q, pdus_rx, 1);
+	if (q->state == TCP_Q_IC_WAIT && ch->type != NVMFD_TCP_ICREQ)
+		return tcp_fatal_cur(q, NVMFD_TCP_FES_PDU_SEQUENCE, 0, "PDU before ICReq");
+	switch (ch->type) {
+	case NVMFD_TCP_ICREQ:
+		ret = tcp_rx_icreq(q);
+		break;
+	case NVMFD_TCP_CMD:
+		ret = tcp_rx_cmd(q);
+		break;
+	case NVMFD_TCP_H2C_DATA:
+		ret = tcp_rx_h2c(q);
+		break;
+	case NVMFD_TCP_H2C_TERM:
+		NVMFD_INFO(TCP_COMP, "queue %u qid %u peer %s: H2CTermReq received, closing",
+			   q->id, q->qp.qid, q->qp.peer_addr);
+		q->state = TCP_Q_CLOSING;
+		ret = -ECONNRESET;
+		break;
+	default:
+		ret = tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
+				    offsetof(struct nvmfd_tcp_ch, type), "unexpected PDU type");
+		break;
+	}
+	q->rx_hdr_seen = false;
+	q->rx_req = NULL;
+	return ret;
+}
+
+static int tcp_rx_event(struct tcp_queue *q, enum nvmfd_pdu_ev ev, bool *pdu_done)
+{
+	switch (ev) {
+	case NVMFD_PDU_EV_NEED_MORE:
+		return 0;
+	case NVMFD_PDU_EV_HDR:
+		return tcp_rx_hdr(q);
+	case NVMFD_PDU_EV_PDU:
+		*pdu_done = true;
+		return tcp_rx_pdu(q);
+	case NVMFD_PDU_EV_ERROR:
+	default:
+		return tcp_fatal_codec(q);
+	}
+}
+
+/*
+ * Receive and process PDUs until the socket is drained or the rx budget is
+ * spent. Bytes go to the bounce buffer and are fed to the codec; once a
+ * PDU's data has a destination and enough of it is outstanding, they are
+ * received straight into the command slot (no copy).
+ * Return: 0, or -errno / -EPROTO when the connection must close.
+ */
+static int tcp_rx(struct tcp_queue *q, bool *progress)
+{
+	nvmfd_budget_start_slice(&q->rx_budget);
+	while (q->state == TCP_Q_IC_WAIT || q->state == TCP_Q_LIVE) {
+		enum nvmfd_pdu_ev ev;
+		bool pdu_done = false;
+		uint8_t *ptr;
+		size_t want, used;
+		ssize_t n;
+		int ret;
+
+		if (!nvmfd_budget_left(&q->rx_budget)) {
+			TCP_STAT_ADD(q, rx_budget_exhausted, 1);
+			*progress = true; /* more may be waiting: come back */
+			return 0;
+		}
+		if (q->bounce_off < q->bounce_len) {
+			ev = nvmfd_pdu_rx_feed(&q->rx, q->bounce + q->bounce_off,
+					       q->bounce_len - q->bounce_off, &used);
+			q->bounce_off += (uint32_t)used;
+			ret = tcp_rx_event(q, ev, &pdu_done);
+			if (ret)
+				return ret;
+			if (pdu_done)
+				nvmfd_budget_charge(&q->rx_budget, 0, 1);
+			continue;
+		}
+		want = nvmfd_pdu_rx_want(&q->rx, &ptr);
+		if (!want)
+			return tcp_fatal_codec(q);
+		if (ptr && want >= TCP_RX_DIRECT_MIN) {
+			n = nvmfd__sock_recv(q->fd, ptr, want);
+		} else {
+			n = nvmfd__sock_recv(q->fd, q->bounce, TCP_RX_BOUNCE);
+		}
+		if (n == -EAGAIN)
+			return 0;
+		if (n == 0)
+			return -ECONNRESET; /* orderly EOF from the host */
+		if (n < 0)
+			return (int)n;
+		*progress = true;
+		TCP_STAT_ADD(q, bytes_rx, n);
+		nvmfd_budget_charge(&q->rx_budget, (uint64_t)n, 0);
+		if (ptr && want >= TCP_RX_DIRECT_MIN) {
+			ev = nvmfd_pdu_rx_advance(&q->rx, (size_t)n);
+			ret = tcp_rx_event(q, ev, &pdu_done);
+			if (ret)
+				return ret;
+			if (pdu_done)
+				nvmfd_budget_charge(&q->rx_budget, 0, 1);
+		} else {
+			q->bounce_off = 0;
+			q->bounce_len = (uint32_t)n;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit path                                                       */
+/* ------------------------------------------------------------------ */
+
+static void tcp_build_pdu(struct tcp_queue *q, struct tcp_req *r)
+{
+	const struct nvmfd_tgt_req *req = &r->req;
+	uint32_t len;
+	uint8_t flags;
+
+	r->pdu_dlen = 0;
+	r->pdu_data = NULL;
+	r->pdu_last = false;
+	switch (r->phase) {
+	case TCP_TX_R2T:
+		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_r2t(r->hdr, req->sqe.cid, req->slot, 0,
+							    req->data_len, q->hdgst);
+		r->pdu_last = true;
+		break;
+	case TCP_TX_C2H:
+		len = tcp_min_u32(req->data_len - r->c2h_off, q->c2h_chunk);
+		flags = 0;
+		if (r->c2h_off + len == req->data_len) {
+			flags |= NVMFD_TCP_F_DATA_LAST;
+			if (r->c2h_success) {
+				flags |= NVMFD_TCP_F_DATA_SUCCESS;
+				r->pdu_last = true;
+			}
+		}
+		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags,
+							     req->sqe.cid, 0, r->c2h_off, len,
+							     q->hdgst, q->ddgst);
+		r->pdu_data = (const uint8_t *)req->data + r->c2h_off;
+		r->pdu_dlen = len;
+		if (q->ddgst) {
+			uint32_t dg = htole32(nvmfd_digest(r->pdu_data, len));
+
+			memcpy(r->ddgst, &dg, sizeof(dg));
+		}
+		break;
+	case TCP_TX_RSP:
+	default:
+		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_rsp(r->hdr, &req->cqe, q->hdgst);
+		r->pdu_last = true;
+		break;
+	}
+	r->pdu_total = r->pdu_hlen + r->pdu_dlen + (q->ddgst && r->pdu_dlen ? NVMFD_TCP_DIGEST_LEN : 0);
+	r->pdu_sent = 0;
+	r->pdu_built = true;
+}
+
+/* The iovecs of the unsent rest of @r's PDU. */
+static int tcp_pdu_iov(const struct tcp_req *r, struct iovec iov[3])
+{
+	const struct {
+		const uint8_t *p;
+		uint32_t len;
+	} seg[3] = {
+		{ r->hdr, r->pdu_hlen },
+		{ r->pdu_data, r->pdu_dlen },
+		{ r->ddgst, r->pdu_total - r->pdu_hlen - r->pdu_dlen },
+	};
+	uint32_t skip = r->pdu_sent;
+	int n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (skip >= seg[i].len) {
+			skip -= seg[i].len;
+			continue;
+		}
+		iov[n].iov_base = (void *)(seg[i].p + skip);
+		iov[n].iov_len = seg[i].len - skip;
+		skip = 0;
+		n++;
+	}
+	return n;
+}
+
+/* One PDU of @r is on the wire: move the slot on. */
+static void tcp_pdu_done(struct tcp_queue *q, struct tcp_req *r)
+{
+	r->pdu_built = false;
+	switch (r->phase) {
+	case TCP_TX_R2T:
+		tcp_tx_pop(q);
+		r->h2c_rcvd = 0;
+		r->state = TCP_REQ_H2C;
+		TCP_STAT_ADD(q, r2ts, 1);
+		return;
+	case TCP_TX_C2H:
+		r->c2h_off += r->pdu_dlen;
+		if (r->c2h_off < r->req.data_len)
+			return;
+		if (!r->c2h_success) {
+			r->phase = TCP_TX_RSP;
+			return;
+		}
+		break;
+	case TCP_TX_RSP:
+	default:
+		break;
+	}
+	tcp_tx_pop(q);
+	TCP_STAT_ADD(q, completions, 1);
+	tcp_req_put(q, r);
+}
+
+static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress)
+{
+	while (q->ctrl_sent < q->ctrl_len) {
+		struct iovec iov = {
+			.iov_base = q->ctrl_pdu + q->ctrl_sent,
+			.iov_len = q->ctrl_len - q->ctrl_sent,
+		};
+		ssize_t n = nvmfd__sock_sendv(q->fd, &iov, 1, q->tx_head != NULL);
+
+		if (n == -EAGAIN) {
+			TCP_STAT_ADD(q, eagain_sends, 1);
+			q->tx_blocked = true;
+			return -EAGAIN;
+		}
+		if (n < 0)
+			return (int)n;
+		q->ctrl_sent += (uint32_t)n;
+		TCP_STAT_ADD(q, bytes_tx, n);
+		*progress = true;
+	}
+	if (q->ctrl_len) {
+		TCP_STAT_ADD(q, pdus_tx, 1);
+		q->ctrl_len = 0;
+		q->ctrl_sent = 0;
+	}
+	return 0;
+}
+
+/*
+ * Send queued PDUs until the queue is empty, the socket is full or the tx
+ * budget is spent; MSG_MORE while more PDUs are queued behind this one.
+ * Return: 0, or -errno when the connection must close.
+ */
+static int tcp_tx(struct tcp_queue *q, bool *progress)
+{
+	int ret;
+
+	q->tx_blocked = false;
+	if (q->ctrl_len) {
+		ret = tcp_tx_ctrl(q, progress);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret)
+			return ret;
+	}
+	nvmfd_budget_start_slice(&q->tx_budget);
+	while (q->tx_head) {
+		struct tcp_req *r = q->tx_head;
+		struct iovec iov[3];
+		bool more;
+		ssize_t n;
+		int cnt;
+
+		if (!nvmfd_budget_left(&q->tx_budget)) {
+			TCP_STAT_ADD(q, tx_budget_exhausted, 1);
+			*progress = true;
+			return 0;
+		}
+		if (!r->pdu_built)
+			tcp_build_pdu(q, r);
+		cnt = tcp_pdu_iov(r, iov);
+		more = !r->pdu_last || r->tx_next != NULL;
+		n = nvmfd__sock_sendv(q->fd, iov, cnt, more);
+		if (n == -EAGAIN) {
+			TCP_STAT_ADD(q, eagain_sends, 1);
+			q->tx_blocked = true;
+			return 0;
+		}
+		if (n < 0)
+			return (int)n;
+		*progress = true;
+		r->pdu_sent += (uint32_t)n;
+		TCP_STAT_ADD(q, bytes_tx, n);
+		nvmfd_budget_charge(&q->tx_budget, (uint64_t)n, 0);
+		if (r->pdu_sent < r->pdu_total)
+			continue;
+		TCP_STAT_ADD(q, pdus_tx, 1);
+		nvmfd_budget_charge(&q->tx_budget, 0, 1);
+		tcp_pdu_done(q, r);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Core callbacks                                                      */
+/* ------------------------------------------------------------------ */
+
+static void tcp_queue_response(struct nvmfd_tgt_req *req)
+{
+	struct tcp_req *r = tcp_r(req);
+	struct tcp_queue *q = tcp_q(req->qp);
+
+	if (q->state == TCP_Q_CLOSING || q->state == TCP_Q_DEAD) {
+		/* Nobody to answer: drop the response, recycle the slot. */
+		tcp_req_put(q, r);
+		return;
+	}
+	r->state = TCP_REQ_TX;
+	if (req->xfer == NVMFD_XFER_C2H && req->data_len && !nvmfd_cqe_status(&req->cqe)) {
+		r->phase = TCP_TX_C2H;
+		r->c2h_off = 0;
+		/* NOTES §1.6: SUCCESS only with SQ flow control disabled (the CQE
+		 * would carry SQHD otherwise) and a CQE that says nothing more. */
+		r->c2h_success = q->qp.sqflow_disabled && !req->cqe.result && !req->cqe.dw1;
+	} else {
+		r->phase = TCP_TX_RSP;
+	}
+	tcp_tx_push(q, r);
+}
+
+static void tcp_shutdown_queue(struct nvmfd_tgt_qp *qp)
+{
+	struct tcp_queue *q = tcp_q(qp);
+
+	__atomic_store_n(&q->shutdown, 1, __ATOMIC_RELEASE);
+	nvmfd_rt_queue_work(&q->io_work);
+}
+
+static void tcp_kick(struct nvmfd_tgt_qp *qp)
+{
+	struct tcp_queue *q = tcp_q(qp);
+
+	__atomic_add_fetch(&q->st.kicks, 1, __ATOMIC_RELAXED); /* any thread */
+	nvmfd_rt_queue_work(&q->io_work);
+}
+
+/* ------------------------------------------------------------------ */
+/* io_work                                                             */
+/* ------------------------------------------------------------------ */
+
+static void tcp_reap(struct tcp_queue *q, bool *progress)
+{
+	int n;
+
+	if (!nvmfd_bk_ring_inflight(q->ring))
+		return;
+	n = nvmfd_bk_ring_reap(q->ring, q->nr_reqs);
+	if (n > 0) {
+		TCP_STAT_ADD(q, cq_events, 1);
+		TCP_STAT_ADD(q, cq_completions, n);
+		*progress = true;
+	}
+}
+
+static void tcp_port_release(struct nvmfd_tcp_port *port, struct tcp_queue *q);
+
+/* Best effort: finish a half-sent PDU, then the C2HTermReq, once each. */
+static void tcp_send_term(struct tcp_queue *q)
+{
+	struct tcp_req *r = q->tx_head;
+	bool progress = false;
+
+	if (r && r->pdu_built && r->pdu_sent && r->pdu_sent < r->pdu_total) {
+		struct iovec iov[3];
+		int cnt = tcp_pdu_iov(r, iov);
+		ssize_t n = nvmfd__sock_sendv(q->fd, iov, cnt, true);
+
+		if (n < 0 || r->pdu_sent + (uint32_t)n < r->pdu_total)
+			return; /* a TermReq now would land inside a PDU */
+	}
+	tcp_tx_ctrl(q, &progress);
+}
+
+/*
+ * Tear the connection down (queue owner): stop readiness, let the backend
+ * finish what it holds, detach from the core, close the socket. Memory is
+ * freed later by the port's release work.
+ */
+static void tcp_queue_teardown(struct tcp_queue *q)
+{
+	struct nvmfd_rt *rt = q->port->rt;
+	char drain[512];
+
+	q->state = TCP_Q_CLOSING;
+	if (q->term_pending) {
+		tcp_send_term(q);
+		q->term_pending = false;
+	}
+	nvmfd_rt_unwatch_fd(&q->io_work, q->fd);
+	nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+	/* Backend ios hold slot buffers: wait for all of them (bounded by
+	 * the backend's own completion time). */
+	while (nvmfd_bk_ring_inflight(q->ring)) {
+		nvmfd_bk_ring_flush(q->ring);
+		if (nvmfd_bk_ring_reap(q->ring, q->nr_reqs) == 0) {
+			struct pollfd pfd = { .fd = q->ring_fd, .events = POLLIN };
+
+			poll(&pfd, 1, 10);
+		}
+	}
+	nvmfd__tgt_qp_drain_posted(&q->qp);
+	nvmfd__tgt_qp_destroy(&q->qp);
+	if (q->placed) {
+		nvmfd_rt_unplace(rt, q->io_cpu);
+		q->placed = false;
+	}
+	/* A graceful close: stop sending, read what the host already sent so
+	 * close() does not turn into a reset that could discard the TermReq. */
+	shutdown(q->fd, SHUT_WR);
+	for (int i = 0; i < 64 && nvmfd__sock_recv(q->fd, drain, sizeof(drain)) > 0; i++)
+		;
+	close(q->fd);
+	q->fd = -1;
+	q->state = TCP_Q_DEAD;
+	tcp_port_release(q->port, q);
+}
+
+static int tcp_rearm(struct tcp_queue *q)
+{
+	uint32_t ev = EPOLLIN;
+	int ret;
+
+	if (q->tx_blocked)
+		ev |= EPOLLOUT;
+	ret = nvmfd_rt_watch_fd(&q->io_work, q->fd, ev);
+	if (ret)
+		return ret;
+	TCP_STAT_ADD(q, rearms, 1);
+	return nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+}
+
+/*
+ * One bounded io_work pass (NOTES §3.1, DESIGN "Execution model"): rx up to
+ * its budget, reap completions, tx up to its budget, repeated while
+ * something progressed and the pass deadline has not passed; then either
+ * re-queue (work left, or idle polling) or re-arm readiness and return.
+ */
+static void tcp_io_work(struct nvmfd_work *w)
+{
+	struct tcp_queue *q = container_of(w, struct tcp_queue, io_work);
+	bool progress, any = false;
+	int ret = 0;
+
+	if (q->state == TCP_Q_DEAD)
+		return;
+	TCP_STAT_ADD(q, passes, 1);
+	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
+				tcp_exec(q)->io_work_deadline_us ?: TCP_DEF_DEADLINE_US);
+	do {
+		if (__atomic_load_n(&q->shutdown, __ATOMIC_ACQUIRE))
+			goto teardown;
+		progress = false;
+		ret = tcp_rx(q, &progress);
+		if (ret)
+			goto teardown;
+		nvmfd_bk_ring_flush(q->ring);
+		tcp_reap(q, &progress);
+		if (nvmfd__tgt_qp_drain_posted(&q->qp) > 0)
+			progress = true;
+		ret = tcp_tx(q, &progress);
+		if (ret)
+			goto teardown;
+		any |= progress;
+	} while (progress && !nvmfd_budget_expired(&q->rx_budget, nvmfd_now_ns()));
+
+	if (progress) {
+		/* Deadline spent with work left: yield the worker, come back. */
+		TCP_STAT_ADD(q, deadline_exhausted, 1);
+		TCP_STAT_ADD(q, requeues, 1);
+		nvmfd_idle_poll_update(&q->idle, true, nvmfd_now_ns());
+		nvmfd_rt_queue_work(&q->io_work);
+		return;
+	}
+	if (nvmfd_idle_poll_update(&q->idle, any, nvmfd_now_ns())) {
+		TCP_STAT_ADD(q, idle_polls, 1);
+		TCP_STAT_ADD(q, requeues, 1);
+		nvmfd_rt_queue_work(&q->io_work);
+		return;
+	}
+	ret = tcp_rearm(q);
+	if (!ret)
+		return;
+	NVMFD_ERR_RATELIMIT(TCP_COMP, "queue %u qid %u peer %s: cannot watch socket: %s", q->id,
+			    q->qp.qid, q->qp.peer_addr, strerror(-ret));
+
+teardown:
+	if (ret && ret != -EPROTO && ret != -ECONNRESET && ret != -EPIPE)
+		NVMFD_INFO(TCP_COMP, "queue %u qid %u peer %s: connection error: %s", q->id,
+			   q->qp.qid, q->qp.peer_addr, strerror(-ret));
+	tcp_queue_teardown(q);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue creation and release                                          */
+/* ------------------------------------------------------------------ */
+
+static void tcp_queue_free(struct tcp_queue *q)
+{
+	if (q->ring)
+		nvmfd_bk_ring_destroy(&q->ring);
+	if (q->data)
+		munmap(q->data, q->data_size);
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->bounce);
+	free(q->reqs);
+	free(q);
+}
+
+static void tcp_release_work(struct nvmfd_work *w)
+{
+	struct nvmfd_tcp_port *port = container_of(w, struct nvmfd_tcp_port, release_work);
+
+	for (;;) {
+		struct tcp_queue *q;
+
+		pthread_mutex_lock(&port->lock);
+		q = port->dead;
+		if (!q) {
+			pthread_mutex_unlock(&port->lock);
+			return;
+		}
+		port->dead = q->dead_next;
+		if (q->prev)
+			q->prev->next = q->next;
+		else
+			port->queues = q->next;
+		if (q->next)
+			q->next->prev = q->prev;
+		pthread_mutex_unlock(&port->lock);
+
+		nvmfd_rt_work_cancel_sync(&q->io_work);
+		tcp_queue_free(q);
+
+		pthread_mutex_lock(&port->lock);
+		port->nr_queues--;
+		pthread_cond_broadcast(&port->cond);
+		pthread_mutex_unlock(&port->lock);
+	}
+}
+
+static void tcp_port_release(struct nvmfd_tcp_port *port, struct tcp_queue *q)
+{
+	pthread_mutex_lock(&port->lock);
+	q->dead_next = port->dead;
+	port->dead = q;
+	pthread_mutex_unlock(&port->lock);
+	nvmfd_rt_queue_work(&port->release_work);
+}
+
+static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
+{
+	const struct nvmfd_cfg *gcfg = port->gcfg;
+	const struct nvmfd_cfg_port *pc = port->cfg;
+	uint32_t qsize = pc->max_queue_size ? pc->max_queue_size : TCP_DEF_QUEUE_SIZE;
+	struct nvmfd_pdu_rx_opts opts = { .role = NVMFD_PDU_ROLE_CTRL };
+	struct tcp_queue *q;
+	uint32_t slot;
+	int incoming, ret;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fd = fd;
+	q->port = port;
+	q->ring_fd = -1;
+	q->nr_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
+	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
+	q->bounce = malloc(TCP_RX_BOUNCE);
+	if (!q->reqs || !q->bounce) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	/* A slot holds the largest transfer: MDTS, or in-capsule data. */
+	slot = tcp_max_u32(nvmfd__tgt_max_io_size(port->tgt),
+			   tcp_max_u32(pc->inline_data_size, TCP_FABRICS_ICD));
+	slot = (slot + 4095u) & ~4095u;
+	q->slot_size = slot;
+	q->data_size = (size_t)slot * q->nr_reqs;
+	q->data = mmap(NULL, q->data_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (q->data == MAP_FAILED) {
+		q->data = NULL;
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = nvmfd_bk_ring_create(q->nr_reqs, gcfg->exec.backend_poll, &q->ring);
+	if (ret)
+		goto out_free;
+	q->ring_fd = nvmfd_bk_ring_event_fd(q->ring);
+
+	q->maxh2cdata = gcfg->maxh2cdata;
+	if (q->maxh2cdata < NVMFD_TCP_MIN_MAXH2CDATA)
+		q->maxh2cdata = NVMFD_TCP_MIN_MAXH2CDATA;
+	q->maxh2cdata &= ~3u; /* NVMe/TCP 1.0 §3.6.2.3: a multiple of dwords */
+	q->c2h_chunk = q->maxh2cdata;
+	opts.max_data = tcp_max_u32(q->maxh2cdata, tcp_max_u32(pc->inline_data_size,
+								TCP_FABRICS_ICD));
+	nvmfd_pdu_rx_init(&q->rx, &opts);
+	nvmfd_idle_poll_init(&q->idle, gcfg->exec.idle_poll_us);
+	nvmfd_budget_init(&q->rx_budget, gcfg->exec.rx_budget_bytes, gcfg->exec.rx_budget_pdus);
+	nvmfd_budget_init(&q->tx_budget, gcfg->exec.tx_budget_bytes, gcfg->exec.tx_budget_pdus);
+
+	nvmfd__tgt_qp_init(&q->qp, port->tgt, pc, &tcp_xprt_ops);
+	q->qp.ring = q->ring;
+	if (nvmfd__sock_local_addr(fd, q->qp.local_addr, sizeof(q->qp.local_addr)))
+		snprintf(q->qp.local_addr, sizeof(q->qp.local_addr), "%.63s", pc->traddr);
+	if (nvmfd__sock_peer_addr(fd, q->qp.peer_addr, sizeof(q->qp.peer_addr)))
+		snprintf(q->qp.peer_addr, sizeof(q->qp.peer_addr), "?");
+
+	q->free_head = UINT32_MAX;
+	for (uint32_t i = q->nr_reqs; i-- > 0;) {
+		struct tcp_req *r = &q->reqs[i];
+
+		r->req.qp = &q->qp;
+		r->req.slot = (uint16_t)i;
+		r->req.data = q->data + (size_t)i * slot;
+		r->req.data_cap = slot;
+		r->req.xprt = q;
+		tcp_req_put(q, r);
+	}
+
+	/* Placement: the qid is not known before Connect, so rr uses a
+	 * per-port counter in its place (NOTES §3.1: nvmet's old last_cpu). */
+	incoming = nvmfd__sock_incoming_cpu(fd);
+	q->io_cpu = nvmfd_rt_place(port->rt, gcfg->exec.place,
+				   __atomic_add_fetch(&port->rr, 1, __ATOMIC_RELAXED),
+				   NULL, incoming < 0 ? -1 : incoming);
+	q->placed = true;
+	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
+	q->state = TCP_Q_IC_WAIT;
+
+	pthread_mutex_lock(&port->lock);
+	if (__atomic_load_n(&port->stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&port->lock);
+		ret = -ESHUTDOWN;
+		goto out_destroy_qp;
+	}
+	q->id = port->next_id++;
+	q->next = port->queues;
+	if (port->queues)
+		port->queues->prev = q;
+	port->queues = q;
+	port->nr_queues++;
+	pthread_mutex_unlock(&port->lock);
+
+	NVMFD_DBG(TCP_COMP, "queue %u: connection from %s on cpu %d", q->id, q->qp.peer_addr,
+		  q->io_cpu);
+	/* The first pass finds nothing (or the ICReq) and arms readiness. */
+	nvmfd_rt_queue_work(&q->io_work);
+	return 0;
+
+out_destroy_qp:
+	nvmfd__tgt_qp_destroy(&q->qp);
+	nvmfd_rt_unplace(port->rt, q->io_cpu);
+out_free:
+	q->fd = -1; /* the caller closes it */
+	tcp_queue_free(q);
+	return ret;
+}
+
+static void tcp_accept_work(struct nvmfd_work *w)
+{
+	struct nvmfd_tcp_port *port = container_of(w, struct nvmfd_tcp_port, accept_work);
+	int i, fd, ret;
+
+	for (i = 0; i < TCP_ACCEPT_BATCH; i++) {
+		if (__atomic_load_n(&port->stopping, __ATOMIC_ACQUIRE))
+			return;
+		ret = nvmfd__sock_accept(port->lfd, &fd);
+		if (ret == -EAGAIN)
+			break;
+		if (ret) {
+			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
+			if (ret != -ECONNABORTED)
+				NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: accept: %s",
+						     port->cfg->portid, strerror(-ret));
+			break;
+		}
+		__atomic_add_fetch(&port->accepted, 1, __ATOMIC_RELAXED);
+		ret = tcp_queue_create(port, fd);
+		if (ret) {
+			if (ret != -ESHUTDOWN)
+				NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: cannot set up a queue: %s",
+						     port->cfg->portid, strerror(-ret));
+			close(fd);
+		}
+	}
+	if (i == TCP_ACCEPT_BATCH) {
+		nvmfd_rt_queue_work(&port->accept_work);
+		return;
+	}
+	ret = nvmfd_rt_watch_fd(&port->accept_work, port->lfd, EPOLLIN);
+	if (ret)
+		NVMFD_ERR(TCP_COMP, "port %u: cannot watch the listener: %s", port->cfg->portid,
+			  strerror(-ret));
+}
+
+/* ------------------------------------------------------------------ */
+/* Port API (xprt.h)                                                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * nvmfd__tcp_port_create() - bind and listen for one configured port.
+ * @tgt:  the target (borrowed for the port's lifetime).
+ * @cfg:  port configuration (borrowed for the port's lifetime); trsvcid
+ *        "0" binds an ephemeral port, see nvmfd__tcp_port_bound_port().
+ * @out:  out: the port.
+ * Return: 0, -ENOMEM, -EINVAL (traddr/trsvcid not numeric), -errno from
+ *         socket/bind/listen (e.g. -EADDRINUSE). A message naming the port
+ *         is logged on failure.
+ * Context: control thread.
+ */
+int nvmfd__tcp_port_create(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
+			   struct nvmfd_tcp_port **out)
+{
+	struct nvmfd_tcp_port *port;
+	int ret;
+
+	port = calloc(1, sizeof(*port));
+	if (!port)
+		return -ENOMEM;
+	port->tgt = tgt;
+	port->cfg = cfg;
+	port->gcfg = nvmfd__tgt_cfg(tgt);
+	port->lfd = -1;
+	ret = nvmfd__sock_listen(cfg->traddr, cfg->trsvcid, NVMFD_SOCK_BACKLOG, &port->lfd,
+				 &port->bound);
+	if (ret) {
+		NVMFD_ERR(TCP_COMP, "port %u %s:%s: %s", cfg->portid, cfg->traddr, cfg->trsvcid,
+			  strerror(-ret));
+		goto out_free;
+	}
+	ret = -pthread_mutex_init(&port->lock, NULL);
+	if (ret)
+		goto out_close;
+	ret = -pthread_cond_init(&port->cond, NULL);
+	if (ret)
+		goto out_destroy_lock;
+	NVMFD_INFO(TCP_COMP, "port %u listening on %s:%u", cfg->portid, cfg->traddr, port->bound);
+	*out = port;
+	return 0;
+
+out_destroy_lock:
+	pthread_mutex_destroy(&port->lock);
+out_close:
+	close(port->lfd);
+out_free:
+	free(port);
+	return ret;
+}
+
+/**
+ * nvmfd__tcp_port_start() - start accepting on the target's runtime.
+ * @port: a port from nvmfd__tcp_port_create().
+ * Return: 0, -EALREADY if started, -EINVAL if the target has no runtime yet,
+ *         -errno from nvmfd_rt_watch_fd().
+ * Context: control thread, after the runtime was created.
+ */
+int nvmfd__tcp_port_start(struct nvmfd_tcp_port *port)
+{
+	int ret;
+
+	if (port->started)
+		return -EALREADY;
+	port->rt = nvmfd__tgt_rt(port->tgt);
+	if (!port->rt)
+		return -EINVAL;
+	nvmfd_work_init(&port->accept_work, port->rt, tcp_accept_work, 0);
+	nvmfd_work_init(&port->release_work, port->rt, tcp_release_work, 0);
+	ret = nvmfd_rt_watch_fd(&port->accept_work, port->lfd, EPOLLIN);
+	if (ret) {
+		NVMFD_ERR(TCP_COMP, "port %u: cannot watch the listener: %s", port->cfg->portid,
+			  strerror(-ret));
+		return ret;
+	}
+	port->started = true;
+	return 0;
+}
+
+/**
+ * nvmfd__tcp_port_bound_port() - the TCP port actually bound (host order).
+ * Context: any thread.
+ */
+uint16_t nvmfd__tcp_port_bound_port(const struct nvmfd_tcp_port *port)
+{
+	return port ? port->bound : 0;
+}
+
+/**
+ * nvmfd__tcp_port_destroy() - stop accepting, shut every queue of the port
+ * down, wait until they are released, close the listener; NULLs *@pp.
+ * @pp: the port (NULL or *NULL: nothing to do).
+ * Context: control thread, never a runtime worker; the runtime must still
+ * be running when the port was started.
+ */
+void nvmfd__tcp_port_destroy(struct nvmfd_tcp_port **pp)
+{
+	struct nvmfd_tcp_port *port = pp ? *pp : NULL;
+	struct tcp_queue *q;
+
+	if (!port)
+		return;
+	*pp = NULL;
+	__atomic_store_n(&port->stopping, 1, __ATOMIC_RELEASE);
+	if (port->started) {
+		nvmfd_rt_unwatch_fd(&port->accept_work, port->lfd);
+		nvmfd_rt_work_cancel_sync(&port->accept_work);
+		nvmfd_rt_unwatch_fd(&port->accept_work, port->lfd);
+		pthread_mutex_lock(&port->lock);
+		for (q = port->queues; q; q = q->next)
+			tcp_shutdown_queue(&q->qp);
+		while (port->nr_queues)
+			pthread_cond_wait(&port->cond, &port->lock);
+		pthread_mutex_unlock(&port->lock);
+		nvmfd_rt_work_cancel_sync(&port->release_work);
+	}
+	close(port->lfd);
+	pthread_cond_destroy(&port->cond);
+	pthread_mutex_destroy(&port->lock);
+	free(port);
+}
+
+static void tcp_json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void tcp_queue_json(struct tcp_queue *q, FILE *out)
+{
+	uint64_t ev = TCP_STAT_LOAD(q, cq_events), cmpl = TCP_STAT_LOAD(q, cq_completions);
+
+	fprintf(out, "{\"id\":%u,\"qid\":%u,\"io_cpu\":%d,\"peer\":", q->id,
+		__atomic_load_n(&q->qp.qid, __ATOMIC_RELAXED), q->io_cpu);
+	tcp_json_str(out, q->qp.peer_addr);
+	fprintf(out,
+		",\"pdus_rx\":%" PRIu64 ",\"bytes_rx\":%" PRIu64 ",\"pdus_tx\":%" PRIu64
+		",\"bytes_tx\":%" PRIu64 ",\"commands\":%" PRIu64 ",\"completions\":%" PRIu64
+		",\"r2ts\":%" PRIu64 ",\"passes\":%" PRIu64 ",\"rx_budget_exhausted\":%" PRIu64
+		",\"tx_budget_exhausted\":%" PRIu64 ",\"deadline_exhausted\":%" PRIu64
+		",\"requeues\":%" PRIu64 ",\"idle_polls\":%" PRIu64 ",\"rearms\":%" PRIu64
+		",\"eagain_sends\":%" PRIu64 ",\"completion_events\":%" PRIu64
+		",\"backend_completions\":%" PRIu64 ",\"completions_per_event\":%.2f"
+		",\"kicks\":%" PRIu64 "}",
+		TCP_STAT_LOAD(q, pdus_rx), TCP_STAT_LOAD(q, bytes_rx), TCP_STAT_LOAD(q, pdus_tx),
+		TCP_STAT_LOAD(q, bytes_tx), TCP_STAT_LOAD(q, cmds), TCP_STAT_LOAD(q, completions),
+		TCP_STAT_LOAD(q, r2ts), TCP_STAT_LOAD(q, passes),
+		TCP_STAT_LOAD(q, rx_budget_exhausted), TCP_STAT_LOAD(q, tx_budget_exhausted),
+		TCP_STAT_LOAD(q, deadline_exhausted), TCP_STAT_LOAD(q, requeues),
+		TCP_STAT_LOAD(q, idle_polls), TCP_STAT_LOAD(q, rearms),
+		TCP_STAT_LOAD(q, eagain_sends), ev, cmpl, ev ? (double)cmpl / (double)ev : 0.0,
+		TCP_STAT_LOAD(q, kicks));
+}
+
+/**
+ * nvmfd__tcp_port_stats_json() - write the port's counters and one object
+ * per live queue as a JSON object (no trailing newline) on @out.
+ * Return: 0, -EIO when writing failed.
+ * Context: any thread; takes the port lock (control path only).
+ */
+int nvmfd__tcp_port_stats_json(struct nvmfd_tcp_port *port, FILE *out)
+{
+	struct tcp_queue *q;
+	bool first = true;
+
+	fprintf(out, "{\"portid\":%u,\"traddr\":", port->cfg->portid);
+	tcp_json_str(out, port->cfg->traddr);
+	fprintf(out, ",\"trsvcid\":%u,\"accepted\":%" PRIu64 ",\"accept_errors\":%" PRIu64,
+		port->bound, __atomic_load_n(&port->accepted, __ATOMIC_RELAXED),
+		__atomic_load_n(&port->accept_errors, __ATOMIC_RELAXED));
+	pthread_mutex_lock(&port->lock);
+	fprintf(out, ",\"nr_queues\":%u,\"queues\":[", port->nr_queues);
+	for (q = port->queues; q; q = q->next) {
+		if (!first)
+			fputc(',', out);
+		first = false;
+		tcp_queue_json(q, out);
+	}
+	pthread_mutex_unlock(&port->lock);
+	fputs("]}", out);
+	return ferror(out) ? -EIO : 0;
+}
