@@ -28,6 +28,14 @@
 #define NVMFD_CFG_MAX_REFERRALS 8
 #define NVMFD_CFG_ERRLEN 256
 
+/* Defaults (nvmfd_cfg_init_defaults(), nvmfd_cfg_port_init()). */
+#define NVMFD_CFG_DEF_KATO_GRACE_MS 1000u
+#define NVMFD_CFG_DEF_MAX_IO_SIZE (1u << 20)
+#define NVMFD_CFG_DEF_MAXH2CDATA (128u << 10)
+#define NVMFD_CFG_DEF_INLINE_DATA_SIZE 16384u
+#define NVMFD_CFG_DEF_MAX_QUEUE_SIZE 128u
+#define NVMFD_CFG_DEF_PORT "4420"
+
 struct nvmfd_cfg_port {
 	uint16_t portid;
 	uint8_t adrfam; /* NVMFD_ADRFAM_IPV4 / _IPV6 */
@@ -136,5 +144,59 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN]);
 
 /** nvmfd_cfg_write_json() - the effective config in nvmetcli format. */
 int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out);
+
+/*
+ * Additive helpers (used by the daemon's option parser and by load_json).
+ * Context for all: any thread; no global state.
+ */
+
+/**
+ * nvmfd_cfg_port_init() - zero @port and set its defaults (0.0.0.0:4420,
+ * inline_data_size 16384, max_queue_size 128, no subsystems).
+ * @port:   port to fill.
+ * @portid: its port id (1..65535).
+ */
+void nvmfd_cfg_port_init(struct nvmfd_cfg_port *port, uint16_t portid);
+
+/**
+ * nvmfd_cfg_subsys_init() - zero @s and set its defaults for @nqn: version
+ * 1.3, cntlid 1..0xffef, qid_max 128, model "nvmfd", serial from
+ * nvmfd_cfg_serial_from_nqn(), no hosts, no namespaces.
+ * @s:   subsystem to fill.
+ * @nqn: subsystem NQN (borrowed; copied). Syntax is checked by validate.
+ * @err: message on failure.
+ * Return: 0, or -EINVAL if @nqn does not fit in s->nqn.
+ */
+int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn,
+			  char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_serial_from_nqn() - default serial number: 16 lowercase hex
+ * digits of a 64-bit FNV-1a hash of @nqn (stable across runs and hosts).
+ */
+void nvmfd_cfg_serial_from_nqn(const char *nqn, char serial[21]);
+
+/**
+ * nvmfd_cfg_parse_size() - "4096", "256M", "1G", "16KiB" (binary units,
+ * K/M/G/T, optional "B"/"iB") into bytes.
+ * Return: 0, or -EINVAL (syntax, overflow).
+ */
+int nvmfd_cfg_parse_size(const char *s, uint64_t *out);
+
+/** nvmfd_cfg_parse_u64() - plain decimal number. Return: 0 or -EINVAL. */
+int nvmfd_cfg_parse_u64(const char *s, uint64_t *out);
+
+/**
+ * nvmfd_cfg_parse_cpus() - CPU list "0-3,8,10-11" into @set ("" = empty set,
+ * meaning all online CPUs). Return: 0, or -EINVAL with @err set.
+ */
+int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_parse_exec_mode() - "bound"/"unbound" -> enum nvmfd_rt_mode, or -EINVAL. */
+int nvmfd_cfg_parse_exec_mode(const char *s);
+/** nvmfd_cfg_parse_scope() - "cpu|smt|cache|numa|system" -> enum nvmfd_rt_scope, or -EINVAL. */
+int nvmfd_cfg_parse_scope(const char *s);
+/** nvmfd_cfg_parse_place() - "rr|least-loaded|incoming-cpu" -> enum nvmfd_rt_place, or -EINVAL. */
+int nvmfd_cfg_parse_place(const char *s);
 
 #endif /* NVMFD_CFG_H */

@@ -1,0 +1,948 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmfd - the NVMe-over-TCP target daemon: option parsing, configuration
+ * assembly, and the control loop (signals, periodic stats, control socket).
+ * All target logic lives in src/target; all config logic in src/cfg.
+ *
+ * Exit status: 0 clean shutdown (or --help/--version/--print-config),
+ * 1 runtime failure (e.g. address in use), 2 bad flag or bad configuration
+ * (exactly one message on stderr naming the flag or key; nothing listens).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cfg/cfg.h"
+#include "internal/log.h"
+#include "internal/target.h"
+
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+#define LOG_COMP "nvmfd"
+/* A control request is one short line; anything longer is not ours. */
+#define CTL_REQ_MAX 4096
+#define CTL_IO_TIMEOUT_MS 1000
+
+static const char *const default_args[] = {
+	"--listen",    "127.0.0.1:4420", "--subsystem",	     "nqn.2026-11.io.nvmfd:demo",
+	"--namespace", "ram:256M",	 "--allow-any-host",
+};
+
+static const char usage_text[] =
+"Usage: nvmfd [OPTION]...\n"
+"A user-space NVMe-over-TCP target. Exports RAM, null, file and block-device\n"
+"namespaces to NVMe/TCP hosts (e.g. Linux 'nvme connect -t tcp').\n"
+"\n"
+"With no configuration options (-c, -l, -s, -n, --allow-host, --allow-any-host,\n"
+"--serial, --model) nvmfd starts its embedded default:\n"
+"  --listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo\n"
+"  --namespace ram:256M --allow-any-host\n"
+"\n"
+"Configuration:\n"
+"  -c, --config FILE        load an nvmetcli saved config (JSON, as written by\n"
+"                           'nvmetcli saveconfig' or --print-config); may be\n"
+"                           repeated; applied before every other option\n"
+"  -l, --listen ADDR[:PORT] listen on a numeric address: A.B.C.D:PORT or\n"
+"                           [IPV6]:PORT; PORT defaults to 4420, 0 picks a free\n"
+"                           port; repeatable (one port id per listener)\n"
+"  -s, --subsystem NQN      add a subsystem (NQN starts with \"nqn.\", at most\n"
+"                           223 bytes); the following --namespace, --allow-host,\n"
+"                           --allow-any-host, --serial and --model apply to it;\n"
+"                           repeatable\n"
+"  -n, --namespace SPEC     add a namespace to the latest subsystem; repeatable.\n"
+"                           SPEC is one of\n"
+"                             ram:SIZE       anonymous memory, lost at exit\n"
+"                             null:SIZE      reads return zeroes, writes dropped\n"
+"                             file:PATH      regular file (must exist unless\n"
+"                                            size= is given)\n"
+"                             bdev:PATH      block device (O_DIRECT)\n"
+"                           followed by options ',name=value':\n"
+"                             size=SIZE      file: create/extend to SIZE\n"
+"                             direct         file: open with O_DIRECT\n"
+"                             bs=512|4096    logical block size (not bdev)\n"
+"                             nsid=N         namespace id 1..1024 (default:\n"
+"                                            next free in the subsystem)\n"
+"                             uuid=UUID, nguid=UUID   identifiers\n"
+"                           SIZE takes binary K, M, G, T suffixes (256M = 256 MiB)\n"
+"      --allow-host NQN     allow host NQN to connect to the latest subsystem;\n"
+"                           repeatable (default: no host allowed)\n"
+"      --allow-any-host     allow every host to connect to the latest subsystem\n"
+"      --serial SN          serial number of the latest subsystem (<= 20 ASCII;\n"
+"                           default: 16 hex digits derived from the NQN)\n"
+"      --model MODEL        model number of the latest subsystem (<= 40 ASCII;\n"
+"                           default \"nvmfd\")\n"
+"      --inline-data-size BYTES  in-capsule data accepted on I/O queues, every\n"
+"                           port (default 16384)\n"
+"      --max-queue-size N   queue entries (MQES + 1), every port, 16..1024\n"
+"                           (default 128)\n"
+"      --max-io-size BYTES  largest I/O (MDTS), a power of two >= 4096\n"
+"                           (default 1M)\n"
+"      --maxh2cdata BYTES   largest H2CData PDU the host may send, >= 4096\n"
+"                           (default 128K)\n"
+"      --print-config       print the effective configuration as nvmetcli JSON on\n"
+"                           stdout and exit 0 (nothing is started)\n"
+"\n"
+"Execution (which thread runs a queue's I/O work, and how):\n"
+"      --exec bound|unbound one worker pool per CPU, workers pinned (bound,\n"
+"                           default), or one pool per affinity-scope unit\n"
+"      --affinity-scope cpu|smt|cache|numa|system\n"
+"                           unit of an unbound pool (default cache)\n"
+"      --affinity-strict    unbound workers never leave their unit's CPUs\n"
+"      --max-active N       in-flight work items per pool (default 512)\n"
+"      --wq-per-ctrl        a dedicated pool per controller\n"
+"      --idle-poll-us N     keep polling an idle queue for N us before sleeping\n"
+"                           (default 0: event driven)\n"
+"      --backend-poll       poll backend completion rings instead of waiting for\n"
+"                           their eventfd\n"
+"      --cq-pool per-queue|shared\n"
+"                           one completion ring per queue (default) or one per\n"
+"                           CPU shared by its queues\n"
+"      --rx-budget BYTES    bytes received per io_work pass (default 0: no limit)\n"
+"      --tx-budget BYTES    bytes sent per io_work pass (default 0: no limit)\n"
+"      --rx-budget-pdus N   PDUs received per io_work pass (default 8)\n"
+"      --tx-budget-pdus N   PDUs sent per io_work pass (default 8)\n"
+"      --io-work-deadline-us N\n"
+"                           requeue an io_work pass after N us (default 1000)\n"
+"      --io-cpu rr|least-loaded|incoming-cpu\n"
+"                           how a queue's CPU is chosen (default rr)\n"
+"      --cpus LIST          CPUs the runtime may use, e.g. 0-3,6 (default: all)\n"
+"\n"
+"Operation:\n"
+"      --log-level err|warn|info|debug\n"
+"                           messages to stderr up to this level (default info)\n"
+"      --stats-interval S   print the target statistics as one JSON object on\n"
+"                           stderr every S seconds (default 0: never)\n"
+"      --control PATH       serve a UNIX stream socket at PATH. Each connection\n"
+"                           sends one line of JSON and gets one line back:\n"
+"                             {\"cmd\":\"stats\"}   the statistics JSON\n"
+"                             {\"cmd\":\"config\"}  the effective config JSON\n"
+"                           other requests get {\"error\":\"...\"}\n"
+"  -V, --version            print the version and exit\n"
+"  -h, --help               print this help and exit\n"
+"\n"
+"Signals: SIGINT or SIGTERM stop accepting, complete or fail in-flight\n"
+"commands, flush file backends and exit 0.\n"
+"\n"
+"Exit status: 0 success, 1 runtime failure (e.g. address in use),\n"
+"2 bad option or configuration (nothing is listening).\n"
+"\n"
+"Examples:\n"
+"  nvmfd\n"
+"      the embedded default (127.0.0.1:4420, one 256 MiB RAM namespace)\n"
+"  nvmfd -l 0.0.0.0:4420 -s nqn.2026-11.io.example:disk1 \\\n"
+"        -n file:/var/lib/nvmfd/disk1.img,size=10G --allow-host nqn.2014-08.org.nvmexpress:uuid:HOST\n"
+"  nvmfd -l [::1]:4420 -s nqn.2026-11.io.example:fast -n null:1T --allow-any-host \\\n"
+"        --exec unbound --affinity-scope numa --stats-interval 10\n"
+"  nvmfd -c /etc/nvmet/config.json --control /run/nvmfd.sock\n"
+"  nvmfd -l 127.0.0.1:4420 -s nqn.2026-11.io.example:x -n ram:1G --print-config > cfg.json\n"
+"\n"
+"Host side: nvme discover -t tcp -a 127.0.0.1 -s 4420\n"
+"           nvme connect -t tcp -a 127.0.0.1 -s 4420 -n nqn.2026-11.io.nvmfd:demo\n";
+
+enum {
+	OPT_ALLOW_HOST = 256,
+	OPT_ALLOW_ANY_HOST,
+	OPT_PRINT_CONFIG,
+	OPT_SERIAL,
+	OPT_MODEL,
+	OPT_INLINE_DATA_SIZE,
+	OPT_MAX_QUEUE_SIZE,
+	OPT_MAX_IO_SIZE,
+	OPT_MAXH2CDATA,
+	OPT_LOG_LEVEL,
+	OPT_STATS_INTERVAL,
+	OPT_CONTROL,
+	OPT_EXEC,
+	OPT_AFFINITY_SCOPE,
+	OPT_AFFINITY_STRICT,
+	OPT_MAX_ACTIVE,
+	OPT_WQ_PER_CTRL,
+	OPT_IDLE_POLL_US,
+	OPT_BACKEND_POLL,
+	OPT_CQ_POOL,
+	OPT_RX_BUDGET,
+	OPT_TX_BUDGET,
+	OPT_RX_BUDGET_PDUS,
+	OPT_TX_BUDGET_PDUS,
+	OPT_IO_WORK_DEADLINE_US,
+	OPT_IO_CPU,
+	OPT_CPUS,
+};
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "subsystem", required_argument, NULL, 's' },
+	{ "namespace", required_argument, NULL, 'n' },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
+	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "inline-data-size", required_argument, NULL, OPT_INLINE_DATA_SIZE },
+	{ "max-queue-size", required_argument, NULL, OPT_MAX_QUEUE_SIZE },
+	{ "max-io-size", required_argument, NULL, OPT_MAX_IO_SIZE },
+	{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "exec", required_argument, NULL, OPT_EXEC },
+	{ "affinity-scope", required_argument, NULL, OPT_AFFINITY_SCOPE },
+	{ "affinity-strict", no_argument, NULL, OPT_AFFINITY_STRICT },
+	{ "max-active", required_argument, NULL, OPT_MAX_ACTIVE },
+	{ "wq-per-ctrl", no_argument, NULL, OPT_WQ_PER_CTRL },
+	{ "idle-poll-us", required_argument, NULL, OPT_IDLE_POLL_US },
+	{ "backend-poll", no_argument, NULL, OPT_BACKEND_POLL },
+	{ "cq-pool", required_argument, NULL, OPT_CQ_POOL },
+	{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
+	{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
+	{ "rx-budget-pdus", required_argument, NULL, OPT_RX_BUDGET_PDUS },
+	{ "tx-budget-pdus", required_argument, NULL, OPT_TX_BUDGET_PDUS },
+	{ "io-work-deadline-us", required_argument, NULL, OPT_IO_WORK_DEADLINE_US },
+	{ "io-cpu", required_argument, NULL, OPT_IO_CPU },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char short_opts[] = ":c:l:s:n:Vh";
+
+/* The config is large (MiBs): static, not on the stack. */
+static struct nvmfd_cfg g_cfg;
+
+struct cli {
+	bool print_config;
+	bool used_defaults;
+	unsigned int first_cli_port; /* ports/subsystems before these came from -c */
+	unsigned int first_cli_subsys;
+};
+
+static void usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Exactly one line on stderr, exit 2. */
+static void usage_die(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "nvmfd: %s (see nvmfd --help)\n", msg);
+	exit(EXIT_USAGE);
+}
+
+/* The flag as the user typed it, for messages: "--listen" or "-l". */
+static const char *flag_str(int c, char *buf, size_t len)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (o->val == c) {
+			snprintf(buf, len, "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", c);
+	return buf;
+}
+
+static uint32_t flag_u32(int c, const char *val, uint64_t min, uint64_t max)
+{
+	char f[40];
+	uint64_t v;
+
+	if (nvmfd_cfg_parse_u64(val, &v))
+		usage_die("%s '%s': not a number", flag_str(c, f, sizeof(f)), val);
+	if (v < min || v > max)
+		usage_die("%s '%s': out of range %" PRIu64 "..%" PRIu64, flag_str(c, f, sizeof(f)),
+			  val, min, max);
+	return (uint32_t)v;
+}
+
+static uint32_t flag_bytes(int c, const char *val, uint64_t min, uint64_t max)
+{
+	char f[40];
+	uint64_t v;
+
+	if (nvmfd_cfg_parse_size(val, &v))
+		usage_die("%s '%s': not a size (e.g. 4096, 128K, 1M)", flag_str(c, f, sizeof(f)),
+			  val);
+	if (v < min || v > max)
+		usage_die("%s '%s': out of range %" PRIu64 "..%" PRIu64, flag_str(c, f, sizeof(f)),
+			  val, min, max);
+	return (uint32_t)v;
+}
+
+static struct nvmfd_cfg_subsys *latest_subsys(struct nvmfd_cfg *cfg, int c)
+{
+	char f[40];
+
+	if (!cfg->nr_subsys)
+		usage_die("%s: needs a preceding --subsystem NQN", flag_str(c, f, sizeof(f)));
+	return &cfg->subsys[cfg->nr_subsys - 1];
+}
+
+static uint16_t next_portid(const struct nvmfd_cfg *cfg)
+{
+	unsigned int max = 0;
+
+	for (unsigned int i = 0; i < cfg->nr_ports; i++)
+		if (cfg->ports[i].portid > max)
+			max = cfg->ports[i].portid;
+	return (uint16_t)(max + 1);
+}
+
+static void add_listen(struct nvmfd_cfg *cfg, const char *val)
+{
+	char err[NVMFD_CFG_ERRLEN];
+	struct nvmfd_cfg_port *p;
+
+	if (cfg->nr_ports >= NVMFD_CFG_MAX_PORTS)
+		usage_die("--listen '%s': more than %d listeners", val, NVMFD_CFG_MAX_PORTS);
+	p = &cfg->ports[cfg->nr_ports];
+	nvmfd_cfg_port_init(p, next_portid(cfg));
+	if (nvmfd_cfg_parse_listen(p, val, err))
+		usage_die("--listen: %s", err);
+	cfg->nr_ports++;
+}
+
+static void add_subsys(struct nvmfd_cfg *cfg, const char *val)
+{
+	char err[NVMFD_CFG_ERRLEN];
+
+	if (cfg->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
+		usage_die("--subsystem '%s': more than %d subsystems", val, NVMFD_CFG_MAX_SUBSYS);
+	if (nvmfd_cfg_subsys_init(&cfg->subsys[cfg->nr_subsys], val, err))
+		usage_die("--subsystem: %s", err);
+	cfg->nr_subsys++;
+}
+
+static void add_namespace(struct nvmfd_cfg *cfg, const char *val)
+{
+	struct nvmfd_cfg_subsys *s = latest_subsys(cfg, 'n');
+	char err[NVMFD_CFG_ERRLEN];
+	struct nvmfd_cfg_ns *ns;
+	uint32_t max = 0;
+
+	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
+		usage_die("--namespace '%s': more than %d namespaces in '%s'", val,
+			  NVMFD_CFG_MAX_NS, s->nqn);
+	ns = &s->ns[s->nr_ns];
+	if (nvmfd_cfg_parse_namespace(ns, val, err))
+		usage_die("--namespace: %s", err);
+	if (!ns->nsid) {
+		for (unsigned int i = 0; i < s->nr_ns; i++)
+			if (s->ns[i].nsid > max)
+				max = s->ns[i].nsid;
+		ns->nsid = max + 1;
+	}
+	s->nr_ns++;
+}
+
+static void add_allowed_host(struct nvmfd_cfg *cfg, const char *val)
+{
+	struct nvmfd_cfg_subsys *s = latest_subsys(cfg, OPT_ALLOW_HOST);
+
+	if (strncmp(val, "nqn.", 4) || strlen(val) > 223)
+		usage_die("--allow-host '%s': not an NQN (\"nqn.\" prefix, <= 223 bytes)", val);
+	if (s->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+		usage_die("--allow-host '%s': more than %d hosts in '%s'", val,
+			  NVMFD_CFG_MAX_HOSTS, s->nqn);
+	snprintf(s->hosts[s->nr_hosts++], sizeof(s->hosts[0]), "%s", val);
+}
+
+static bool is_config_opt(int c)
+{
+	switch (c) {
+	case 'c':
+	case 'l':
+	case 's':
+	case 'n':
+	case OPT_ALLOW_HOST:
+	case OPT_ALLOW_ANY_HOST:
+	case OPT_SERIAL:
+	case OPT_MODEL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void bad_getopt(int c, int argc, char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+	if (c == ':') {
+		if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
+			usage_die("option '-%c' requires an argument", optopt);
+		usage_die("option '%s' requires an argument", arg);
+	}
+	if (optopt && optopt < 256 && !(arg[0] == '-' && arg[1] == '-'))
+		usage_die("unknown option '-%c'", optopt);
+	usage_die("unknown option '%s'", arg);
+}
+
+/*
+ * Pass 1: -h, -V, --log-level, -c (configs are merged before the other
+ * options so that flags override file settings). Returns whether any
+ * option that defines ports/subsystems was seen.
+ */
+static bool parse_pass1(struct nvmfd_cfg *cfg, int argc, char **argv)
+{
+	char err[NVMFD_CFG_ERRLEN];
+	bool config_opts = false;
+	int c, lvl;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			bad_getopt(c, argc, argv);
+		config_opts |= is_config_opt(c);
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("nvmfd %s\n", NVMFD_VERSION);
+			exit(0);
+		case OPT_LOG_LEVEL:
+			lvl = nvmfd_log_parse_level(optarg);
+			if (lvl < 0)
+				usage_die("--log-level '%s': expected err, warn, info or debug",
+					  optarg);
+			nvmfd_log_set_level((enum nvmfd_log_level)lvl);
+			break;
+		case 'c':
+			if (nvmfd_cfg_load_json(cfg, optarg, err))
+				usage_die("--config %s: %s", optarg, err);
+			break;
+		default:
+			break;
+		}
+	}
+	if (optind < argc)
+		usage_die("unexpected argument '%s'", argv[optind]);
+	return config_opts;
+}
+
+static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char **argv)
+{
+	struct nvmfd_cfg_exec *ex = &cfg->exec;
+	char err[NVMFD_CFG_ERRLEN];
+	int c, v;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			add_listen(cfg, optarg);
+			break;
+		case 's':
+			add_subsys(cfg, optarg);
+			break;
+		case 'n':
+			add_namespace(cfg, optarg);
+			break;
+		case OPT_ALLOW_HOST:
+			add_allowed_host(cfg, optarg);
+			break;
+		case OPT_ALLOW_ANY_HOST:
+			latest_subsys(cfg, c)->allow_any_host = true;
+			break;
+		case OPT_SERIAL:
+			if (!optarg[0] || strlen(optarg) > 20)
+				usage_die("--serial '%s': must be 1..20 characters", optarg);
+			snprintf(latest_subsys(cfg, c)->serial, 21, "%s", optarg);
+			break;
+		case OPT_MODEL:
+			if (!optarg[0] || strlen(optarg) > 40)
+				usage_die("--model '%s': must be 1..40 characters", optarg);
+			snprintf(latest_subsys(cfg, c)->model, 41, "%s", optarg);
+			break;
+		case OPT_PRINT_CONFIG:
+			cli->print_config = true;
+			break;
+		case OPT_INLINE_DATA_SIZE: {
+			uint32_t n = flag_bytes(c, optarg, 0, 1u << 30);
+
+			for (unsigned int i = 0; i < cfg->nr_ports; i++)
+				cfg->ports[i].inline_data_size = n;
+			break;
+		}
+		case OPT_MAX_QUEUE_SIZE: {
+			uint32_t n = flag_u32(c, optarg, 16, 1024);
+
+			for (unsigned int i = 0; i < cfg->nr_ports; i++)
+				cfg->ports[i].max_queue_size = n;
+			break;
+		}
+		case OPT_MAX_IO_SIZE:
+			cfg->max_io_size = flag_bytes(c, optarg, 4096, 1u << 30);
+			if (cfg->max_io_size & (cfg->max_io_size - 1))
+				usage_die("--max-io-size '%s': not a power of two", optarg);
+			break;
+		case OPT_MAXH2CDATA:
+			cfg->maxh2cdata = flag_bytes(c, optarg, 4096, 1u << 30);
+			if (cfg->maxh2cdata & 3)
+				usage_die("--maxh2cdata '%s': not a multiple of 4", optarg);
+			break;
+		case OPT_STATS_INTERVAL:
+			cfg->stats_interval_s = flag_u32(c, optarg, 0, 86400);
+			break;
+		case OPT_CONTROL:
+			if (!optarg[0] || strlen(optarg) >= sizeof(cfg->control_path))
+				usage_die("--control '%s': path must be 1..%zu bytes", optarg,
+					  sizeof(cfg->control_path) - 1);
+			snprintf(cfg->control_path, sizeof(cfg->control_path), "%s", optarg);
+			break;
+		case OPT_EXEC:
+			v = nvmfd_cfg_parse_exec_mode(optarg);
+			if (v < 0)
+				usage_die("--exec '%s': expected bound or unbound", optarg);
+			ex->rt.mode = (enum nvmfd_rt_mode)v;
+			break;
+		case OPT_AFFINITY_SCOPE:
+			v = nvmfd_cfg_parse_scope(optarg);
+			if (v < 0)
+				usage_die("--affinity-scope '%s': expected cpu, smt, cache, numa or system",
+					  optarg);
+			ex->rt.scope = (enum nvmfd_rt_scope)v;
+			break;
+		case OPT_AFFINITY_STRICT:
+			ex->rt.strict = true;
+			break;
+		case OPT_MAX_ACTIVE:
+			ex->rt.max_active = flag_u32(c, optarg, 1, 1u << 20);
+			break;
+		case OPT_WQ_PER_CTRL:
+			ex->wq_per_ctrl = true;
+			break;
+		case OPT_IDLE_POLL_US:
+			ex->idle_poll_us = flag_u32(c, optarg, 0, 10000000);
+			break;
+		case OPT_BACKEND_POLL:
+			ex->backend_poll = true;
+			break;
+		case OPT_CQ_POOL:
+			if (!strcmp(optarg, "shared"))
+				ex->cq_pool_shared = true;
+			else if (!strcmp(optarg, "per-queue"))
+				ex->cq_pool_shared = false;
+			else
+				usage_die("--cq-pool '%s': expected per-queue or shared", optarg);
+			break;
+		case OPT_RX_BUDGET:
+			ex->rx_budget_bytes = flag_bytes(c, optarg, 0, UINT32_MAX);
+			break;
+		case OPT_TX_BUDGET:
+			ex->tx_budget_bytes = flag_bytes(c, optarg, 0, UINT32_MAX);
+			break;
+		case OPT_RX_BUDGET_PDUS:
+			ex->rx_budget_pdus = flag_u32(c, optarg, 1, UINT32_MAX);
+			break;
+		case OPT_TX_BUDGET_PDUS:
+			ex->tx_budget_pdus = flag_u32(c, optarg, 1, UINT32_MAX);
+			break;
+		case OPT_IO_WORK_DEADLINE_US:
+			ex->io_work_deadline_us = flag_u32(c, optarg, 0, 10000000);
+			break;
+		case OPT_IO_CPU:
+			v = nvmfd_cfg_parse_place(optarg);
+			if (v < 0)
+				usage_die("--io-cpu '%s': expected rr, least-loaded or incoming-cpu",
+					  optarg);
+			ex->place = (enum nvmfd_rt_place)v;
+			break;
+		case OPT_CPUS:
+			if (nvmfd_cfg_parse_cpus(&ex->rt.cpus, optarg, err))
+				usage_die("--cpus: %s", err);
+			if (!CPU_COUNT(&ex->rt.cpus))
+				usage_die("--cpus '%s': empty CPU list", optarg);
+			break;
+		default: /* handled in pass 1 */
+			break;
+		}
+	}
+}
+
+/*
+ * Export the subsystems given on the command line on the listeners given on
+ * the command line. With only one side on the command line, it is linked
+ * with every port / subsystem of the config file.
+ */
+static void link_cli_objects(struct nvmfd_cfg *cfg, const struct cli *cli)
+{
+	unsigned int p0 = cli->first_cli_port, s0 = cli->first_cli_subsys;
+
+	if (p0 == cfg->nr_ports && s0 == cfg->nr_subsys)
+		return;
+	if (p0 == cfg->nr_ports)
+		p0 = 0;
+	if (s0 == cfg->nr_subsys)
+		s0 = 0;
+	for (unsigned int p = p0; p < cfg->nr_ports; p++) {
+		struct nvmfd_cfg_port *port = &cfg->ports[p];
+
+		for (unsigned int s = s0; s < cfg->nr_subsys; s++) {
+			bool linked = false;
+
+			for (unsigned int k = 0; k < port->nr_subsys; k++)
+				linked |= port->subsys_idx[k] == s;
+			if (!linked && port->nr_subsys < NVMFD_CFG_MAX_SUBSYS)
+				port->subsys_idx[port->nr_subsys++] = s;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Control socket                                                         */
+
+static int ctl_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, ret;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* a stale socket from a previous run is replaced; a live one is not */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (probe >= 0) {
+			if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+				close(probe);
+				ret = -EADDRINUSE;
+				goto out_close;
+			}
+			close(probe);
+		}
+		unlink(path);
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	return fd;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+static void ctl_send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* client went away or timed out: nothing to report */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Read one line (without the newline); false if none arrived in time. */
+static bool ctl_read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		ssize_t r = recv(fd, buf + n, len - 1 - n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return n > 0;
+}
+
+static void ctl_reply_error(int fd, const char *msg)
+{
+	json_object *o = json_object_new_object();
+	const char *s;
+
+	if (!o)
+		return;
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	ctl_send_all(fd, s, strlen(s));
+	ctl_send_all(fd, "\n", 1);
+	json_object_put(o);
+}
+
+static void ctl_serve_one(int lfd, struct nvmfd_tgt *tgt, const struct nvmfd_cfg *cfg)
+{
+	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_MS / 1000 };
+	char req[CTL_REQ_MAX];
+	json_object *o, *cmd;
+	char *out = NULL;
+	size_t out_len = 0;
+	const char *name;
+	FILE *mem;
+	int fd, ret;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* one client at a time: bound how long a silent one can stall us */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (!ctl_read_line(fd, req, sizeof(req)))
+		goto out_close;
+	o = json_tokener_parse(req);
+	if (!o || !json_object_object_get_ex(o, "cmd", &cmd) ||
+	    !json_object_is_type(cmd, json_type_string)) {
+		ctl_reply_error(fd, "expected {\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
+		goto out_put;
+	}
+	name = json_object_get_string(cmd);
+	if (strcmp(name, "stats") && strcmp(name, "config")) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "unknown cmd '%.64s' (stats, config)", name);
+		ctl_reply_error(fd, msg);
+		goto out_put;
+	}
+	mem = open_memstream(&out, &out_len);
+	if (!mem) {
+		ctl_reply_error(fd, "out of memory");
+		goto out_put;
+	}
+	if (!strcmp(name, "stats"))
+		ret = nvmfd_tgt_stats_json(tgt, mem);
+	else
+		ret = nvmfd_cfg_write_json(cfg, mem);
+	if (fclose(mem) || ret) {
+		ctl_reply_error(fd, ret ? strerror(-ret) : "out of memory");
+		goto out_free;
+	}
+	/* one line per reply: strip the pretty-printer's newlines */
+	for (size_t i = 0; i < out_len; i++)
+		if (out[i] == '\n')
+			out[i] = ' ';
+	ctl_send_all(fd, out, out_len);
+	ctl_send_all(fd, "\n", 1);
+out_free:
+	free(out);
+out_put:
+	json_object_put(o);
+out_close:
+	close(fd);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Run                                                                    */
+
+static void log_listeners(const struct nvmfd_cfg *cfg, struct nvmfd_tgt *tgt)
+{
+	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
+		const struct nvmfd_cfg_port *p = &cfg->ports[i];
+		char subs[512] = "";
+		size_t off = 0;
+
+		for (unsigned int k = 0; k < p->nr_subsys && off < sizeof(subs); k++)
+			off += (size_t)snprintf(subs + off, sizeof(subs) - off, "%s%s",
+						k ? " " : "", cfg->subsys[p->subsys_idx[k]].nqn);
+		NVMFD_INFO(LOG_COMP, p->adrfam == NVMFD_ADRFAM_IPV6 ?
+					     "listening on [%s]:%u (port %u; subsystems: %s)" :
+					     "listening on %s:%u (port %u; subsystems: %s)",
+			   p->traddr, nvmfd_tgt_listen_port(tgt, i), p->portid,
+			   subs[0] ? subs : "none, discovery only");
+	}
+}
+
+static int run(const struct nvmfd_cfg *cfg)
+{
+	struct nvmfd_tgt *tgt = NULL;
+	int sfd = -1, tfd = -1, cfd = -1;
+	struct pollfd pfd[3];
+	sigset_t mask;
+	int ret, status = 1;
+
+	/* block before any thread exists so that only signalfd sees them */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	ret = pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (ret) {
+		NVMFD_ERR(LOG_COMP, "pthread_sigmask: %s", strerror(ret));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		NVMFD_ERR(LOG_COMP, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (cfg->control_path[0]) {
+		cfd = ctl_listen(cfg->control_path);
+		if (cfd < 0) {
+			/* a bad --control is a usage error: nothing listens yet */
+			fprintf(stderr, "nvmfd: --control %s: %s\n", cfg->control_path,
+				strerror(-cfd));
+			status = EXIT_USAGE;
+			goto out_close_sfd;
+		}
+	}
+	if (cfg->stats_interval_s) {
+		struct itimerspec its = {
+			.it_interval.tv_sec = cfg->stats_interval_s,
+			.it_value.tv_sec = cfg->stats_interval_s,
+		};
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			NVMFD_ERR(LOG_COMP, "timerfd: %s", strerror(errno));
+			goto out_close_ctl;
+		}
+	}
+
+	ret = nvmfd_tgt_create(cfg, &tgt);
+	if (ret) {
+		NVMFD_ERR(LOG_COMP, "cannot create the target: %s", strerror(-ret));
+		goto out_close_timer;
+	}
+	ret = nvmfd_tgt_start(tgt);
+	if (ret) {
+		NVMFD_ERR(LOG_COMP, "cannot start the target: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	log_listeners(cfg, tgt);
+	if (cfd >= 0)
+		NVMFD_INFO(LOG_COMP, "control socket at %s", cfg->control_path);
+
+	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
+	for (;;) {
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			NVMFD_ERR(LOG_COMP, "poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				NVMFD_INFO(LOG_COMP, "%s received, stopping",
+					   si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+				status = 0;
+				break;
+			}
+		}
+		if (pfd[1].revents) {
+			uint64_t ticks;
+
+			if (read(tfd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks)) {
+				if (nvmfd_tgt_stats_json(tgt, stderr) == 0)
+					fputc('\n', stderr);
+				fflush(stderr);
+			}
+		}
+		if (pfd[2].revents)
+			ctl_serve_one(cfd, tgt, cfg);
+	}
+	nvmfd_tgt_stop(tgt);
+out_destroy:
+	nvmfd_tgt_destroy(&tgt);
+out_close_timer:
+	if (tfd >= 0)
+		close(tfd);
+out_close_ctl:
+	if (cfd >= 0) {
+		close(cfd);
+		unlink(cfg->control_path);
+	}
+out_close_sfd:
+	close(sfd);
+	if (!status)
+		NVMFD_INFO(LOG_COMP, "stopped");
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct nvmfd_cfg *cfg = &g_cfg;
+	char err[NVMFD_CFG_ERRLEN];
+	struct cli cli = { 0 };
+	char **dargv = NULL;
+	int dargc = 0;
+	int status;
+
+	nvmfd_log_set_ident("nvmfd");
+	nvmfd_cfg_init_defaults(cfg);
+
+	if (!parse_pass1(cfg, argc, argv)) {
+		/* no ports/subsystems given: the embedded default, then the flags */
+		dargv = calloc((size_t)argc + 1 + sizeof(default_args) / sizeof(default_args[0]),
+			       sizeof(*dargv));
+		if (!dargv) {
+			fprintf(stderr, "nvmfd: out of memory\n");
+			return 1;
+		}
+		dargv[dargc++] = argv[0];
+		for (size_t i = 0; i < sizeof(default_args) / sizeof(default_args[0]); i++)
+			dargv[dargc++] = (char *)default_args[i];
+		for (int i = 1; i < argc; i++)
+			dargv[dargc++] = argv[i];
+		dargv[dargc] = NULL;
+		argc = dargc;
+		argv = dargv;
+		cli.used_defaults = true;
+	}
+	cli.first_cli_port = cfg->nr_ports;
+	cli.first_cli_subsys = cfg->nr_subsys;
+	parse_pass2(cfg, &cli, argc, argv);
+	link_cli_objects(cfg, &cli);
+
+	if (nvmfd_cfg_validate(cfg, err))
+		usage_die("invalid configuration: %s", err);
+	if (cli.print_config) {
+		int ret = nvmfd_cfg_write_json(cfg, stdout);
+
+		free(dargv);
+		if (ret) {
+			fprintf(stderr, "nvmfd: --print-config: %s\n", strerror(-ret));
+			return 1;
+		}
+		return 0;
+	}
+	if (cli.used_defaults)
+		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
+				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "
+				     "--namespace ram:256M --allow-any-host");
+	status = run(cfg);
+	free(dargv);
+	return status;
+}
