@@ -40,6 +40,7 @@ struct nvmfd_bk_ring {
 	int efd;
 	unsigned int depth;
 	unsigned int inflight; /* submitted, callback not yet started */
+	unsigned int uring_inflight; /* SQEs on @uring without a reaped CQE */
 	unsigned int poll_inflight; /* SQEs on @poll without a reaped CQE */
 	unsigned int queued; /* SQEs prepared on @uring since the last flush */
 	unsigned int poll_queued; /* same for @poll */
@@ -117,11 +118,28 @@ out_free_ring:
 	return rc;
 }
 
+/* Wait for the CQEs of every SQE still owned by the kernel on @u, so no
+ * buffer is touched after destroy returns. Callbacks are not run. */
+static void ring_drain(struct io_uring *u, unsigned int *count)
+{
+	struct io_uring_cqe *cqe;
+
+	if (*count && io_uring_submit(u) < 0)
+		return;
+	while (*count) {
+		if (io_uring_wait_cqe(u, &cqe) < 0)
+			return;
+		io_uring_cqe_seen(u, cqe);
+		(*count)--;
+	}
+}
+
 /**
- * nvmfd_bk_ring_destroy() - release @ring and NULL *@ring.
- * @ring: the ring; nothing may be in flight (asserted: the callbacks'
- *        ios would be left dangling).
- * Context: ring owner.
+ * nvmfd_bk_ring_destroy() - release @ring and NULL *@ringp.
+ * @ringp: the ring. The owner should reap everything first; ios still in
+ *         flight are waited for (their buffers are no longer touched when
+ *         this returns) but their callbacks are NOT run.
+ * Context: ring owner; may block while the kernel finishes in-flight ios.
  */
 void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ringp)
 {
@@ -131,9 +149,12 @@ void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ringp)
 		return;
 	ring = *ringp;
 	*ringp = NULL;
-	if (ring->has_poll)
+	if (ring->has_poll) {
+		ring_drain(&ring->poll, &ring->poll_inflight);
 		io_uring_queue_exit(&ring->poll);
+	}
 	if (ring->has_uring) {
+		ring_drain(&ring->uring, &ring->uring_inflight);
 		io_uring_unregister_eventfd(&ring->uring);
 		io_uring_queue_exit(&ring->uring);
 	}
@@ -192,6 +213,7 @@ struct io_uring_sqe *nvmfd__bk_ring_get_sqe(struct nvmfd_bk_ring *ring, struct n
 			return NULL;
 		io->flags &= ~BK_IOF_IOPOLL;
 		ring->queued++;
+		ring->uring_inflight++;
 	}
 	io_uring_sqe_set_data(sqe, io);
 	return sqe;
@@ -359,6 +381,8 @@ static unsigned int ring_reap_uring(struct nvmfd_bk_ring *ring, struct io_uring 
 		io_uring_cqe_seen(u, cqe);
 		if (is_poll)
 			ring->poll_inflight--;
+		else
+			ring->uring_inflight--;
 		if (!io->bk->ops->complete(ring, io->bk, io, &res))
 			continue;
 		ring_deliver(ring, io, res);

@@ -118,6 +118,46 @@ static void test_ring_shared(void **state)
 	bkt_teardown(state);
 }
 
+/* Destroying a ring with ios in flight (queued, submitted, and local) waits
+ * for the kernel and runs no callback. */
+static void test_ring_destroy_inflight(void **state)
+{
+	struct bkt_ctx *c = bkt_ctx_new();
+	struct nvmfd_bk_opts ro = { .type = NVMFD_BK_RAM, .size = 1 << 20 };
+	struct nvmfd_bk *ram = NULL;
+	struct bkt_io t[3];
+
+	*state = c;
+	snprintf(c->dir, sizeof(c->dir), "/tmp/nvmfd-bk-XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	snprintf(c->path, sizeof(c->path), "%s/d.img", c->dir);
+	c->opts.type = NVMFD_BK_FILE;
+	c->opts.path = c->path;
+	c->opts.size = 1 << 20;
+	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
+	assert_int_equal(nvmfd_bk_open(&ro, &ram), 0);
+	bkt_pattern(c->wbuf, 65536, 8);
+	bkt_init_io(&t[0], NVMFD_BK_WRITE, 0, 65536, c->wbuf);
+	bkt_init_io(&t[1], NVMFD_BK_WRITE, 65536, 65536, c->wbuf);
+	bkt_init_io(&t[2], NVMFD_BK_WRITE, 0, 4096, c->wbuf);
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t[0].io), 0);
+	assert_int_equal(nvmfd_bk_ring_flush(c->ring), 1);
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t[1].io), 0);
+	assert_int_equal(nvmfd_bk_submit(c->ring, ram, &t[2].io), 0);
+	assert_int_equal(nvmfd_bk_ring_inflight(c->ring), 3);
+	nvmfd_bk_ring_destroy(&c->ring);
+	assert_null(c->ring);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(t[i].ncb, 0);
+	/* Both file writes reached the file. */
+	c->ring = bkt_ring(8, false);
+	assert_int_equal(bkt_do(c, NVMFD_BK_READ, 0, 131072, c->rbuf, false), 131072);
+	assert_memory_equal(c->rbuf, c->wbuf, 65536);
+	assert_memory_equal(c->rbuf + 65536, c->wbuf, 65536);
+	assert_int_equal(nvmfd_bk_close(&ram), 0);
+	bkt_teardown(state);
+}
+
 static void test_buf_alloc(void **state)
 {
 	void *p = nvmfd_bk_buf_alloc(512);
@@ -139,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_ring_create_args),
 		cmocka_unit_test(test_ring_depth_one),
 		cmocka_unit_test(test_ring_shared),
+		cmocka_unit_test(test_ring_destroy_inflight),
 		cmocka_unit_test(test_buf_alloc),
 	};
 
