@@ -728,7 +728,7 @@ static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
 		/*
 		 * NVMe/TCP §3.6.1.5 leaves the choice to the receiver; like the
 		 * Linux host we fail only the command (DATA_XFER_ERROR) and keep
-		 * the stream, which is still in sync after the digest.
+		 * the stream: the codec keeps framing after a digest mismatch.
 		 */
 		uint16_t cid = (uint16_t)qp->cur_c2h;
 		struct host_slot *s = &qp->slots[cid];
@@ -739,8 +739,6 @@ static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
 		memcpy(&d, e->hdr, e->hdr_len < sizeof(d) ? e->hdr_len : sizeof(d));
 		flags = d.ch.flags;
 		qp->cur_c2h = -1;
-		nvmfd_pdu_rx_init(&qp->rx, &qp->rx_opts);
-		nvmfd_pdu_rx_ic_done(&qp->rx, qp->hdgst, qp->ddgst, 0);
 		s->status_override = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_DATA_XFER_ERROR);
 		if (s->busy) {
 			s->c2h_off += d.datal;
@@ -756,7 +754,10 @@ static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
 		return 0;
 	}
 	if (e->err == NVMFD_PDU_ERR_TERM) {
-		term_decode(qp, e->hdr, e->hdr_len);
+		/* The codec puts the peer's FES/FEI in the error record. */
+		nvmfd__host_qp_seterr(qp, "C2HTermReq received: FES 0x%x (%s), FEI 0x%x%s", e->fes,
+				      nvmfd_pdu_fes_str(e->fes), e->fei,
+				      qp->state == HOST_QP_IC_WAIT ? " (ICReq rejected)" : "");
 		return qp_fail(qp, -ECONNRESET);
 	}
 	if (qp->state == HOST_QP_IC_WAIT)
