@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sched.h>
 
 struct nvmfd_rt;
@@ -150,5 +151,183 @@ unsigned int nvmfd_rt_ncpus(const struct nvmfd_rt *rt);
 
 /** nvmfd_now_ns() - CLOCK_MONOTONIC in ns. */
 uint64_t nvmfd_now_ns(void);
+
+/*
+ * Statistics snapshots (additive API). Counters are written by workers with
+ * relaxed stores and read here with relaxed loads; a snapshot is not atomic
+ * across counters. Context switches and run-queue delay come from
+ * /proc/self/task/<tid>/{status,schedstat}.
+ */
+
+/**
+ * struct nvmfd_rt_worker_stats - one worker thread.
+ * @tid:          kernel thread id.
+ * @last_cpu:     CPU it last ran an item on (-1: none yet).
+ * @affinity:     its current CPU affinity.
+ * @runs:         work items run.
+ * @wakeups:      returns from epoll_wait().
+ * @epoll_events: readiness events it dispatched (eventfd kicks excluded).
+ * @busy_ns:      wall time inside work functions, ns.
+ * @repatriations: non-strict unbound only: moved back into its unit.
+ * @nvcsw:        voluntary context switches.
+ * @nivcsw:       involuntary context switches.
+ * @run_delay_ns: time spent runnable but waiting for a CPU (schedstat 2nd field).
+ */
+struct nvmfd_rt_worker_stats {
+	int tid;
+	int last_cpu;
+	cpu_set_t affinity;
+	uint64_t runs;
+	uint64_t wakeups;
+	uint64_t epoll_events;
+	uint64_t busy_ns;
+	uint64_t repatriations;
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t run_delay_ns;
+};
+
+/**
+ * struct nvmfd_rt_pool_stats - one pool; worker counters are summed.
+ * @cpus:       the pool's CPUs (bound: one; unbound: the scope unit).
+ * @nworkers:   worker threads.
+ * @max_active: cap on in-flight items.
+ * @kicks:      eventfd writes made to wake an idle worker.
+ * @runq_max:   longest run queue seen.
+ * @active_max: most items in flight at once (<= @max_active).
+ * other fields: sums of struct nvmfd_rt_worker_stats over the workers.
+ */
+struct nvmfd_rt_pool_stats {
+	cpu_set_t cpus;
+	unsigned int nworkers;
+	unsigned int max_active;
+	unsigned int runq_max;
+	unsigned int active_max;
+	uint64_t runs;
+	uint64_t wakeups;
+	uint64_t epoll_events;
+	uint64_t kicks;
+	uint64_t busy_ns;
+	uint64_t repatriations;
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t run_delay_ns;
+};
+
+/** nvmfd_rt_npools() - number of pools (bound: CPUs; unbound: scope units). */
+unsigned int nvmfd_rt_npools(const struct nvmfd_rt *rt);
+
+/** nvmfd_rt_pool_of_cpu() - index of the pool serving io_cpu @cpu.
+ *  Return: pool index; a non-runtime CPU maps like nvmfd_work_init() does. */
+unsigned int nvmfd_rt_pool_of_cpu(const struct nvmfd_rt *rt, int cpu);
+
+/**
+ * nvmfd_rt_pool_stats() - snapshot pool @pool.
+ * Return: 0, -EINVAL (no such pool). Context: any thread; reads /proc.
+ */
+int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_pool_stats *out);
+
+/**
+ * nvmfd_rt_worker_stats() - snapshot worker @worker of pool @pool.
+ * Return: 0, -EINVAL (no such pool/worker). Context: any thread; reads /proc.
+ */
+int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int worker,
+			  struct nvmfd_rt_worker_stats *out);
+
+/**
+ * nvmfd_rt_stats_json() - write one JSON object describing @rt, its pools,
+ * workers and placement counters to @f (no trailing newline).
+ * Return: 0, -EIO if writing failed. Context: any thread.
+ */
+int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f);
+
+/*
+ * Idle polling (DESIGN.md "idle polling"): after each io_work pass the item
+ * reports whether it made progress; while it did, or while less than the
+ * period has passed since the last progress, it re-queues itself; after a
+ * full period without progress it re-arms readiness and sleeps. The clock is
+ * passed in so the state machine is deterministic under test.
+ */
+
+/**
+ * struct nvmfd_idle_poll - idle-poll state; embedded, no teardown.
+ * @period_ns: idle period (0 = purely event driven).
+ * @last_ns:   time of the last progress (or of the first idle pass).
+ * @have_last: @last_ns is valid.
+ * @polls:     passes that chose to keep polling.
+ * @sleeps:    passes that chose to sleep.
+ */
+struct nvmfd_idle_poll {
+	uint64_t period_ns;
+	uint64_t last_ns;
+	bool have_last;
+	uint64_t polls;
+	uint64_t sleeps;
+};
+
+/** nvmfd_idle_poll_init() - set the period, in microseconds (0 = never poll). */
+void nvmfd_idle_poll_init(struct nvmfd_idle_poll *ip, unsigned int period_us);
+
+/**
+ * nvmfd_idle_poll_update() - account one pass.
+ * @ip:         state.
+ * @progressed: the pass consumed PDUs or completions.
+ * @now_ns:     current time (nvmfd_now_ns() in production), ns.
+ * Return: true to keep polling (re-queue), false to sleep (re-arm readiness).
+ *         Progress always returns true (the item has more to do, as nvmet's
+ *         io_work re-queues itself when it made progress); without progress,
+ *         false when the period is 0 or when @now_ns - (last progress, or the
+ *         first idle pass) >= period. Sleeping resets the timer.
+ * Context: the item's owner only.
+ */
+bool nvmfd_idle_poll_update(struct nvmfd_idle_poll *ip, bool progressed, uint64_t now_ns);
+
+/*
+ * Budgets for rx/tx alternation inside one io_work pass (DESIGN.md "rx/tx
+ * budgets"): a pass has a deadline; inside it, rx and tx each get slices of
+ * a byte and PDU budget, alternated until both are idle or the deadline
+ * passes. Use one struct per direction.
+ */
+
+/**
+ * struct nvmfd_budget - one direction's budget.
+ * @bytes_max:   bytes per slice (0 = unlimited).
+ * @pdus_max:    PDUs per slice (0 = unlimited).
+ * @bytes:       bytes charged in the current slice.
+ * @pdus:        PDUs charged in the current slice.
+ * @deadline_ns: end of the pass (0 = none), absolute ns.
+ * @exhausted:   slices that ran out of budget (stat).
+ */
+struct nvmfd_budget {
+	uint64_t bytes_max;
+	uint64_t pdus_max;
+	uint64_t bytes;
+	uint64_t pdus;
+	uint64_t deadline_ns;
+	uint64_t exhausted;
+};
+
+/** nvmfd_budget_init() - per-slice limits (0 = unlimited); clears the counters. */
+void nvmfd_budget_init(struct nvmfd_budget *b, uint64_t bytes_max, uint64_t pdus_max);
+
+/** nvmfd_budget_start_pass() - the pass ends @duration_us after @now_ns (0 = no
+ *  deadline); also starts a slice. */
+void nvmfd_budget_start_pass(struct nvmfd_budget *b, uint64_t now_ns, uint64_t duration_us);
+
+/** nvmfd_budget_start_slice() - forget what the previous slice consumed. */
+void nvmfd_budget_start_slice(struct nvmfd_budget *b);
+
+/**
+ * nvmfd_budget_charge() - account @bytes and @pdus to the current slice.
+ * Return: true while the slice has budget left, false once it is used up
+ *         (counted once per slice in @exhausted).
+ */
+bool nvmfd_budget_charge(struct nvmfd_budget *b, uint64_t bytes, uint64_t pdus);
+
+/** nvmfd_budget_left() - the current slice still has budget. */
+bool nvmfd_budget_left(const struct nvmfd_budget *b);
+
+/** nvmfd_budget_expired() - the pass deadline has passed at @now_ns. */
+bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
 
 #endif /* NVMFD_INTERNAL_RT_H */

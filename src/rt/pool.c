@@ -1,0 +1,899 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pool.c - worker pools, run queues, readiness and work-item state.
+ *
+ * Model (NVME-TCP-NOTES.md §5, DESIGN.md "Execution model"):
+ *
+ * - BOUND: one pool per runtime CPU with ONE worker thread pinned to it.
+ *   The kernel's concurrency management starts a second worker only when
+ *   the running one sleeps; our work items never block (non-blocking
+ *   sockets, io_uring), so a single pinned worker per CPU is the steady
+ *   state of that scheme and we do not emulate the sleep hook.
+ * - UNBOUND: one pool per affinity-scope unit (topology.c), with
+ *   workers_per_pool workers (default: CPUs of the unit). Strict: the
+ *   workers' affinity is the unit, always. Not strict: the workers may run
+ *   on any runtime CPU; when one starts an item while it is outside its
+ *   unit it is "repatriated": its affinity is set to the unit (the kernel
+ *   migrates the caller at once) and widened again, so the scheduler may
+ *   move it later, like the kernel's non-strict pods.
+ * - A work item maps to exactly one pool for its lifetime (the one of its
+ *   io_cpu), so "runs again on the same pool" holds by construction.
+ *
+ * Work-item state: PENDING (on a run queue or owed a run) and RUNNING.
+ * All transitions happen under the item's pool lock; the flags are atomic
+ * only so that lock-free readers see whole values. Queueing a PENDING item
+ * coalesces; queueing a RUNNING one sets PENDING and the worker re-queues
+ * it when the current run returns, so an item never runs twice at once.
+ *
+ * max_active: a worker takes an item from the run queue only while fewer
+ * than max_active items of its pool are in flight.
+ *
+ * Readiness: each pool has an epoll fd holding an eventfd (cross-thread
+ * kicks) and the watched fds (EPOLLONESHOT). Idle workers block in
+ * epoll_wait(). Watched fds are tracked in a table indexed by fd number
+ * under rt->watch_lock; epoll data carries (generation << 32 | fd), and an
+ * event is only dispatched if the slot still has that generation, under the
+ * read lock. So once nvmfd_rt_unwatch_fd() returned no worker can touch the
+ * item through a stale event, and the item may be freed after
+ * nvmfd_rt_work_cancel_sync().
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "internal/log.h"
+#include "rt/rt_int.h"
+
+#define WORK_PENDING 0x1u
+#define WORK_RUNNING 0x2u
+#define WORK_CANCELED 0x8u
+
+#define RT_DEFAULT_MAX_ACTIVE 512
+#define RT_KICK_DATA UINT64_MAX
+/* Events taken per epoll_wait(): a worker queues them all, then chain-kicks
+ * idle siblings, so a small batch keeps the latency of the others low. */
+#define RT_MAX_EVENTS 16
+
+struct rt_pool;
+
+struct rt_worker {
+	struct rt_pool *pool;
+	unsigned int idx;
+	pthread_t thread;
+	bool started;
+	/* written by the worker, read relaxed by stats */
+	int tid;
+	int last_cpu;
+	uint64_t runs;
+	uint64_t wakeups;
+	uint64_t events;
+	uint64_t busy_ns;
+	uint64_t repatriations;
+};
+
+struct rt_pool {
+	struct nvmfd_rt *rt;
+	unsigned int idx;
+	cpu_set_t cpus;
+	int epfd;
+	int evfd;
+	bool lock_init;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;
+	/* protected by lock */
+	struct nvmfd_work *head, *tail;
+	unsigned int qlen, qlen_max;
+	unsigned int active, active_max;
+	unsigned int nidle;
+	unsigned int cancel_waiters;
+	bool kicked;
+	bool stopping;
+	uint64_t kicks;
+	/* constant after create */
+	unsigned int max_active;
+	unsigned int nworkers;
+	struct rt_worker *workers;
+};
+
+struct rt_watch {
+	struct nvmfd_work *w;
+	struct rt_pool *pool;
+	uint32_t gen;
+};
+
+struct nvmfd_rt {
+	struct nvmfd_rt_opts opts;
+	char name[9];
+	struct nvmfd__rt_topo *topo;
+	bool placer_init;
+	struct nvmfd__rt_placer placer;
+	unsigned int ncpus;
+	unsigned int npools;
+	struct rt_pool *pools;
+	bool watch_lock_init;
+	pthread_rwlock_t watch_lock;
+	struct rt_watch *watches; /* indexed by fd */
+	size_t nwatches;
+	short pool_of[CPU_SETSIZE];
+	int cpu_list[CPU_SETSIZE];
+};
+
+/* The item the current thread is running, to catch cancel_sync from itself. */
+static __thread struct nvmfd_work *rt_current;
+
+static inline uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void add(uint64_t *p, uint64_t v)
+{
+	/* single writer: a relaxed load + store is enough and cheaper than an RMW */
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t flags_get(const struct nvmfd_work *w)
+{
+	return __atomic_load_n(&w->flags, __ATOMIC_RELAXED);
+}
+
+static inline void flags_set(struct nvmfd_work *w, uint32_t f)
+{
+	__atomic_store_n(&w->flags, f, __ATOMIC_RELAXED);
+}
+
+void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->size = sizeof(*opts);
+	opts->mode = NVMFD_RT_BOUND;
+	opts->scope = NVMFD_RT_SCOPE_CACHE;
+	opts->strict = false;
+	opts->max_active = RT_DEFAULT_MAX_ACTIVE;
+	opts->workers_per_pool = 0;
+	CPU_ZERO(&opts->cpus);
+	opts->sysfs_root = NULL;
+	opts->name = "nvmfd";
+}
+
+static unsigned int pool_index(const struct nvmfd_rt *rt, int cpu)
+{
+	if (cpu >= 0 && cpu < CPU_SETSIZE && rt->pool_of[cpu] >= 0)
+		return (unsigned int)rt->pool_of[cpu];
+	/* not a runtime CPU: spread deterministically over the runtime CPUs */
+	if (cpu < 0)
+		cpu = 0;
+	return (unsigned int)rt->pool_of[rt->cpu_list[(unsigned int)cpu % rt->ncpus]];
+}
+
+/* Wake one idle worker if one may be sleeping. Pool lock held. */
+static void pool_kick(struct rt_pool *pool)
+{
+	uint64_t one = 1;
+
+	if (!pool->nidle || pool->kicked || !pool->head || pool->active >= pool->max_active)
+		return;
+	pool->kicked = true;
+	pool->kicks++;
+	if (write(pool->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		NVMFD_ERR_RATELIMIT("rt", "pool %u: eventfd write: %s", pool->idx,
+				    strerror(errno));
+}
+
+/* Append @w to the run queue. Pool lock held, @w PENDING and not RUNNING. */
+static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w)
+{
+	w->next = NULL;
+	w->queued_at_ns = nvmfd_now_ns();
+	if (pool->tail)
+		pool->tail->next = w;
+	else
+		pool->head = w;
+	pool->tail = w;
+	if (++pool->qlen > pool->qlen_max)
+		pool->qlen_max = pool->qlen;
+	pool_kick(pool);
+}
+
+static struct nvmfd_work *pool_dequeue(struct rt_pool *pool)
+{
+	struct nvmfd_work *w = pool->head;
+
+	pool->head = w->next;
+	if (!pool->head)
+		pool->tail = NULL;
+	w->next = NULL;
+	pool->qlen--;
+	return w;
+}
+
+/* Remove @w from the run queue if it is there. Pool lock held. */
+static bool pool_unlink(struct rt_pool *pool, struct nvmfd_work *w)
+{
+	struct nvmfd_work **pp = &pool->head, *prev = NULL;
+
+	while (*pp && *pp != w) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return false;
+	*pp = w->next;
+	if (pool->tail == w)
+		pool->tail = prev;
+	w->next = NULL;
+	pool->qlen--;
+	return true;
+}
+
+void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn, int io_cpu)
+{
+	memset(w, 0, sizeof(*w));
+	w->fn = fn;
+	w->rt = rt;
+	w->io_cpu = io_cpu;
+	w->pool = &rt->pools[pool_index(rt, io_cpu)];
+}
+
+bool nvmfd_rt_queue_work(struct nvmfd_work *w)
+{
+	struct rt_pool *pool = w->pool;
+	uint32_t f;
+
+	pthread_mutex_lock(&pool->lock);
+	f = flags_get(w);
+	if (f & (WORK_PENDING | WORK_CANCELED)) {
+		pthread_mutex_unlock(&pool->lock);
+		return false;
+	}
+	flags_set(w, f | WORK_PENDING);
+	if (f & WORK_RUNNING)
+		add(&w->requeues, 1); /* the running worker re-queues it */
+	else
+		pool_enqueue(pool, w);
+	pthread_mutex_unlock(&pool->lock);
+	return true;
+}
+
+void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
+{
+	struct rt_pool *pool = w->pool;
+	uint32_t f;
+
+	if (!pool)
+		return;
+	assert(rt_current != w);
+	pthread_mutex_lock(&pool->lock);
+	f = flags_get(w) | WORK_CANCELED;
+	if ((f & WORK_PENDING) && !(f & WORK_RUNNING)) {
+		pool_unlink(pool, w);
+		f &= ~WORK_PENDING;
+	}
+	flags_set(w, f);
+	pool->cancel_waiters++;
+	while (flags_get(w) & WORK_RUNNING)
+		pthread_cond_wait(&pool->done_cv, &pool->lock);
+	pool->cancel_waiters--;
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static void worker_repatriate(struct rt_worker *wk)
+{
+	struct rt_pool *pool = wk->pool;
+	struct nvmfd_rt *rt = pool->rt;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || CPU_ISSET(cpu, &pool->cpus))
+		return;
+	/* moving into the unit migrates us now; widening again lets the
+	 * scheduler balance later (non-strict scope semantics) */
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), &pool->cpus))
+		return;
+	pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), &rt->topo->cpus);
+	add(&wk->repatriations, 1);
+}
+
+static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queued_at)
+{
+	struct nvmfd_rt *rt = wk->pool->rt;
+	uint64_t t0, t1;
+
+	if (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict)
+		worker_repatriate(wk);
+	t0 = nvmfd_now_ns();
+	rt_current = w;
+	w->fn(w);
+	rt_current = NULL;
+	t1 = nvmfd_now_ns();
+	add(&w->runs, 1);
+	add(&w->run_ns, t1 - t0);
+	add(&w->queue_delay_ns, t0 > queued_at ? t0 - queued_at : 0);
+	add(&wk->runs, 1);
+	add(&wk->busy_ns, t1 - t0);
+	__atomic_store_n(&wk->last_cpu, sched_getcpu(), __ATOMIC_RELAXED);
+}
+
+/* Queue the item behind a readiness event if its watch is still current. */
+static void rt_dispatch(struct nvmfd_rt *rt, uint64_t data)
+{
+	uint32_t fd = (uint32_t)data, gen = (uint32_t)(data >> 32);
+	struct nvmfd_work *w = NULL;
+
+	pthread_rwlock_rdlock(&rt->watch_lock);
+	if (fd < rt->nwatches && rt->watches[fd].gen == gen)
+		w = rt->watches[fd].w;
+	if (w)
+		nvmfd_rt_queue_work(w);
+	pthread_rwlock_unlock(&rt->watch_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rt_worker *wk = arg;
+	struct rt_pool *pool = wk->pool;
+	struct epoll_event evs[RT_MAX_EVENTS];
+
+	__atomic_store_n(&wk->tid, (int)gettid(), __ATOMIC_RELAXED);
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		struct nvmfd_work *w;
+		uint64_t queued_at;
+		bool kick = false;
+		uint32_t f;
+		int n;
+
+		if (pool->stopping)
+			break;
+		if (pool->head && pool->active < pool->max_active) {
+			w = pool_dequeue(pool);
+			queued_at = w->queued_at_ns;
+			flags_set(w, (flags_get(w) & ~WORK_PENDING) | WORK_RUNNING);
+			if (++pool->active > pool->active_max)
+				pool->active_max = pool->active;
+			pool_kick(pool); /* more queued: let an idle sibling help */
+			pthread_mutex_unlock(&pool->lock);
+
+			worker_run(wk, w, queued_at);
+
+			pthread_mutex_lock(&pool->lock);
+			pool->active--;
+			f = flags_get(w) & ~WORK_RUNNING;
+			if ((f & WORK_PENDING) && (f & WORK_CANCELED))
+				f &= ~WORK_PENDING;
+			flags_set(w, f);
+			if (f & WORK_PENDING)
+				pool_enqueue(pool, w);
+			if (pool->cancel_waiters)
+				pthread_cond_broadcast(&pool->done_cv);
+			continue;
+		}
+
+		pool->nidle++;
+		pthread_mutex_unlock(&pool->lock);
+		n = epoll_wait(pool->epfd, evs, RT_MAX_EVENTS, -1);
+		if (n < 0 && errno != EINTR)
+			NVMFD_ERR_RATELIMIT("rt", "pool %u: epoll_wait: %s", pool->idx,
+					    strerror(errno));
+		add(&wk->wakeups, 1);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u64 == RT_KICK_DATA)
+				kick = true;
+
+		pthread_mutex_lock(&pool->lock);
+		pool->nidle--;
+		/* while stopping the eventfd stays readable so every worker wakes */
+		if (kick && !pool->stopping) {
+			uint64_t v;
+
+			if (read(pool->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				NVMFD_ERR_RATELIMIT("rt", "pool %u: eventfd read: %s", pool->idx,
+						    strerror(errno));
+			pool->kicked = false;
+		}
+		if (n > 0 && (unsigned int)n > (unsigned int)kick) {
+			pthread_mutex_unlock(&pool->lock);
+			for (int i = 0; i < n; i++) {
+				if (evs[i].data.u64 == RT_KICK_DATA)
+					continue;
+				add(&wk->events, 1);
+				rt_dispatch(pool->rt, evs[i].data.u64);
+			}
+			pthread_mutex_lock(&pool->lock);
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+static int pool_init(struct nvmfd_rt *rt, struct rt_pool *pool, unsigned int idx,
+		     const cpu_set_t *cpus)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = RT_KICK_DATA };
+	unsigned int nw;
+	int ret;
+
+	pool->rt = rt;
+	pool->idx = idx;
+	pool->cpus = *cpus;
+	pool->epfd = -1;
+	pool->evfd = -1;
+	pool->max_active = rt->opts.max_active;
+	if (rt->opts.mode == NVMFD_RT_BOUND)
+		nw = 1;
+	else if (rt->opts.workers_per_pool)
+		nw = rt->opts.workers_per_pool;
+	else
+		nw = (unsigned int)CPU_COUNT(cpus);
+
+	ret = pthread_mutex_init(&pool->lock, NULL);
+	if (ret)
+		return -ret;
+	ret = pthread_cond_init(&pool->done_cv, NULL);
+	if (ret) {
+		pthread_mutex_destroy(&pool->lock);
+		return -ret;
+	}
+	pool->lock_init = true;
+
+	pool->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (pool->epfd < 0)
+		return -errno;
+	pool->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pool->evfd < 0)
+		return -errno;
+	if (epoll_ctl(pool->epfd, EPOLL_CTL_ADD, pool->evfd, &ev))
+		return -errno;
+	pool->workers = calloc(nw, sizeof(*pool->workers));
+	if (!pool->workers)
+		return -ENOMEM;
+	pool->nworkers = nw;
+	for (unsigned int i = 0; i < nw; i++) {
+		pool->workers[i].pool = pool;
+		pool->workers[i].idx = i;
+		pool->workers[i].last_cpu = -1;
+	}
+	return 0;
+}
+
+static int pool_start(struct rt_pool *pool)
+{
+	struct nvmfd_rt *rt = pool->rt;
+	const cpu_set_t *aff;
+	pthread_attr_t attr;
+	int ret = 0;
+
+	/* bound and strict: the pool's CPUs; non-strict: all runtime CPUs */
+	if (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict)
+		aff = &rt->topo->cpus;
+	else
+		aff = &pool->cpus;
+	ret = pthread_attr_init(&attr);
+	if (ret)
+		return -ret;
+	ret = pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), aff);
+	if (ret)
+		goto out_attr;
+	for (unsigned int i = 0; i < pool->nworkers; i++) {
+		struct rt_worker *wk = &pool->workers[i];
+		char name[48];
+
+		ret = pthread_create(&wk->thread, &attr, worker_main, wk);
+		if (ret)
+			goto out_attr;
+		wk->started = true;
+		if (rt->opts.mode == NVMFD_RT_BOUND)
+			snprintf(name, sizeof(name), "%s/b%d", rt->name, rt->cpu_list[pool->idx]);
+		else
+			snprintf(name, sizeof(name), "%s/u%u:%u", rt->name, pool->idx, i);
+		name[15] = '\0'; /* the kernel's TASK_COMM_LEN */
+		pthread_setname_np(wk->thread, name);
+	}
+out_attr:
+	pthread_attr_destroy(&attr);
+	return -ret;
+}
+
+static void pool_stop(struct rt_pool *pool)
+{
+	uint64_t one = 1;
+
+	if (!pool->lock_init)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pool->stopping = true;
+	if (pool->evfd >= 0 && write(pool->evfd, &one, sizeof(one)) < 0)
+		NVMFD_ERR("rt", "pool %u: eventfd write: %s", pool->idx, strerror(errno));
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static void pool_fini(struct rt_pool *pool)
+{
+	for (unsigned int i = 0; i < pool->nworkers; i++)
+		if (pool->workers[i].started)
+			pthread_join(pool->workers[i].thread, NULL);
+	free(pool->workers);
+	if (pool->evfd >= 0)
+		close(pool->evfd);
+	if (pool->epfd >= 0)
+		close(pool->epfd);
+	if (pool->lock_init) {
+		pthread_cond_destroy(&pool->done_cv);
+		pthread_mutex_destroy(&pool->lock);
+	}
+}
+
+int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
+{
+	const struct nvmfd__rt_topo *t;
+	struct nvmfd_rt *rt;
+	cpu_set_t want;
+	int ret;
+
+	if (!opts || !out || !opts->size)
+		return -EINVAL;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	nvmfd_rt_opts_init(&rt->opts);
+	memcpy(&rt->opts, opts, opts->size < sizeof(*opts) ? opts->size : sizeof(*opts));
+	rt->opts.size = sizeof(rt->opts);
+	if (rt->opts.mode > NVMFD_RT_UNBOUND || rt->opts.scope > NVMFD_RT_SCOPE_SYSTEM) {
+		ret = -EINVAL;
+		goto out_free;
+	}
+	if (!rt->opts.max_active)
+		rt->opts.max_active = RT_DEFAULT_MAX_ACTIVE;
+	snprintf(rt->name, sizeof(rt->name), "%s", rt->opts.name ? rt->opts.name : "nvmfd");
+	rt->opts.name = NULL;
+	rt->opts.sysfs_root = NULL; /* borrowed only for the topology load */
+
+	want = opts->cpus;
+	if (!CPU_COUNT(&want) && sched_getaffinity(0, sizeof(want), &want)) {
+		ret = -errno;
+		goto out_free;
+	}
+	ret = nvmfd__rt_topo_load(opts->sysfs_root, &want, &rt->topo);
+	if (ret)
+		goto out_free;
+	t = rt->topo;
+	ret = nvmfd__rt_placer_init(&rt->placer, &t->cpus);
+	if (ret)
+		goto out_free;
+	rt->placer_init = true;
+	ret = pthread_rwlock_init(&rt->watch_lock, NULL);
+	if (ret) {
+		ret = -ret;
+		goto out_free;
+	}
+	rt->watch_lock_init = true;
+
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		rt->pool_of[c] = -1;
+		if (CPU_ISSET(c, &t->cpus))
+			rt->cpu_list[rt->ncpus++] = c;
+	}
+	if (rt->opts.mode == NVMFD_RT_BOUND) {
+		rt->npools = rt->ncpus;
+		for (unsigned int i = 0; i < rt->ncpus; i++)
+			rt->pool_of[rt->cpu_list[i]] = (short)i;
+	} else {
+		rt->npools = t->nunits[rt->opts.scope];
+		for (unsigned int i = 0; i < rt->ncpus; i++)
+			rt->pool_of[rt->cpu_list[i]] = t->unit_of[rt->opts.scope][rt->cpu_list[i]];
+	}
+	rt->pools = calloc(rt->npools, sizeof(*rt->pools));
+	if (!rt->pools) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (unsigned int i = 0; i < rt->npools; i++)
+		rt->pools[i].epfd = rt->pools[i].evfd = -1; /* for partial teardown */
+	for (unsigned int i = 0; i < rt->npools; i++) {
+		cpu_set_t one;
+
+		if (rt->opts.mode == NVMFD_RT_BOUND) {
+			CPU_ZERO(&one);
+			CPU_SET(rt->cpu_list[i], &one);
+		} else {
+			one = t->units[rt->opts.scope][i];
+		}
+		ret = pool_init(rt, &rt->pools[i], i, &one);
+		if (ret)
+			goto out_free;
+	}
+	for (unsigned int i = 0; i < rt->npools; i++) {
+		ret = pool_start(&rt->pools[i]);
+		if (ret)
+			goto out_free;
+	}
+	*out = rt;
+	return 0;
+
+out_free:
+	nvmfd_rt_destroy(rt);
+	return ret;
+}
+
+void nvmfd_rt_destroy(struct nvmfd_rt *rt)
+{
+	if (!rt)
+		return;
+	assert(!rt_current);
+	for (unsigned int i = 0; rt->pools && i < rt->npools; i++)
+		pool_stop(&rt->pools[i]);
+	for (unsigned int i = 0; rt->pools && i < rt->npools; i++)
+		pool_fini(&rt->pools[i]);
+	free(rt->pools);
+	free(rt->watches);
+	if (rt->watch_lock_init)
+		pthread_rwlock_destroy(&rt->watch_lock);
+	if (rt->placer_init)
+		nvmfd__rt_placer_fini(&rt->placer);
+	nvmfd__rt_topo_free(rt->topo);
+	free(rt);
+}
+
+static int watch_ctl(struct rt_pool *pool, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event ev = { .events = events | EPOLLONESHOT, .data.u64 = data };
+
+	if (!epoll_ctl(pool->epfd, EPOLL_CTL_MOD, fd, &ev))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	if (!epoll_ctl(pool->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return 0;
+	return -errno;
+}
+
+int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
+{
+	struct nvmfd_rt *rt = w->rt;
+	struct rt_pool *pool = w->pool;
+	struct rt_watch *s;
+	int ret;
+
+	if (fd < 0)
+		return -EBADF;
+
+	/* re-arm: the slot is ours already, only the interest changes */
+	pthread_rwlock_rdlock(&rt->watch_lock);
+	if ((size_t)fd < rt->nwatches && rt->watches[fd].w == w && rt->watches[fd].pool == pool) {
+		struct epoll_event ev = {
+			.events = events | EPOLLONESHOT,
+			.data.u64 = (uint64_t)rt->watches[fd].gen << 32 | (uint32_t)fd,
+		};
+
+		ret = epoll_ctl(pool->epfd, EPOLL_CTL_MOD, fd, &ev) ? -errno : 0;
+		pthread_rwlock_unlock(&rt->watch_lock);
+		if (ret != -ENOENT)
+			return ret;
+		/* the fd number was closed and reused: register afresh */
+	} else {
+		pthread_rwlock_unlock(&rt->watch_lock);
+	}
+
+	pthread_rwlock_wrlock(&rt->watch_lock);
+	if ((size_t)fd >= rt->nwatches) {
+		size_t n = rt->nwatches ? rt->nwatches : 64;
+		struct rt_watch *tab;
+
+		while (n <= (size_t)fd)
+			n *= 2;
+		tab = realloc(rt->watches, n * sizeof(*tab));
+		if (!tab) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		memset(tab + rt->nwatches, 0, (n - rt->nwatches) * sizeof(*tab));
+		rt->watches = tab;
+		rt->nwatches = n;
+	}
+	s = &rt->watches[fd];
+	if (s->w && s->pool != pool)
+		epoll_ctl(s->pool->epfd, EPOLL_CTL_DEL, fd, NULL);
+	/* a new generation: events fetched for the old owner are dropped */
+	s->gen++;
+	s->w = w;
+	s->pool = pool;
+	ret = watch_ctl(pool, fd, events, (uint64_t)s->gen << 32 | (uint32_t)fd);
+	if (ret) {
+		s->w = NULL;
+		s->pool = NULL;
+	}
+out_unlock:
+	pthread_rwlock_unlock(&rt->watch_lock);
+	return ret;
+}
+
+int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd)
+{
+	struct nvmfd_rt *rt = w->rt;
+	struct rt_watch *s;
+	int ret = 0;
+
+	if (fd < 0)
+		return -EBADF;
+	pthread_rwlock_wrlock(&rt->watch_lock);
+	if ((size_t)fd >= rt->nwatches || rt->watches[fd].w != w) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	s = &rt->watches[fd];
+	/* EBADF/ENOENT: closed already, epoll forgot it by itself */
+	if (epoll_ctl(s->pool->epfd, EPOLL_CTL_DEL, fd, NULL) && errno != EBADF &&
+	    errno != ENOENT)
+		ret = -errno;
+	s->w = NULL;
+	s->pool = NULL;
+	s->gen++;
+out_unlock:
+	pthread_rwlock_unlock(&rt->watch_lock);
+	return ret;
+}
+
+int nvmfd_rt_place(struct nvmfd_rt *rt, enum nvmfd_rt_place policy, unsigned int qid,
+		   const cpu_set_t *allowed, int incoming_cpu)
+{
+	return nvmfd__rt_placer_place(&rt->placer, policy, qid, allowed, incoming_cpu);
+}
+
+void nvmfd_rt_unplace(struct nvmfd_rt *rt, int cpu)
+{
+	nvmfd__rt_placer_unplace(&rt->placer, cpu);
+}
+
+unsigned int nvmfd_rt_ncpus(const struct nvmfd_rt *rt)
+{
+	return rt->ncpus;
+}
+
+unsigned int nvmfd_rt_npools(const struct nvmfd_rt *rt)
+{
+	return rt->npools;
+}
+
+unsigned int nvmfd_rt_pool_of_cpu(const struct nvmfd_rt *rt, int cpu)
+{
+	return pool_index(rt, cpu);
+}
+
+/* Context switches and run delay of thread @tid; zeros where /proc lacks them. */
+static void read_task_stats(int tid, struct nvmfd_rt_worker_stats *ws)
+{
+	char path[64], line[256];
+	unsigned long long a, b;
+	FILE *f;
+
+	if (tid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &a) == 1)
+				ws->nvcsw = a;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &a) == 1)
+				ws->nivcsw = a;
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &a, &b) == 2)
+			ws->run_delay_ns = b;
+		fclose(f);
+	}
+}
+
+int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int worker,
+			  struct nvmfd_rt_worker_stats *out)
+{
+	struct rt_worker *wk;
+
+	if (pool >= rt->npools || worker >= rt->pools[pool].nworkers)
+		return -EINVAL;
+	wk = &rt->pools[pool].workers[worker];
+	memset(out, 0, sizeof(*out));
+	out->tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
+	out->last_cpu = __atomic_load_n(&wk->last_cpu, __ATOMIC_RELAXED);
+	if (wk->started)
+		pthread_getaffinity_np(wk->thread, sizeof(out->affinity), &out->affinity);
+	out->runs = ld(&wk->runs);
+	out->wakeups = ld(&wk->wakeups);
+	out->epoll_events = ld(&wk->events);
+	out->busy_ns = ld(&wk->busy_ns);
+	out->repatriations = ld(&wk->repatriations);
+	read_task_stats(out->tid, out);
+	return 0;
+}
+
+int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_pool_stats *out)
+{
+	struct rt_pool *p;
+
+	if (pool >= rt->npools)
+		return -EINVAL;
+	p = &rt->pools[pool];
+	memset(out, 0, sizeof(*out));
+	out->cpus = p->cpus;
+	out->nworkers = p->nworkers;
+	out->max_active = p->max_active;
+	pthread_mutex_lock(&p->lock);
+	out->runq_max = p->qlen_max;
+	out->active_max = p->active_max;
+	out->kicks = p->kicks;
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned int i = 0; i < p->nworkers; i++) {
+		struct nvmfd_rt_worker_stats ws;
+
+		nvmfd_rt_worker_stats(rt, pool, i, &ws);
+		out->runs += ws.runs;
+		out->wakeups += ws.wakeups;
+		out->epoll_events += ws.epoll_events;
+		out->busy_ns += ws.busy_ns;
+		out->repatriations += ws.repatriations;
+		out->nvcsw += ws.nvcsw;
+		out->nivcsw += ws.nivcsw;
+		out->run_delay_ns += ws.run_delay_ns;
+	}
+	return 0;
+}
+
+static const char *const mode_names[] = { "bound", "unbound" };
+static const char *const scope_names[] = { "cpu", "smt", "cache", "numa", "system" };
+
+int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f)
+{
+	char buf[256];
+
+	fprintf(f, "{\"mode\":\"%s\",\"scope\":\"%s\",\"strict\":%s,\"max_active\":%u,"
+		   "\"ncpus\":%u,\"cpus\":\"%s\",\"pools\":[",
+		mode_names[rt->opts.mode], scope_names[rt->opts.scope],
+		rt->opts.strict ? "true" : "false", rt->opts.max_active, rt->ncpus,
+		nvmfd__rt_format_cpulist(&rt->topo->cpus, buf, sizeof(buf)));
+	for (unsigned int i = 0; i < rt->npools; i++) {
+		struct nvmfd_rt_pool_stats ps;
+
+		nvmfd_rt_pool_stats(rt, i, &ps);
+		fprintf(f, "%s{\"id\":%u,\"cpus\":\"%s\",\"nworkers\":%u,\"runs\":%" PRIu64
+			   ",\"wakeups\":%" PRIu64 ",\"epoll_events\":%" PRIu64
+			   ",\"kicks\":%" PRIu64 ",\"runq_max\":%u,\"active_max\":%u"
+			   ",\"busy_ns\":%" PRIu64 ",\"repatriations\":%" PRIu64
+			   ",\"nvcsw\":%" PRIu64 ",\"nivcsw\":%" PRIu64
+			   ",\"run_delay_ns\":%" PRIu64 ",\"workers\":[",
+			i ? "," : "", i, nvmfd__rt_format_cpulist(&ps.cpus, buf, sizeof(buf)),
+			ps.nworkers, ps.runs, ps.wakeups, ps.epoll_events, ps.kicks, ps.runq_max,
+			ps.active_max, ps.busy_ns, ps.repatriations, ps.nvcsw, ps.nivcsw,
+			ps.run_delay_ns);
+		for (unsigned int j = 0; j < ps.nworkers; j++) {
+			struct nvmfd_rt_worker_stats ws;
+
+			nvmfd_rt_worker_stats(rt, i, j, &ws);
+			fprintf(f, "%s{\"tid\":%d,\"last_cpu\":%d,\"affinity\":\"%s\""
+				   ",\"runs\":%" PRIu64 ",\"wakeups\":%" PRIu64
+				   ",\"epoll_events\":%" PRIu64 ",\"busy_ns\":%" PRIu64
+				   ",\"repatriations\":%" PRIu64 ",\"nvcsw\":%" PRIu64
+				   ",\"nivcsw\":%" PRIu64 ",\"run_delay_ns\":%" PRIu64 "}",
+				j ? "," : "", ws.tid, ws.last_cpu,
+				nvmfd__rt_format_cpulist(&ws.affinity, buf, sizeof(buf)), ws.runs,
+				ws.wakeups, ws.epoll_events, ws.busy_ns, ws.repatriations, ws.nvcsw,
+				ws.nivcsw, ws.run_delay_ns);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "],\"placed\":{");
+	for (unsigned int i = 0; i < rt->ncpus; i++)
+		fprintf(f, "%s\"%d\":%u", i ? "," : "", rt->cpu_list[i],
+			nvmfd__rt_placer_count(&rt->placer, rt->cpu_list[i]));
+	fprintf(f, "}}");
+	return ferror(f) ? -EIO : 0;
+}

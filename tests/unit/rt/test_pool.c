@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pool.c - pools and work items on real threads, limited to (at most)
+ * two CPUs of this machine: placement of runs on their pool's CPUs,
+ * non-reentrancy under a queueing storm, coalescing, self re-queue,
+ * max_active, readiness (eventfd, pipe), cancel_sync and the stats JSON.
+ *
+ * Checks inside work functions (which run on workers) are recorded in
+ * atomics and asserted by the test thread, since cmocka is not thread safe.
+ * Waits are bounded (10 s) only to turn a hang into a failure; no assertion
+ * depends on timing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "internal/rt.h"
+
+#define WAIT_LIMIT_US (10 * 1000 * 1000)
+
+static cpu_set_t test_cpus; /* up to 2 CPUs we may run on */
+static int test_cpu[2];
+static int test_ncpus;
+
+static int setup(void **state)
+{
+	cpu_set_t mine;
+
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		return -1;
+	CPU_ZERO(&test_cpus);
+	for (int c = 0; c < CPU_SETSIZE && test_ncpus < 2; c++) {
+		if (CPU_ISSET(c, &mine)) {
+			CPU_SET(c, &test_cpus);
+			test_cpu[test_ncpus++] = c;
+		}
+	}
+	return test_ncpus ? 0 : -1;
+}
+
+static long ld(const long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void st(long *p, long v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static long inc(long *p)
+{
+	return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL);
+}
+
+static long dec(long *p)
+{
+	return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Wait until *p >= v; fail after WAIT_LIMIT_US. */
+static void wait_ge(const long *p, long v)
+{
+	for (long us = 0; ld(p) < v; us += 100) {
+		if (us > WAIT_LIMIT_US)
+			fail_msg("timeout: value %ld, waiting for %ld", ld(p), v);
+		usleep(100);
+	}
+}
+
+static struct nvmfd_rt *make_rt(enum nvmfd_rt_mode mode, enum nvmfd_rt_scope scope, bool strict,
+				unsigned int workers, unsigned int max_active)
+{
+	struct nvmfd_rt_opts opts;
+	struct nvmfd_rt *rt = NULL;
+
+	nvmfd_rt_opts_init(&opts);
+	opts.mode = mode;
+	opts.scope = scope;
+	opts.strict = strict;
+	opts.workers_per_pool = workers;
+	opts.max_active = max_active;
+	opts.cpus = test_cpus;
+	opts.name = "rttest";
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), 0);
+	assert_non_null(rt);
+	assert_int_equal(nvmfd_rt_ncpus(rt), test_ncpus);
+	return rt;
+}
+
+/* ---- runs only on its pool's CPUs ---------------------------------------- */
+
+struct where {
+	struct nvmfd_work work;
+	cpu_set_t expect; /* allowed CPUs of the pool */
+	bool exact_affinity; /* affinity must equal expect */
+	long runs;
+	long bad_cpu;
+	long bad_affinity;
+	long target;
+};
+
+static void where_fn(struct nvmfd_work *w)
+{
+	struct where *x = (struct where *)w;
+	cpu_set_t aff;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || !CPU_ISSET(cpu, &x->expect))
+		inc(&x->bad_cpu);
+	if (pthread_getaffinity_np(pthread_self(), sizeof(aff), &aff) ||
+	    (x->exact_affinity && !CPU_EQUAL(&aff, &x->expect)))
+		inc(&x->bad_affinity);
+	if (inc(&x->runs) < ld(&x->target))
+		nvmfd_rt_queue_work(w); /* self re-queue */
+}
+
+static void test_bound_runs_on_its_cpu(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct where *x = calloc((size_t)test_ncpus, sizeof(*x));
+
+	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
+	for (int i = 0; i < test_ncpus; i++) {
+		nvmfd_work_init(&x[i].work, rt, where_fn, test_cpu[i]);
+		CPU_SET(test_cpu[i], &x[i].expect);
+		x[i].exact_affinity = true;
+		st(&x[i].target, 200);
+		assert_int_equal(nvmfd_rt_pool_of_cpu(rt, test_cpu[i]), i);
+		assert_true(nvmfd_rt_queue_work(&x[i].work));
+	}
+	for (int i = 0; i < test_ncpus; i++) {
+		wait_ge(&x[i].runs, 200);
+		nvmfd_rt_work_cancel_sync(&x[i].work);
+		assert_int_equal(ld(&x[i].runs), 200);
+		assert_int_equal(ld(&x[i].bad_cpu), 0);
+		assert_int_equal(ld(&x[i].bad_affinity), 0);
+		/* 199 self re-queues happened while running */
+		assert_int_equal(__atomic_load_n(&x[i].work.requeues, __ATOMIC_RELAXED), 199);
+		assert_int_equal(__atomic_load_n(&x[i].work.runs, __ATOMIC_RELAXED), 200);
+	}
+	nvmfd_rt_destroy(rt);
+	free(x);
+}
+
+static void test_unbound_strict_affinity(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_CPU, true, 2, 0);
+	struct where *x = calloc((size_t)test_ncpus, sizeof(*x));
+
+	/* scope cpu: one pool per CPU, two workers each, confined to it */
+	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
+	for (int i = 0; i < test_ncpus; i++) {
+		nvmfd_work_init(&x[i].work, rt, where_fn, test_cpu[i]);
+		CPU_SET(test_cpu[i], &x[i].expect);
+		x[i].exact_affinity = true;
+		st(&x[i].target, 100);
+		assert_true(nvmfd_rt_queue_work(&x[i].work));
+	}
+	for (int i = 0; i < test_ncpus; i++) {
+		wait_ge(&x[i].runs, 100);
+		nvmfd_rt_work_cancel_sync(&x[i].work);
+		assert_int_equal(ld(&x[i].bad_cpu), 0);
+		assert_int_equal(ld(&x[i].bad_affinity), 0);
+	}
+	nvmfd_rt_destroy(rt);
+	free(x);
+}
+
+static void test_unbound_system_runs_on_runtime_cpus(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps;
+	struct where x;
+
+	memset(&x, 0, sizeof(x));
+	assert_int_equal(nvmfd_rt_npools(rt), 1);
+	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
+	x.expect = test_cpus;
+	st(&x.target, 100);
+	assert_true(nvmfd_rt_queue_work(&x.work));
+	wait_ge(&x.runs, 100);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(ld(&x.bad_cpu), 0);
+	assert_int_equal(ld(&x.bad_affinity), 0);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.nworkers, test_ncpus);
+	assert_int_equal(ps.runs, 100);
+	assert_true(CPU_EQUAL(&ps.cpus, &test_cpus));
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 1, &ps), -EINVAL);
+	nvmfd_rt_destroy(rt);
+}
+
+/* ---- never runs twice at once ---------------------------------------------- */
+
+struct storm {
+	struct nvmfd_work work;
+	long inflight;
+	long max_inflight;
+	long runs;
+	long queued_true;
+	long stop;
+};
+
+static void storm_fn(struct nvmfd_work *w)
+{
+	struct storm *s = (struct storm *)w;
+	long n = inc(&s->inflight), m;
+
+	while ((m = ld(&s->max_inflight)) < n &&
+	       !__atomic_compare_exchange_n(&s->max_inflight, &m, n, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+	for (volatile int i = 0; i < 2000; i++)
+		;
+	dec(&s->inflight);
+	inc(&s->runs);
+}
+
+static void *storm_thread(void *arg)
+{
+	struct storm *s = arg;
+
+	for (int i = 0; i < 20000 && !ld(&s->stop); i++) {
+		if (nvmfd_rt_queue_work(&s->work))
+			inc(&s->queued_true);
+		if (!(i % 64))
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void run_storm(struct nvmfd_rt *rt)
+{
+	struct storm s;
+	pthread_t th[4];
+
+	memset(&s, 0, sizeof(s));
+	nvmfd_work_init(&s.work, rt, storm_fn, test_cpu[0]);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, storm_thread, &s), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	/* every successful queue becomes exactly one run */
+	wait_ge(&s.runs, ld(&s.queued_true));
+	nvmfd_rt_work_cancel_sync(&s.work);
+	assert_int_equal(ld(&s.runs), ld(&s.queued_true));
+	assert_int_equal(ld(&s.max_inflight), 1);
+	assert_true(ld(&s.runs) >= 1);
+	assert_int_equal(__atomic_load_n(&s.work.runs, __ATOMIC_RELAXED), ld(&s.runs));
+}
+
+static void test_nonreentrant_bound(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+
+	run_storm(rt);
+	nvmfd_rt_destroy(rt);
+}
+
+static void test_nonreentrant_unbound_many_workers(void **state)
+{
+	/* 4 workers in one pool: any of them could pick the item up */
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 4, 0);
+
+	run_storm(rt);
+	nvmfd_rt_destroy(rt);
+}
+
+/* ---- coalescing, requeue while running, cancel ----------------------------- */
+
+struct gated {
+	struct nvmfd_work work;
+	long gate; /* fn spins until this is 1 */
+	long started;
+	long finished;
+	long runs;
+};
+
+static void gated_fn(struct nvmfd_work *w)
+{
+	struct gated *g = (struct gated *)w;
+
+	inc(&g->started);
+	while (!ld(&g->gate))
+		usleep(50);
+	inc(&g->runs);
+	inc(&g->finished);
+}
+
+static void counted_fn(struct nvmfd_work *w)
+{
+	struct gated *g = (struct gated *)w;
+
+	inc(&g->runs);
+}
+
+static void test_coalesce(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct gated a, b, c;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	nvmfd_work_init(&a.work, rt, gated_fn, test_cpu[0]);
+	nvmfd_work_init(&b.work, rt, counted_fn, test_cpu[0]);
+	nvmfd_work_init(&c.work, rt, counted_fn, test_cpu[0]);
+
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	wait_ge(&a.started, 1);
+	/* a is running: queueing it again marks it pending once */
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	assert_false(nvmfd_rt_queue_work(&a.work));
+	assert_false(nvmfd_rt_queue_work(&a.work));
+	/* b waits behind a on the same (single-worker) pool: pending coalesces */
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	assert_false(nvmfd_rt_queue_work(&b.work));
+	/* c is cancelled while pending: it never runs */
+	assert_true(nvmfd_rt_queue_work(&c.work));
+	nvmfd_rt_work_cancel_sync(&c.work);
+	assert_false(nvmfd_rt_queue_work(&c.work));
+
+	st(&a.gate, 1);
+	wait_ge(&a.runs, 2); /* the requeue ran after the first run */
+	wait_ge(&b.runs, 1);
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	assert_int_equal(ld(&a.runs), 2);
+	assert_int_equal(ld(&a.started), 2);
+	assert_int_equal(ld(&b.runs), 1);
+	assert_int_equal(ld(&c.runs), 0);
+	assert_int_equal(__atomic_load_n(&a.work.requeues, __ATOMIC_RELAXED), 1);
+
+	/* re-initialised, a cancelled item is usable again */
+	nvmfd_work_init(&c.work, rt, counted_fn, test_cpu[0]);
+	assert_true(nvmfd_rt_queue_work(&c.work));
+	wait_ge(&c.runs, 1);
+	nvmfd_rt_work_cancel_sync(&c.work);
+	nvmfd_rt_destroy(rt);
+}
+
+struct canceller {
+	struct gated *g;
+	long done;
+	long finished_at_return;
+};
+
+static void *cancel_thread(void *arg)
+{
+	struct canceller *c = arg;
+
+	nvmfd_rt_work_cancel_sync(&c->g->work);
+	st(&c->finished_at_return, ld(&c->g->finished));
+	st(&c->done, 1);
+	return NULL;
+}
+
+static void test_cancel_sync_waits(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 2, 0);
+	struct canceller c;
+	struct gated g;
+	pthread_t th;
+
+	memset(&g, 0, sizeof(g));
+	memset(&c, 0, sizeof(c));
+	c.g = &g;
+	nvmfd_work_init(&g.work, rt, gated_fn, test_cpu[0]);
+	assert_true(nvmfd_rt_queue_work(&g.work));
+	wait_ge(&g.started, 1);
+	assert_true(nvmfd_rt_queue_work(&g.work)); /* pending behind the run */
+	assert_int_equal(pthread_create(&th, NULL, cancel_thread, &c), 0);
+	usleep(20000); /* give cancel a chance to (wrongly) return early */
+	st(&g.gate, 1);
+	pthread_join(th, NULL);
+	assert_int_equal(ld(&c.done), 1);
+	/* cancel returned only after the running instance finished ... */
+	assert_int_equal(ld(&c.finished_at_return), 1);
+	/* ... and the pending re-run was dropped */
+	assert_int_equal(ld(&g.runs), 1);
+	assert_false(nvmfd_rt_queue_work(&g.work));
+	nvmfd_rt_destroy(rt);
+}
+
+/* ---- max_active -------------------------------------------------------------- */
+
+struct limited {
+	struct nvmfd_work work;
+	long *conc;
+	long *max_conc;
+	long *gate;
+	long *done;
+};
+
+static void limited_fn(struct nvmfd_work *w)
+{
+	struct limited *l = (struct limited *)w;
+	long n = inc(l->conc), m;
+
+	while ((m = ld(l->max_conc)) < n &&
+	       !__atomic_compare_exchange_n(l->max_conc, &m, n, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+	while (!ld(l->gate))
+		usleep(50);
+	dec(l->conc);
+	inc(l->done);
+}
+
+static void test_max_active(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 4, 2);
+	long conc = 0, max_conc = 0, gate = 0, done = 0;
+	struct nvmfd_rt_pool_stats ps;
+	struct limited l[8];
+
+	for (int i = 0; i < 8; i++) {
+		nvmfd_work_init(&l[i].work, rt, limited_fn, test_cpu[i % test_ncpus]);
+		l[i].conc = &conc;
+		l[i].max_conc = &max_conc;
+		l[i].gate = &gate;
+		l[i].done = &done;
+		assert_true(nvmfd_rt_queue_work(&l[i].work));
+	}
+	/* two idle workers take two items; the other two workers must wait */
+	wait_ge(&conc, 2);
+	usleep(20000);
+	assert_int_equal(ld(&conc), 2);
+	st(&gate, 1);
+	wait_ge(&done, 8);
+	for (int i = 0; i < 8; i++)
+		nvmfd_rt_work_cancel_sync(&l[i].work);
+	assert_int_equal(ld(&max_conc), 2);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.max_active, 2);
+	assert_int_equal(ps.active_max, 2);
+	assert_int_equal(ps.nworkers, 4);
+	assert_int_equal(ps.runs, 8);
+	assert_true(ps.runq_max >= 6 && ps.runq_max <= 8);
+	nvmfd_rt_destroy(rt);
+}
+
+/* ---- readiness ------------------------------------------------------------- */
+
+struct reader {
+	struct nvmfd_work work;
+	int fd;
+	bool is_pipe;
+	bool rearm;
+	long runs;
+	long got; /* sum of eventfd values / bytes */
+	long bad_cpu;
+	int expect_cpu;
+};
+
+static void reader_fn(struct nvmfd_work *w)
+{
+	struct reader *r = (struct reader *)w;
+	ssize_t n;
+
+	if (r->expect_cpu >= 0 && sched_getcpu() != r->expect_cpu)
+		inc(&r->bad_cpu);
+	if (r->is_pipe) {
+		char buf[64];
+
+		n = read(r->fd, buf, sizeof(buf));
+		if (n > 0)
+			__atomic_add_fetch(&r->got, n, __ATOMIC_ACQ_REL);
+	} else {
+		uint64_t v;
+
+		n = read(r->fd, &v, sizeof(v));
+		if (n == (ssize_t)sizeof(v))
+			__atomic_add_fetch(&r->got, (long)v, __ATOMIC_ACQ_REL);
+	}
+	if (r->rearm)
+		nvmfd_rt_watch_fd(w, r->fd, EPOLLIN);
+	inc(&r->runs);
+}
+
+static void test_watch_eventfd(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	int cpu = test_cpu[test_ncpus - 1];
+	struct nvmfd_rt_pool_stats ps;
+	struct reader r;
+	uint64_t one = 1;
+
+	memset(&r, 0, sizeof(r));
+	r.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(r.fd >= 0);
+	r.rearm = true;
+	r.expect_cpu = cpu;
+	nvmfd_work_init(&r.work, rt, reader_fn, cpu);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, r.fd, EPOLLIN), 0);
+	/* re-arming an armed fd is a MOD, not an error */
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, r.fd, EPOLLIN), 0);
+	for (long i = 1; i <= 3; i++) {
+		assert_int_equal(write(r.fd, &one, sizeof(one)), sizeof(one));
+		wait_ge(&r.got, i);
+	}
+	assert_int_equal(ld(&r.got), 3);
+	assert_int_equal(ld(&r.bad_cpu), 0);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), 0);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), -ENOENT);
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, nvmfd_rt_pool_of_cpu(rt, cpu), &ps), 0);
+	assert_true(ps.epoll_events >= 3);
+	assert_true(ps.runs >= 3);
+	close(r.fd);
+	nvmfd_rt_destroy(rt);
+}
+
+static void test_watch_pipe_oneshot(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 0, 0);
+	struct reader r;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	memset(&r, 0, sizeof(r));
+	r.fd = p[0];
+	r.is_pipe = true;
+	r.expect_cpu = -1;
+	nvmfd_work_init(&r.work, rt, reader_fn, test_cpu[0]);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
+	assert_int_equal(write(p[1], "abc", 3), 3);
+	wait_ge(&r.got, 3);
+	assert_int_equal(ld(&r.runs), 1);
+	/* one-shot and not re-armed: the fd is not watched until re-armed */
+	assert_int_equal(write(p[1], "de", 2), 2);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
+	wait_ge(&r.got, 5);
+	assert_int_equal(ld(&r.runs), 2);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
+	nvmfd_rt_work_cancel_sync(&r.work);
+	/* a closed fd number can be watched again after unwatch */
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, -1, EPOLLIN), -EBADF);
+	nvmfd_rt_destroy(rt);
+}
+
+/* ---- stats JSON ------------------------------------------------------------ */
+
+static void test_stats_json(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct json_object *root, *pools, *pool, *workers, *v;
+	struct nvmfd_rt_worker_stats ws;
+	struct where x;
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *f;
+
+	memset(&x, 0, sizeof(x));
+	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
+	CPU_SET(test_cpu[0], &x.expect);
+	st(&x.target, 10);
+	assert_true(nvmfd_rt_queue_work(&x.work));
+	wait_ge(&x.runs, 10);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(nvmfd_rt_place(rt, NVMFD_RT_PLACE_RR, 1, NULL, -1), test_cpu[0]);
+
+	assert_int_equal(nvmfd_rt_worker_stats(rt, 0, 0, &ws), 0);
+	assert_true(ws.tid > 0);
+	assert_int_equal(ws.runs, 10);
+	assert_int_equal(ws.last_cpu, test_cpu[0]);
+	assert_true(ws.nvcsw >= 1); /* it slept in epoll_wait at least once */
+	assert_int_equal(nvmfd_rt_worker_stats(rt, 0, 1, &ws), -EINVAL);
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(nvmfd_rt_stats_json(rt, f), 0);
+	fclose(f);
+	root = json_tokener_parse(buf);
+	if (!root)
+		fail_msg("not JSON: %s", buf);
+	assert_true(json_object_object_get_ex(root, "mode", &v));
+	assert_string_equal(json_object_get_string(v), "bound");
+	assert_true(json_object_object_get_ex(root, "pools", &pools));
+	assert_int_equal(json_object_array_length(pools), test_ncpus);
+	pool = json_object_array_get_idx(pools, 0);
+	assert_true(json_object_object_get_ex(pool, "runs", &v));
+	assert_int_equal(json_object_get_int64(v), 10);
+	assert_true(json_object_object_get_ex(pool, "workers", &workers));
+	assert_int_equal(json_object_array_length(workers), 1);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(workers, 0),
+					      "run_delay_ns", &v));
+	assert_true(json_object_object_get_ex(root, "placed", &v));
+	{
+		char key[16];
+		struct json_object *n;
+
+		snprintf(key, sizeof(key), "%d", test_cpu[0]);
+		assert_true(json_object_object_get_ex(v, key, &n));
+		assert_int_equal(json_object_get_int(n), 1);
+	}
+	json_object_put(root);
+	free(buf);
+	nvmfd_rt_destroy(rt);
+}
+
+static void test_create_errors(void **state)
+{
+	struct nvmfd_rt_opts opts;
+	struct nvmfd_rt *rt = NULL;
+
+	nvmfd_rt_opts_init(&opts);
+	assert_int_equal(opts.mode, NVMFD_RT_BOUND);
+	assert_int_equal(opts.scope, NVMFD_RT_SCOPE_CACHE);
+	assert_int_equal(opts.max_active, 512);
+	opts.mode = (enum nvmfd_rt_mode)7;
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), -EINVAL);
+	nvmfd_rt_opts_init(&opts);
+	opts.size = 0;
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), -EINVAL);
+	nvmfd_rt_opts_init(&opts);
+	CPU_SET(CPU_SETSIZE - 1, &opts.cpus); /* not online */
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), -EINVAL);
+	assert_null(rt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_errors),
+		cmocka_unit_test(test_bound_runs_on_its_cpu),
+		cmocka_unit_test(test_unbound_strict_affinity),
+		cmocka_unit_test(test_unbound_system_runs_on_runtime_cpus),
+		cmocka_unit_test(test_nonreentrant_bound),
+		cmocka_unit_test(test_nonreentrant_unbound_many_workers),
+		cmocka_unit_test(test_coalesce),
+		cmocka_unit_test(test_cancel_sync_waits),
+		cmocka_unit_test(test_max_active),
+		cmocka_unit_test(test_watch_eventfd),
+		cmocka_unit_test(test_watch_pipe_oneshot),
+		cmocka_unit_test(test_stats_json),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
