@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xprt.h - the seam between the transport-independent target core
- * (src/target/*.c) and a transport (src/target/tcp/tcp.c).
+ * (the .c files of src/target) and a transport (src/target/tcp/tcp.c).
  *
  * A transport queue (one TCP connection) embeds a struct nvmfd_tgt_qp and a
  * preallocated array of struct nvmfd_tgt_req (one per command slot). Flow of

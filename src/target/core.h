@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - private to the src/target .c files (and their unit tests): the target
+ * object, subsystems, namespaces and controllers of the transport-
+ * independent NVMe-oF core.
+ *
+ * Locking: tgt->lock (a mutex) protects the control path only: the
+ * controller registry, cntlid allocation, each controller's queue table,
+ * held AERs, pending events and changed-namespace list. The data path (I/O
+ * commands) never takes it: it reads immutable configuration, the
+ * namespace's atomic enable flag and the controller's atomic CC/CSTS.
+ *
+ * Ownership: nvmfd__tgt_core_create() allocates the target core and opens
+ * backends, nvmfd__tgt_core_destroy() closes and frees them. A controller
+ * is reference counted: the registry does not hold a reference, each
+ * connected queue holds one; the admin queue's teardown removes it from the
+ * registry, and the last nvmfd__tgt_ctrl_put() frees it.
+ */
+#ifndef NVMFD_TARGET_CORE_H
+#define NVMFD_TARGET_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/xprt.h"
+
+#define NVMFD_TGT_AER_MAX 4 /* AERL 3 (0's based), as nvmet's NVMET_ASYNC_EVENTS */
+#define NVMFD_TGT_EVT_MAX 8 /* events kept while no AER is outstanding */
+#define NVMFD_TGT_DISC_KATO_MS 120000 /* discovery controller default (nvmet) */
+#define NVMFD_TGT_CAP_TO 15 /* CAP.TO, 500 ms units (7.5 s, as nvmet) */
+#define NVMFD_TGT_NN 1024 /* Identify NN/MNAN floor (nvmet's NVMET_MAX_NAMESPACES) */
+#define NVMFD_TGT_HK_TICK_MS 100 /* housekeeping tick */
+
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "0.0.0"
+#endif
+
+struct nvmfd_tcp_port;
+
+/* One namespace of a subsystem. */
+struct nvmfd_tgt_ns {
+	uint32_t nsid;
+	const struct nvmfd_cfg_ns *cfg;
+	struct nvmfd_bk *bk;
+	uint64_t size; /* bytes */
+	uint64_t nsze; /* logical blocks */
+	unsigned int lba_shift;
+	uint8_t uuid[16];
+	uint8_t nguid[16];
+	bool enabled; /* atomic: read on the data path, written by the control path */
+};
+
+struct nvmfd_tgt_subsys {
+	struct nvmfd_tgt *tgt;
+	const struct nvmfd_cfg_subsys *cfg; /* NULL for the discovery subsystem */
+	int idx; /* index in cfg->subsys[], -1 for discovery */
+	bool is_disc;
+	char nqn[NVMFD_NQN_SIZE];
+	unsigned int nr_ns;
+	struct nvmfd_tgt_ns ns[NVMFD_CFG_MAX_NS]; /* sorted by nsid */
+	uint16_t next_cntlid; /* tgt->lock */
+	struct nvmfd_tgt_ctrl *ctrls; /* registry list, tgt->lock */
+};
+
+/* Per-queue I/O counters, written by the queue owner with relaxed atomics,
+ * summed for the SMART log. Indexed by qid. */
+struct nvmfd_tgt_qstats {
+	uint64_t reads;
+	uint64_t writes;
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+};
+
+struct nvmfd_tgt_ctrl {
+	struct nvmfd_tgt *tgt;
+	struct nvmfd_tgt_subsys *subsys;
+	struct nvmfd_tgt_ctrl *next; /* registry link, tgt->lock */
+	int refs; /* atomic */
+	uint16_t cntlid;
+	bool registered; /* in subsys->ctrls, tgt->lock */
+	bool kato_expired; /* tgt->lock */
+	const struct nvmfd_cfg_port *port;
+	char hostnqn[NVMFD_NQN_SIZE];
+	uint8_t hostid[16];
+	uint16_t mqes; /* CAP.MQES, 0's based */
+	uint16_t qid_max; /* subsystem limit of I/O queues */
+	uint16_t nr_io_queues; /* negotiated (Number of Queues), atomic */
+	uint32_t cc; /* atomic; written by the admin queue owner */
+	uint32_t csts; /* atomic; admin owner and housekeeping */
+	uint32_t kato_ms; /* atomic; 0 = no keep-alive */
+	uint32_t aen_cfg; /* Async Event Configuration, tgt->lock */
+	uint32_t aen_masked; /* AEN bits sent and not yet cleared by a log read */
+	/* queue table, tgt->lock; sqs[0] is the admin queue */
+	struct nvmfd_tgt_qp **sqs;
+	struct nvmfd_tgt_qstats *qstats; /* qid_max + 1 entries */
+	/* held AERs and pending events, tgt->lock */
+	struct nvmfd_tgt_req *aer[NVMFD_TGT_AER_MAX];
+	unsigned int nr_aer;
+	uint32_t evt[NVMFD_TGT_EVT_MAX];
+	unsigned int nr_evt;
+	/* changed namespace list, tgt->lock; overflow = 0xffffffff entry */
+	unsigned int nr_changed;
+	uint32_t changed[NVMFD_CHANGED_NS_LIST_MAX];
+};
+
+struct nvmfd_tgt {
+	const struct nvmfd_cfg *cfg;
+	pthread_mutex_t lock; /* control path: see the file comment */
+	unsigned int nr_subsys;
+	struct nvmfd_tgt_subsys *subsys; /* nr_subsys, then discovery at [nr_subsys] */
+	struct nvmfd_tgt_subsys *disc;
+	uint64_t genctr; /* discovery log generation, tgt->lock */
+	/* filled by target.c; NULL/0 in core-only (unit test) targets */
+	struct nvmfd_rt *rt;
+	struct nvmfd_tcp_port *ports[NVMFD_CFG_MAX_PORTS];
+	unsigned int nr_ports;
+	pthread_t hk_thread; /* housekeeping: keep-alive expiry */
+	pthread_mutex_t hk_lock; /* protects hk_stop */
+	pthread_cond_t hk_cond;
+	bool hk_running;
+	bool hk_stop;
+	bool started;
+	bool stopped;
+	bool bk_closed;
+};
+
+/* subsys.c */
+int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out);
+int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt);
+void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgt);
+struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find(struct nvmfd_tgt *tgt, const char *nqn);
+bool nvmfd__tgt_subsys_on_port(const struct nvmfd_tgt_subsys *s,
+			       const struct nvmfd_cfg_port *port);
+bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostnqn);
+struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsid);
+int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port,
+			  const char *hostnqn, const uint8_t hostid[16],
+			  struct nvmfd_tgt_ctrl **out);
+struct nvmfd_tgt_ctrl *nvmfd__tgt_ctrl_find_get(struct nvmfd_tgt_subsys *s, uint16_t cntlid);
+void nvmfd__tgt_ctrl_get(struct nvmfd_tgt_ctrl *ctrl);
+void nvmfd__tgt_ctrl_put(struct nvmfd_tgt_ctrl *ctrl);
+void nvmfd__tgt_ctrl_fail_aers_locked(struct nvmfd_tgt_ctrl *ctrl, nvmfd_status_t status);
+void nvmfd__tgt_ctrl_add_event_locked(struct nvmfd_tgt_ctrl *ctrl, uint32_t evt);
+void nvmfd__tgt_ctrl_shutdown_locked(struct nvmfd_tgt_ctrl *ctrl);
+void nvmfd__tgt_qp_post(struct nvmfd_tgt_req *req, nvmfd_status_t status);
+unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns);
+void nvmfd__tgt_shutdown_all(struct nvmfd_tgt *tgt);
+int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, uint32_t nsid,
+			      bool enable);
+uint64_t nvmfd__tgt_now_ns(void);
+bool nvmfd__tgt_ctrl_is_ready(const struct nvmfd_tgt_ctrl *ctrl);
+uint64_t nvmfd__tgt_cap(const struct nvmfd_tgt_ctrl *ctrl);
+
+/* fabrics.c */
+nvmfd_status_t nvmfd__tgt_set_xfer(struct nvmfd_tgt_req *req, enum nvmfd_tgt_xfer xfer,
+				   uint64_t len);
+nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_fabrics_execute(struct nvmfd_tgt_req *req);
+
+/* admin.c */
+nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_admin_execute(struct nvmfd_tgt_req *req);
+nvmfd_status_t nvmfd__tgt_features_common(struct nvmfd_tgt_req *req, bool set);
+void nvmfd__tgt_aer_execute(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ctrl *id);
+
+/* discovery.c */
+nvmfd_status_t nvmfd__tgt_disc_init(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_disc_execute(struct nvmfd_tgt_req *req);
+
+/* io.c */
+nvmfd_status_t nvmfd__tgt_io_init(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_io_execute(struct nvmfd_tgt_req *req);
+
+/* Helpers for windowed copies into a C2H buffer (Get Log Page LPO/NUMD). */
+struct nvmfd_tgt_win {
+	uint8_t *buf;
+	uint64_t off; /* window start in the page */
+	uint32_t len; /* window length (bytes) */
+	uint64_t pos; /* current position in the page */
+};
+void nvmfd__tgt_win_put(struct nvmfd_tgt_win *w, const void *src, uint64_t len);
+
+static inline nvmfd_status_t nvmfd__tgt_dnr(uint8_t sct, uint8_t sc)
+{
+	return (nvmfd_status_t)(NVMFD_STATUS(sct, sc) | NVMFD_STATUS_DNR);
+}
+
+/* Copy @s into a fixed-width, space-padded, not NUL-terminated field. */
+void nvmfd__tgt_strpad(char *dst, size_t width, const char *s);
+
+#endif /* NVMFD_TARGET_CORE_H */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * discovery.c - the discovery controller (NVMe-oF 1.1 §5; nvmet's
+ * behaviour per NVME-TCP-NOTES.md §2.6): Identify Controller, the Discovery
+ * Log Page (70h), KATO/AEC features, AER and Keep Alive.
+ *
+ * The log lists, after entry 0 (the discovery subsystem itself, subtype 3),
+ * one entry per (port, subsystem exported on that port) over all configured
+ * ports that the connected host may access (ACL), then the referrals
+ * configured for the port the host came in on.
+ */
+#include <string.h>
+
+#include "internal/log.h"
+#include "target/core.h"
+
+#define DISC_ASQSZ 32 /* admin queue size a host should use (nvmet) */
+
+static nvmfd_status_t dnr(uint8_t sc)
+{
+	return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, sc);
+}
+
+/**
+ * nvmfd__tgt_disc_init() - parse an admin command of a discovery controller.
+ * @req: the command (controller ready).
+ * Return: SUCCESS with the transfer set, INVALID_OPCODE|DNR for anything
+ *         but Identify, Get Log Page, Set/Get Features, AER, Keep Alive.
+ * Context: admin queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_disc_init(struct nvmfd_tgt_req *req)
+{
+	switch (req->sqe.opc) {
+	case NVMFD_ADMIN_IDENTIFY:
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H, NVMFD_IDENTIFY_DATA_SIZE);
+	case NVMFD_ADMIN_GET_LOG_PAGE:
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H,
+					   (uint64_t)nvmfd_get_log_numd(&req->sqe) * 4);
+	case NVMFD_ADMIN_SET_FEATURES:
+	case NVMFD_ADMIN_GET_FEATURES:
+	case NVMFD_ADMIN_ASYNC_EVENT:
+	case NVMFD_ADMIN_KEEP_ALIVE:
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_NONE, 0);
+	default:
+		return dnr(NVMFD_SC_INVALID_OPCODE);
+	}
+}
+
+static bool is_wildcard(const char *a)
+{
+	return !a[0] || !strcmp(a, "0.0.0.0") || !strcmp(a, "::") || !strcmp(a, "[::]");
+}
+
+static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp *qp,
+		       const struct nvmfd_cfg_port *p, uint8_t subtype, const char *nqn)
+{
+	const char *traddr = p->traddr;
+
+	memset(e, 0, sizeof(*e));
+	e->trtype = NVMFD_TRTYPE_TCP;
+	e->adrfam = p->adrfam ? p->adrfam : NVMFD_ADRFAM_IPV4;
+	e->subtype = subtype;
+	e->treq = NVMFD_TREQ_SECURE_NOT_SPECIFIED | NVMFD_TREQ_DISABLE_SQFLOW;
+	e->portid = p->portid;
+	e->cntlid = NVMFD_CNTLID_DYNAMIC;
+	e->asqsz = DISC_ASQSZ;
+	/* nvmet disc_traddr: a wildcard listener reports the address the
+	 * host reached us on */
+	if (is_wildcard(traddr) && qp->local_addr[0])
+		traddr = qp->local_addr;
+	snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", p->trsvcid);
+	snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
+	snprintf(e->traddr, sizeof(e->traddr), "%s", traddr);
+	e->tsas[0] = NVMFD_TCP_SECTYPE_NONE;
+}
+
+/* Emit (or, with @w NULL, count) the entries the host of @qp may see. */
+static uint64_t disc_entries(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_win *w)
+{
+	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
+	struct nvmfd_tgt *tgt = qp->tgt;
+	const char *host = qp->ctrl->hostnqn;
+	struct nvmfd_cfg_port none = { 0 };
+	const struct nvmfd_cfg_port *self = qp->port ? qp->port : &none;
+	struct nvmfd_disc_log_entry e;
+	uint64_t n = 0;
+
+	n++;
+	if (w) {
+		fill_entry(&e, qp, self, NVMFD_SUBTYPE_CUR_DISCOVERY, NVMFD_DISC_NQN);
+		nvmfd__tgt_win_put(w, &e, sizeof(e));
+	}
+	for (unsigned int pi = 0; pi < cfg->nr_ports && pi < NVMFD_CFG_MAX_PORTS; pi++) {
+		const struct nvmfd_cfg_port *p = &cfg->ports[pi];
+
+		for (unsigned int k = 0; k < p->nr_subsys && k < NVMFD_CFG_MAX_SUBSYS; k++) {
+			unsigned int si = p->subsys_idx[k];
+
+			if (si >= tgt->nr_subsys ||
+			    !nvmfd__tgt_host_allowed(&tgt->subsys[si], host))
+				continue;
+			n++;
+			if (w) {
+				fill_entry(&e, qp, p, NVMFD_SUBTYPE_NVME, tgt->subsys[si].nqn);
+				nvmfd__tgt_win_put(w, &e, sizeof(e));
+			}
+		}
+	}
+	for (unsigned int ri = 0; ri < cfg->nr_referrals && ri < NVMFD_CFG_MAX_REFERRALS; ri++) {
+		const struct nvmfd_cfg_referral *r = &cfg->referrals[ri];
+		struct nvmfd_cfg_port rp = { 0 };
+
+		if (r->portid != self->portid)
+			continue;
+		n++;
+		if (!w)
+			continue;
+		rp.portid = r->portid;
+		rp.adrfam = r->adrfam;
+		snprintf(rp.traddr, sizeof(rp.traddr), "%s", r->traddr);
+		snprintf(rp.trsvcid, sizeof(rp.trsvcid), "%s", r->trsvcid);
+		fill_entry(&e, qp, &rp, NVMFD_SUBTYPE_REFERRAL, NVMFD_DISC_NQN);
+		nvmfd__tgt_win_put(w, &e, sizeof(e));
+	}
+	return n;
+}
+
+static nvmfd_status_t disc_get_log(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	uint64_t lpo = nvmfd_get_log_lpo(&req->sqe);
+	struct nvmfd_tgt_win w = { .buf = req->data, .off = lpo, .len = req->data_len };
+	struct nvmfd_disc_log_hdr hdr;
+	uint64_t numrec;
+
+	if (NVMFD_GET_LOG_LID(&req->sqe) != NVMFD_LOG_DISC)
+		return dnr(NVMFD_SC_INVALID_FIELD);
+	/* nvmet: the offset must be dword aligned */
+	if (lpo & 3)
+		return dnr(NVMFD_SC_INVALID_FIELD);
+	numrec = disc_entries(qp, NULL);
+	if (lpo >= sizeof(hdr) * (numrec + 1))
+		return dnr(NVMFD_SC_INVALID_FIELD);
+	memset(req->data, 0, req->data_len);
+	memset(&hdr, 0, sizeof(hdr));
+	pthread_mutex_lock(&qp->tgt->lock);
+	hdr.genctr = qp->tgt->genctr;
+	pthread_mutex_unlock(&qp->tgt->lock);
+	hdr.numrec = numrec;
+	hdr.recfmt = 0;
+	nvmfd__tgt_win_put(&w, &hdr, sizeof(hdr));
+	disc_entries(qp, &w);
+	return NVMFD_SC_SUCCESS;
+}
+
+/**
+ * nvmfd__tgt_disc_execute() - run a discovery controller admin command.
+ * @req: the command, accepted by nvmfd__tgt_disc_init().
+ * Context: admin queue owner.
+ */
+void nvmfd__tgt_disc_execute(struct nvmfd_tgt_req *req)
+{
+	nvmfd_status_t st;
+	uint8_t fid = (uint8_t)(req->sqe.cdw10 & 0xff);
+
+	switch (req->sqe.opc) {
+	case NVMFD_ADMIN_IDENTIFY: {
+		struct nvmfd_id_ctrl id;
+
+		if ((req->sqe.cdw10 & 0xff) != NVMFD_ID_CNS_CTRL) {
+			st = dnr(NVMFD_SC_INVALID_FIELD);
+			break;
+		}
+		memset(&id, 0, sizeof(id));
+		nvmfd__tgt_identify_ctrl_fill(req, &id);
+		memcpy(req->data, &id, sizeof(id));
+		st = NVMFD_SC_SUCCESS;
+		break;
+	}
+	case NVMFD_ADMIN_GET_LOG_PAGE:
+		st = disc_get_log(req);
+		break;
+	case NVMFD_ADMIN_SET_FEATURES:
+	case NVMFD_ADMIN_GET_FEATURES:
+		if (fid != NVMFD_FEAT_KATO && fid != NVMFD_FEAT_ASYNC_EVENT) {
+			st = dnr(NVMFD_SC_INVALID_FIELD);
+			break;
+		}
+		st = nvmfd__tgt_features_common(req, req->sqe.opc == NVMFD_ADMIN_SET_FEATURES);
+		break;
+	case NVMFD_ADMIN_ASYNC_EVENT:
+		nvmfd__tgt_aer_execute(req);
+		return;
+	case NVMFD_ADMIN_KEEP_ALIVE:
+		st = NVMFD_SC_SUCCESS; /* discovery KATO is never 0 */
+		break;
+	default:
+		st = dnr(NVMFD_SC_INVALID_OPCODE);
+		break;
+	}
+	nvmfd__tgt_req_complete(req, st);
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fabrics.c - the queue/request entry points of the core (xprt.h) and the
+ * Fabrics command set: Connect, Property Get/Set, Disconnect
+ * (NVMe-oF 1.1 §3; behaviour of Linux nvmet, NVME-TCP-NOTES.md §2.1-2.3).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "internal/log.h"
+#include "target/core.h"
+
+#define COMP "target"
+
+/* Connect response DW0 for CONNECT_INVALID_PARAM / _INVALID_HOST: IATTR in
+ * bits 23:16 (bit 16 = the parameter is in the Connect data), IPO (byte
+ * offset of the parameter) in bits 15:0, as Linux nvmet and host use it. */
+#define IPO_DATA(field) ((NVMFD_CONNECT_RSP_IATTR_DATA << 16) | \
+			 (uint32_t)offsetof(struct nvmfd_connect_data, field))
+#define IPO_SQE(field) ((uint32_t)offsetof(struct nvmfd_connect_cmd, field))
+
+/**
+ * nvmfd__tgt_qp_init() - prepare the core part of a new queue.
+ * @qp:   zeroed storage inside the transport queue.
+ * @tgt:  target.
+ * @port: listener config the connection came in on (borrowed).
+ * @ops:  transport callbacks (borrowed, must outlive the queue).
+ * Context: any thread, before the queue's io_work first runs.
+ */
+void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
+			const struct nvmfd_cfg_port *port, const struct nvmfd_tgt_xprt_ops *ops)
+{
+	qp->ops = ops;
+	qp->tgt = tgt;
+	qp->port = port;
+	qp->ctrl = NULL;
+	qp->qid = 0;
+	qp->sqsize = 0;
+	qp->sqhd = 0;
+	qp->connected = false;
+	qp->sqflow_disabled = false;
+	qp->posted = NULL;
+	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+}
+
+/**
+ * nvmfd__tgt_qp_destroy() - the connection is gone: detach from the
+ * controller. For the admin queue the controller leaves the registry, its
+ * other queues are shut down through ops->shutdown_queue and its held AERs
+ * are forgotten (their slots belong to this queue, which is going away).
+ * @qp: queue.
+ * Context: queue owner, after all its reqs have completed or been dropped.
+ */
+void nvmfd__tgt_qp_destroy(struct nvmfd_tgt_qp *qp)
+{
+	struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
+	struct nvmfd_tgt *tgt = qp->tgt;
+
+	if (!ctrl) {
+		__atomic_store_n(&qp->posted, NULL, __ATOMIC_RELAXED);
+		qp->connected = false;
+		return;
+	}
+	pthread_mutex_lock(&tgt->lock);
+	__atomic_store_n(&qp->posted, NULL, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < ctrl->nr_aer;) {
+		if (ctrl->aer[i]->qp == qp) {
+			memmove(&ctrl->aer[i], &ctrl->aer[i + 1],
+				(ctrl->nr_aer - i - 1) * sizeof(ctrl->aer[0]));
+			ctrl->aer[--ctrl->nr_aer] = NULL;
+		} else {
+			i++;
+		}
+	}
+	if (qp->qid <= ctrl->qid_max && ctrl->sqs[qp->qid] == qp)
+		ctrl->sqs[qp->qid] = NULL;
+	if (qp->qid == 0 && ctrl->registered) {
+		struct nvmfd_tgt_ctrl **pp = &ctrl->subsys->ctrls;
+
+		while (*pp && *pp != ctrl)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = ctrl->next;
+		ctrl->next = NULL;
+		ctrl->registered = false;
+		nvmfd__tgt_ctrl_shutdown_locked(ctrl);
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	if (qp->qid == 0)
+		NVMFD_INFO(COMP, "ctrl %u: admin queue of %s gone, controller deleted", ctrl->cntlid,
+			   ctrl->subsys->nqn);
+	qp->ctrl = NULL;
+	qp->connected = false;
+	nvmfd__tgt_ctrl_put(ctrl);
+}
+
+/**
+ * nvmfd__tgt_qp_drain_posted() - deliver completions posted by other threads.
+ * @qp: queue.
+ * Return: number of completions handed to ops->queue_response.
+ * Context: queue owner (io_work).
+ */
+int nvmfd__tgt_qp_drain_posted(struct nvmfd_tgt_qp *qp)
+{
+	struct nvmfd_tgt_req *req, *rev = NULL, *next;
+	int n = 0;
+
+	if (!__atomic_load_n(&qp->posted, __ATOMIC_RELAXED))
+		return 0;
+	req = __atomic_exchange_n(&qp->posted, NULL, __ATOMIC_ACQUIRE);
+	for (; req; req = next) {
+		next = req->core;
+		req->core = rev;
+		rev = req;
+	}
+	for (req = rev; req; req = next) {
+		next = req->core;
+		req->core = NULL;
+		nvmfd__tgt_req_complete(req, req->sub_status);
+		n++;
+	}
+	return n;
+}
+
+/**
+ * nvmfd__tgt_req_complete() - fill the CQE and hand it to the transport.
+ * @req:    the command.
+ * @status: NVMe status (without phase); result fields were set by the command.
+ * Context: queue owner.
+ */
+void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+
+	req->cqe.cid = req->sqe.cid;
+	req->cqe.sqid = qp->qid;
+	req->cqe.status = (uint16_t)(status << 1);
+	if (qp->sqflow_disabled) {
+		/* NVMe-oF 1.1 §2.4.1 (TP 8005): SQ flow control disabled */
+		req->cqe.sqhd = 0xffff;
+	} else {
+		if (qp->sqsize)
+			qp->sqhd = (uint16_t)((qp->sqhd + 1u) % ((uint32_t)qp->sqsize + 1u));
+		req->cqe.sqhd = qp->sqhd;
+	}
+	qp->ops->queue_response(req);
+}
+
+/**
+ * nvmfd__tgt_req_init() - parse and validate a newly received command.
+ * @req: sqe filled, qp set; in_capsule/data_len of in-capsule data set by
+ *       the transport when the capsule carried data.
+ * Return: NVMFD_SC_SUCCESS with req->xfer and req->data_len set, or the
+ *         status to complete the command with.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	const struct nvmfd_sgl_desc *sgl = &req->sqe.dptr;
+
+	memset(&req->cqe, 0, sizeof(req->cqe));
+	req->core = NULL;
+	req->nr_sub = 0;
+	req->sub_status = NVMFD_SC_SUCCESS;
+	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+
+	/* nvmet_req_init: fused commands are not supported and the data
+	 * pointer must be an SGL (PSDT 01b) on fabrics. */
+	if ((req->sqe.flags & NVMFD_SQE_FLAGS_FUSE_MASK) ||
+	    (req->sqe.flags & NVMFD_SQE_FLAGS_PSDT_MASK) != NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	if (sgl->length) {
+		/* NVMe/TCP 1.0 §3.3.5: in-capsule (01h) or transport (5Ah) */
+		if (sgl->type == NVMFD_SGL_ID_INCAPSULE) {
+			if (sgl->addr != 0) /* ICDOFF is 0 */
+				return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
+						      NVMFD_SC_SGL_INVALID_OFFSET);
+		} else if (sgl->type != NVMFD_SGL_ID_TRANSPORT) {
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE);
+		}
+	}
+	if (req->sqe.opc == NVMFD_ADMIN_FABRICS)
+		return nvmfd__tgt_fabrics_init(req);
+	/* nvmet_parse_connect_cmd: nothing but Connect before Connect */
+	if (!qp->connected || !qp->ctrl)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+	if (!nvmfd__tgt_ctrl_is_ready(qp->ctrl))
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+	if (qp->qid == 0)
+		return qp->ctrl->subsys->is_disc ? nvmfd__tgt_disc_init(req)
+						 : nvmfd__tgt_admin_init(req);
+	return nvmfd__tgt_io_init(req);
+}
+
+/**
+ * nvmfd__tgt_req_execute() - run a command accepted by nvmfd__tgt_req_init().
+ * @req: the command; H2C data is in req->data.
+ * Context: queue owner. Completes through nvmfd__tgt_req_complete(), maybe
+ * later (backend I/O, AER).
+ */
+void nvmfd__tgt_req_execute(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+
+	if (req->sqe.opc == NVMFD_ADMIN_FABRICS)
+		nvmfd__tgt_fabrics_execute(req);
+	else if (qp->qid == 0 && qp->ctrl->subsys->is_disc)
+		nvmfd__tgt_disc_execute(req);
+	else if (qp->qid == 0)
+		nvmfd__tgt_admin_execute(req);
+	else
+		nvmfd__tgt_io_execute(req);
+}
+
+/**
+ * nvmfd__tgt_set_xfer() - check the SGL length against what the command
+ * moves and set the transfer.
+ * @req:  the command.
+ * @xfer: direction when @len > 0.
+ * @len:  bytes the command transfers.
+ * Return: SUCCESS; SGL_INVALID_DATA|DNR when the SGL length differs (nvmet
+ *         nvmet_check_transfer_len); INVALID_FIELD|DNR for in-capsule data
+ *         on a non-write or a length beyond the buffer / MDTS.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_set_xfer(struct nvmfd_tgt_req *req, enum nvmfd_tgt_xfer xfer,
+				   uint64_t len)
+{
+	if (req->sqe.dptr.length != len)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_DATA);
+	if (req->in_capsule && (xfer != NVMFD_XFER_H2C || req->data_len != len))
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	if ((req->data_cap && len > req->data_cap) || len > nvmfd__tgt_max_io_size(req->qp->tgt))
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	req->xfer = len ? xfer : NVMFD_XFER_NONE;
+	req->data_len = (uint32_t)len;
+	return NVMFD_SC_SUCCESS;
+}
+
+/**
+ * nvmfd__tgt_fabrics_init() - parse a Fabrics command (opcode 7Fh).
+ * @req: the command.
+ * Return: SUCCESS with the transfer set, or the completion status.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	uint8_t fctype = (uint8_t)(req->sqe.nsid & 0xff); /* byte 4 */
+
+	if (!qp->connected) {
+		if (fctype != NVMFD_FCTYPE_CONNECT)
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_H2C, sizeof(struct nvmfd_connect_data));
+	}
+	switch (fctype) {
+	case NVMFD_FCTYPE_CONNECT:
+		/* a queue is connected once */
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+	case NVMFD_FCTYPE_PROP_GET:
+	case NVMFD_FCTYPE_PROP_SET:
+		/* nvmet_parse_fabrics_io_cmd: properties on the admin queue only */
+		if (qp->qid != 0)
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_NONE, 0);
+	case NVMFD_FCTYPE_DISCONNECT:
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_NONE, 0);
+	default:
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+	}
+}
+
+static nvmfd_status_t connect_err(struct nvmfd_tgt_req *req, uint8_t sc, uint32_t ipo)
+{
+	req->cqe.result = ipo;
+	return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, sc);
+}
+
+/* Connect checks shared by admin and I/O queues: subsystem and host. */
+static nvmfd_status_t connect_find_subsys(struct nvmfd_tgt_req *req,
+					  const struct nvmfd_connect_data *d,
+					  struct nvmfd_tgt_subsys **out)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_subsys *s;
+
+	if (strnlen(d->subnqn, sizeof(d->subnqn)) == sizeof(d->subnqn))
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
+	if (strnlen(d->hostnqn, sizeof(d->hostnqn)) == sizeof(d->hostnqn))
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(hostnqn));
+	s = nvmfd__tgt_subsys_find(qp->tgt, d->subnqn);
+	if (!s || !nvmfd__tgt_subsys_on_port(s, qp->port)) {
+		NVMFD_WARN(COMP, "%s: connect to unknown subsystem %s", qp->peer_addr, d->subnqn);
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
+	}
+	if (!nvmfd__tgt_host_allowed(s, d->hostnqn)) {
+		NVMFD_WARN(COMP, "%s: host %s not allowed on %s", qp->peer_addr, d->hostnqn,
+			   s->nqn);
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_HOST, IPO_DATA(hostnqn));
+	}
+	*out = s;
+	return NVMFD_SC_SUCCESS;
+}
+
+static void qp_attach(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_ctrl *ctrl,
+		      const struct nvmfd_connect_cmd *c)
+{
+	qp->ctrl = ctrl;
+	qp->qid = c->qid;
+	qp->sqsize = c->sqsize;
+	qp->sqhd = 0;
+	qp->sqflow_disabled = !!(c->cattr & NVMFD_CONNECT_CATTR_DISABLE_SQFLOW);
+	qp->connected = true;
+	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+}
+
+static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmfd_connect_cmd *c,
+				    const struct nvmfd_connect_data *d)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ctrl *ctrl;
+	nvmfd_status_t st;
+	uint32_t kato;
+	int ret;
+
+	st = connect_find_subsys(req, d, &s);
+	if (st)
+		return st;
+	/* NVMe-oF 1.1 §3.3: dynamic controller model only */
+	if (d->cntlid != NVMFD_CNTLID_DYNAMIC)
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(cntlid));
+	ret = nvmfd__tgt_ctrl_alloc(s, qp->port, d->hostnqn, d->hostid, &ctrl);
+	if (ret == -EBUSY) {
+		NVMFD_WARN(COMP, "%s: subsystem %s: no free controller ID", qp->peer_addr, s->nqn);
+		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_CTRL_BUSY);
+	}
+	if (ret < 0)
+		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+	kato = c->kato;
+	if (s->is_disc && kato == 0)
+		kato = NVMFD_TGT_DISC_KATO_MS;
+	__atomic_store_n(&ctrl->kato_ms, kato, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&qp->tgt->lock);
+	ctrl->sqs[0] = qp;
+	qp_attach(qp, ctrl, c);
+	pthread_mutex_unlock(&qp->tgt->lock);
+	req->cqe.result = ctrl->cntlid;
+	NVMFD_INFO(COMP, "ctrl %u: %s controller for %s on %s, host %s, kato %u ms", ctrl->cntlid,
+		   s->is_disc ? "discovery" : "I/O", s->nqn, qp->peer_addr, d->hostnqn, kato);
+	return NVMFD_SC_SUCCESS;
+}
+
+static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_connect_cmd *c,
+				 const struct nvmfd_connect_data *d)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ctrl *ctrl;
+	nvmfd_status_t st;
+
+	st = connect_find_subsys(req, d, &s);
+	if (st)
+		return st;
+	ctrl = nvmfd__tgt_ctrl_find_get(s, d->cntlid);
+	if (!ctrl) {
+		NVMFD_WARN(COMP, "%s: I/O connect to unknown ctrl %u", qp->peer_addr, d->cntlid);
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(cntlid));
+	}
+	if (strcmp(ctrl->hostnqn, d->hostnqn)) {
+		st = connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(hostnqn));
+		goto out_put;
+	}
+	if (!nvmfd__tgt_ctrl_is_ready(ctrl)) {
+		st = nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+		goto out_put;
+	}
+	if (c->qid > __atomic_load_n(&ctrl->nr_io_queues, __ATOMIC_RELAXED)) {
+		st = connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_SQE(qid));
+		goto out_put;
+	}
+	/* nvmet_install_queue: for fabrics MQES applies to I/O queues only */
+	if (c->sqsize > ctrl->mqes) {
+		st = connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_SQE(sqsize));
+		goto out_put;
+	}
+	pthread_mutex_lock(&qp->tgt->lock);
+	if (ctrl->sqs[c->qid] || !ctrl->registered) {
+		pthread_mutex_unlock(&qp->tgt->lock);
+		st = nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+		goto out_put;
+	}
+	ctrl->sqs[c->qid] = qp;
+	qp_attach(qp, ctrl, c);
+	pthread_mutex_unlock(&qp->tgt->lock);
+	req->cqe.result = ctrl->cntlid;
+	return NVMFD_SC_SUCCESS;
+
+out_put:
+	nvmfd__tgt_ctrl_put(ctrl);
+	return st;
+}
+
+static nvmfd_status_t exec_connect(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_connect_cmd c;
+	struct nvmfd_connect_data d;
+
+	memcpy(&c, &req->sqe, sizeof(c));
+	if (!req->data || req->data_len < sizeof(d))
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_DATA);
+	memcpy(&d, req->data, sizeof(d));
+	/* NVMe-oF 1.1 §3.3: record format 0 is the only one defined */
+	if (c.recfmt != 0)
+		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_FORMAT);
+	if (c.sqsize == 0)
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_SQE(sqsize));
+	if (c.qid == 0)
+		return connect_admin(req, &c, &d);
+	return connect_io(req, &c, &d);
+}
+
+/* CC write, as nvmet_update_cc(): EN 0->1 validates and sets RDY (or CFS),
+ * EN 1->0 clears RDY and CC, SHN set -> shutdown complete. */
+static void update_cc(struct nvmfd_tgt_ctrl *ctrl, uint32_t new)
+{
+	uint32_t old = __atomic_load_n(&ctrl->cc, __ATOMIC_RELAXED);
+	uint32_t csts = __atomic_load_n(&ctrl->csts, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&ctrl->cc, new, __ATOMIC_RELEASE);
+	if ((new & NVMFD_CC_EN) && !(old & NVMFD_CC_EN)) {
+		bool ok = NVMFD_CC_MPS(new) == 0 && NVMFD_CC_AMS(new) == 0 &&
+			  NVMFD_CC_CSS(new) == NVMFD_CC_CSS_NVM;
+
+		if (!ctrl->subsys->is_disc &&
+		    (NVMFD_CC_IOSQES(new) != 6 || NVMFD_CC_IOCQES(new) != 4))
+			ok = false;
+		if (ok) {
+			csts |= NVMFD_CSTS_RDY;
+		} else {
+			NVMFD_WARN(COMP, "ctrl %u: invalid CC 0x%x, controller fatal", ctrl->cntlid,
+				   new);
+			csts |= NVMFD_CSTS_CFS;
+		}
+	}
+	if (!(new & NVMFD_CC_EN) && (old & NVMFD_CC_EN)) {
+		csts &= ~NVMFD_CSTS_RDY;
+		__atomic_store_n(&ctrl->cc, 0, __ATOMIC_RELEASE);
+	}
+	if (NVMFD_CC_SHN(new) && !NVMFD_CC_SHN(old)) {
+		csts &= ~NVMFD_CSTS_RDY;
+		__atomic_store_n(&ctrl->cc, 0, __ATOMIC_RELEASE);
+		csts |= NVMFD_CSTS_SHST_CMPLT;
+	}
+	if (!NVMFD_CC_SHN(new) && NVMFD_CC_SHN(old))
+		csts &= ~NVMFD_CSTS_SHST_CMPLT;
+	__atomic_store_n(&ctrl->csts, csts, __ATOMIC_RELEASE);
+}
+
+static nvmfd_status_t exec_prop_set(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_prop_cmd p;
+
+	memcpy(&p, &req->sqe, sizeof(p));
+	/* nvmet: only CC, 4 bytes */
+	if ((p.attrib & 0x7) != NVMFD_PROP_ATTRIB_SIZE_4 || p.ofst != NVMFD_REG_CC)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	update_cc(req->qp->ctrl, (uint32_t)p.value);
+	return NVMFD_SC_SUCCESS;
+}
+
+static nvmfd_status_t exec_prop_get(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_ctrl *ctrl = req->qp->ctrl;
+	struct nvmfd_prop_cmd p;
+	uint64_t v;
+
+	memcpy(&p, &req->sqe, sizeof(p));
+	if ((p.attrib & 0x7) == NVMFD_PROP_ATTRIB_SIZE_8) {
+		if (p.ofst != NVMFD_REG_CAP)
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+		v = nvmfd__tgt_cap(ctrl);
+	} else if ((p.attrib & 0x7) == NVMFD_PROP_ATTRIB_SIZE_4) {
+		switch (p.ofst) {
+		case NVMFD_REG_VS:
+			v = ctrl->subsys->cfg && ctrl->subsys->cfg->version ?
+				    ctrl->subsys->cfg->version :
+				    NVMFD_VS_1_3;
+			break;
+		case NVMFD_REG_CC:
+			v = __atomic_load_n(&ctrl->cc, __ATOMIC_ACQUIRE);
+			break;
+		case NVMFD_REG_CSTS:
+			v = __atomic_load_n(&ctrl->csts, __ATOMIC_ACQUIRE);
+			break;
+		case NVMFD_REG_CRTO:
+			/* CRWMT and CRIMT (500 ms units) = CAP.TO */
+			v = ((uint32_t)NVMFD_TGT_CAP_TO << 16) | NVMFD_TGT_CAP_TO;
+			break;
+		default:
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+		}
+	} else {
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	}
+	req->cqe.result = (uint32_t)v;
+	req->cqe.dw1 = (uint32_t)(v >> 32);
+	return NVMFD_SC_SUCCESS;
+}
+
+/**
+ * nvmfd__tgt_fabrics_execute() - run a Fabrics command.
+ * @req: the command, accepted by nvmfd__tgt_fabrics_init().
+ * Context: queue owner. Disconnect completes, then asks the transport to
+ * close the queue (an admin queue's teardown deletes the controller).
+ */
+void nvmfd__tgt_fabrics_execute(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	uint8_t fctype = (uint8_t)(req->sqe.nsid & 0xff);
+	nvmfd_status_t st;
+
+	switch (fctype) {
+	case NVMFD_FCTYPE_CONNECT:
+		st = exec_connect(req);
+		break;
+	case NVMFD_FCTYPE_PROP_SET:
+		st = exec_prop_set(req);
+		break;
+	case NVMFD_FCTYPE_PROP_GET:
+		st = exec_prop_get(req);
+		break;
+	case NVMFD_FCTYPE_DISCONNECT: {
+		struct nvmfd_disconnect_cmd dc;
+
+		memcpy(&dc, &req->sqe, sizeof(dc));
+		if (dc.recfmt != 0) {
+			st = nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_FORMAT);
+			break;
+		}
+		nvmfd__tgt_req_complete(req, NVMFD_SC_SUCCESS);
+		if (qp->ops->shutdown_queue)
+			qp->ops->shutdown_queue(qp);
+		return;
+	}
+	default:
+		st = nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+		break;
+	}
+	nvmfd__tgt_req_complete(req, st);
+}

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: MIT
+/*
+ * subsys.c - subsystems, namespaces, host access control and the
+ * controller registry of the target core (see core.h for locking and
+ * ownership).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal/log.h"
+#include "target/core.h"
+
+#define COMP "target"
+
+/**
+ * nvmfd__tgt_now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ * Return: the time.
+ * Context: any thread.
+ */
+uint64_t nvmfd__tgt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * nvmfd__tgt_strpad() - copy a string into a space-padded wire field.
+ * @dst:   field of @width bytes (not NUL-terminated on the wire).
+ * @width: field width in bytes.
+ * @s:     source string (borrowed), truncated to @width.
+ * Context: any thread.
+ */
+void nvmfd__tgt_strpad(char *dst, size_t width, const char *s)
+{
+	size_t n = strnlen(s, width);
+
+	memset(dst, ' ', width);
+	memcpy(dst, s, n);
+}
+
+/**
+ * nvmfd__tgt_win_put() - append @len bytes of a log page to a window.
+ * @w:   the window: bytes [off, off + len) of the page land in buf.
+ * @src: page bytes (borrowed), or NULL for zeroes.
+ * @len: bytes.
+ * Context: any thread.
+ */
+void nvmfd__tgt_win_put(struct nvmfd_tgt_win *w, const void *src, uint64_t len)
+{
+	uint64_t start = w->pos, end = w->pos + len;
+	uint64_t wend = w->off + w->len;
+	uint64_t lo = start > w->off ? start : w->off;
+	uint64_t hi = end < wend ? end : wend;
+
+	if (lo < hi) {
+		if (src)
+			memcpy(w->buf + (lo - w->off), (const uint8_t *)src + (lo - start), hi - lo);
+		else
+			memset(w->buf + (lo - w->off), 0, hi - lo);
+	}
+	w->pos = end;
+}
+
+/* 64-bit FNV-1a, used to derive stable identifiers from names. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Stable 16-byte identifier from (subnqn, nsid, salt). */
+static void derive_id(uint8_t out[16], const char *nqn, uint32_t nsid, uint8_t salt)
+{
+	uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+
+	h1 = fnv1a(h1, &salt, 1);
+	h1 = fnv1a(h1, nqn, strlen(nqn));
+	h1 = fnv1a(h1, &nsid, sizeof(nsid));
+	h2 = fnv1a(h2, &nsid, sizeof(nsid));
+	h2 = fnv1a(h2, nqn, strlen(nqn));
+	h2 = fnv1a(h2, &salt, 1);
+	memcpy(out, &h1, 8);
+	memcpy(out + 8, &h2, 8);
+}
+
+static int ns_cmp(const void *a, const void *b)
+{
+	const struct nvmfd_tgt_ns *x = a, *y = b;
+
+	return x->nsid < y->nsid ? -1 : x->nsid > y->nsid;
+}
+
+static void subsys_close_backends(struct nvmfd_tgt_subsys *s, int *first_err)
+{
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		int ret;
+
+		if (!s->ns[i].bk)
+			continue;
+		ret = nvmfd_bk_close(&s->ns[i].bk);
+		if (ret < 0) {
+			NVMFD_ERR(COMP, "subsystem %s nsid %u: close: %s", s->nqn, s->ns[i].nsid,
+				  strerror(-ret));
+			if (first_err && !*first_err)
+				*first_err = ret;
+		}
+	}
+}
+
+static int subsys_open(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_subsys *cs)
+{
+	int ret;
+
+	s->cfg = cs;
+	snprintf(s->nqn, sizeof(s->nqn), "%s", cs->nqn);
+	s->next_cntlid = cs->cntlid_min;
+	for (unsigned int i = 0; i < cs->nr_ns; i++) {
+		const struct nvmfd_cfg_ns *cn = &cs->ns[i];
+		struct nvmfd_tgt_ns *ns = &s->ns[s->nr_ns];
+		struct nvmfd_bk_opts opts = cn->bk;
+
+		if (cn->nsid == 0 || cn->nsid == 0xffffffff) {
+			NVMFD_ERR(COMP, "subsystem %s: invalid nsid %u", s->nqn, cn->nsid);
+			return -EINVAL;
+		}
+		if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
+			opts.path = cn->path;
+		ret = nvmfd_bk_open(&opts, &ns->bk);
+		if (ret < 0) {
+			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s%s%s", s->nqn, cn->nsid,
+				  opts.path ? opts.path : "", opts.path ? ": " : "",
+				  strerror(-ret));
+			return ret;
+		}
+		s->nr_ns++;
+		ns->nsid = cn->nsid;
+		ns->cfg = cn;
+		ns->size = nvmfd_bk_size(ns->bk);
+		ns->lba_shift = nvmfd_bk_lba_shift(ns->bk);
+		ns->nsze = ns->size >> ns->lba_shift;
+		ns->enabled = cn->enable;
+		if (cn->has_uuid) {
+			memcpy(ns->uuid, cn->uuid, 16);
+		} else {
+			derive_id(ns->uuid, s->nqn, cn->nsid, 'u');
+			/* RFC 4122: version 5-style (name based), variant 10b */
+			ns->uuid[6] = (uint8_t)((ns->uuid[6] & 0x0f) | 0x50);
+			ns->uuid[8] = (uint8_t)((ns->uuid[8] & 0x3f) | 0x80);
+		}
+		if (cn->has_nguid)
+			memcpy(ns->nguid, cn->nguid, 16);
+		else
+			derive_id(ns->nguid, s->nqn, cn->nsid, 'g');
+	}
+	qsort(s->ns, s->nr_ns, sizeof(s->ns[0]), ns_cmp);
+	for (unsigned int i = 1; i < s->nr_ns; i++) {
+		if (s->ns[i].nsid == s->ns[i - 1].nsid) {
+			NVMFD_ERR(COMP, "subsystem %s: duplicate nsid %u", s->nqn, s->ns[i].nsid);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/**
+ * nvmfd__tgt_core_create() - build subsystems and open every namespace
+ * backend of @cfg (no runtime, no listeners).
+ * @cfg: configuration, borrowed for the target's lifetime.
+ * @out: the new target core.
+ * Return: 0, -EINVAL (bad nsid), -ENOMEM, or the backend open error; on
+ *         failure every backend opened so far is closed again.
+ * Context: control thread.
+ */
+int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
+{
+	struct nvmfd_tgt *tgt;
+	int ret;
+
+	*out = NULL;
+	if (cfg->nr_subsys > NVMFD_CFG_MAX_SUBSYS || cfg->nr_ports > NVMFD_CFG_MAX_PORTS)
+		return -EINVAL;
+	tgt = calloc(1, sizeof(*tgt));
+	if (!tgt)
+		return -ENOMEM;
+	tgt->cfg = cfg;
+	pthread_mutex_init(&tgt->lock, NULL);
+	tgt->subsys = calloc(cfg->nr_subsys + 1, sizeof(*tgt->subsys));
+	if (!tgt->subsys) {
+		ret = -ENOMEM;
+		goto out_free_tgt;
+	}
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
+		struct nvmfd_tgt_subsys *s = &tgt->subsys[i];
+
+		s->tgt = tgt;
+		s->idx = (int)i;
+		tgt->nr_subsys = i + 1;
+		ret = subsys_open(s, &cfg->subsys[i]);
+		if (ret < 0)
+			goto out_close_backends;
+	}
+	tgt->disc = &tgt->subsys[cfg->nr_subsys];
+	tgt->disc->tgt = tgt;
+	tgt->disc->idx = -1;
+	tgt->disc->is_disc = true;
+	snprintf(tgt->disc->nqn, sizeof(tgt->disc->nqn), "%s", NVMFD_DISC_NQN);
+	tgt->disc->next_cntlid = 1;
+	tgt->genctr = 1;
+	*out = tgt;
+	return 0;
+
+out_close_backends:
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
+		subsys_close_backends(&tgt->subsys[i], NULL);
+	free(tgt->subsys);
+out_free_tgt:
+	pthread_mutex_destroy(&tgt->lock);
+	free(tgt);
+	return ret;
+}
+
+/**
+ * nvmfd__tgt_core_close_backends() - flush (fsync) and close every backend.
+ * @tgt: target whose queues are all gone.
+ * Return: 0 or the first close error (-errno); all are closed regardless.
+ * Context: control thread; idempotent.
+ */
+int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt)
+{
+	int err = 0;
+
+	if (tgt->bk_closed)
+		return 0;
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
+		subsys_close_backends(&tgt->subsys[i], &err);
+	tgt->bk_closed = true;
+	return err;
+}
+
+/**
+ * nvmfd__tgt_core_destroy() - close backends and free the core; NULLs *tgt.
+ * @tgt: target core, no queue may still be connected (controllers left in
+ *       the registry are freed without notice).
+ * Context: control thread.
+ */
+void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
+{
+	struct nvmfd_tgt *tgt = *tgtp;
+
+	if (!tgt)
+		return;
+	nvmfd__tgt_core_close_backends(tgt);
+	for (unsigned int i = 0; i <= tgt->nr_subsys && tgt->subsys; i++) {
+		struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls, *n;
+
+		for (; c; c = n) {
+			n = c->next;
+			c->registered = false;
+			free(c->sqs);
+			free(c->qstats);
+			free(c);
+		}
+	}
+	free(tgt->subsys);
+	pthread_mutex_destroy(&tgt->lock);
+	free(tgt);
+	*tgtp = NULL;
+}
+
+/**
+ * nvmfd__tgt_subsys_find() - subsystem (or the discovery subsystem) by NQN.
+ * @tgt: target.
+ * @nqn: NUL-terminated NQN (borrowed).
+ * Return: the subsystem or NULL. Subsystems live as long as the target.
+ * Context: any thread.
+ */
+struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find(struct nvmfd_tgt *tgt, const char *nqn)
+{
+	if (!strcmp(nqn, NVMFD_DISC_NQN))
+		return tgt->disc;
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++) {
+		if (!strcmp(tgt->subsys[i].nqn, nqn))
+			return &tgt->subsys[i];
+	}
+	return NULL;
+}
+
+/**
+ * nvmfd__tgt_subsys_on_port() - is @s exported on @port?
+ * @s:    subsystem; the discovery subsystem is on every port.
+ * @port: listener config, or NULL (no port: every subsystem, unit tests).
+ * Return: true if it is.
+ * Context: any thread.
+ */
+bool nvmfd__tgt_subsys_on_port(const struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port)
+{
+	if (s->is_disc || !port)
+		return true;
+	for (unsigned int i = 0; i < port->nr_subsys && i < NVMFD_CFG_MAX_SUBSYS; i++) {
+		if ((int)port->subsys_idx[i] == s->idx)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * nvmfd__tgt_host_allowed() - host ACL check.
+ * @s:       subsystem (discovery: every host is allowed).
+ * @hostnqn: NUL-terminated host NQN (borrowed).
+ * Return: true if @hostnqn may connect to / see @s.
+ * Context: any thread.
+ */
+bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostnqn)
+{
+	if (s->is_disc || s->cfg->allow_any_host)
+		return true;
+	for (unsigned int i = 0; i < s->cfg->nr_hosts && i < NVMFD_CFG_MAX_HOSTS; i++) {
+		if (!strncmp(s->cfg->hosts[i], hostnqn, sizeof(s->cfg->hosts[i])))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * nvmfd__tgt_ns_find() - an enabled namespace by NSID.
+ * @s:    subsystem.
+ * @nsid: namespace ID from the wire.
+ * Return: the namespace, or NULL if absent or disabled.
+ * Context: any thread (data path: no lock).
+ */
+struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsid)
+{
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		struct nvmfd_tgt_ns *ns = &s->ns[i];
+
+		if (ns->nsid == nsid)
+			return __atomic_load_n(&ns->enabled, __ATOMIC_ACQUIRE) ? ns : NULL;
+		if (ns->nsid > nsid)
+			break;
+	}
+	return NULL;
+}
+
+/* Next free cntlid in [min, max], starting after the last one handed out
+ * (so a reconnecting host does not get its old, possibly stale, cntlid). */
+static int alloc_cntlid_locked(struct nvmfd_tgt_subsys *s, uint16_t *out)
+{
+	uint16_t lo = s->cfg ? s->cfg->cntlid_min : 1;
+	uint16_t hi = s->cfg ? s->cfg->cntlid_max : 0xffef;
+	uint32_t span, id;
+
+	if (lo == 0)
+		lo = 1;
+	if (hi > 0xffef)
+		hi = 0xffef;
+	if (lo > hi)
+		return -EINVAL;
+	span = (uint32_t)hi - lo + 1;
+	id = s->next_cntlid;
+	if (id < lo || id > hi)
+		id = lo;
+	for (uint32_t n = 0; n < span; n++) {
+		struct nvmfd_tgt_ctrl *c;
+		bool used = false;
+
+		for (c = s->ctrls; c; c = c->next) {
+			if (c->cntlid == id) {
+				used = true;
+				break;
+			}
+		}
+		if (!used) {
+			*out = (uint16_t)id;
+			s->next_cntlid = (uint16_t)(id == hi ? lo : id + 1);
+			return 0;
+		}
+		id = id == hi ? lo : id + 1;
+	}
+	return -EBUSY;
+}
+
+/**
+ * nvmfd__tgt_ctrl_alloc() - create and register a controller (dynamic model).
+ * @s:       subsystem.
+ * @port:    listener the admin queue came in on (borrowed config).
+ * @hostnqn: host NQN (borrowed, copied).
+ * @hostid:  16-byte host identifier (copied).
+ * @out:     the controller with one reference (the admin queue's).
+ * Return: 0, -ENOMEM, -EBUSY (no free cntlid in the subsystem's range).
+ * Context: any thread; takes tgt->lock.
+ */
+int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port,
+			  const char *hostnqn, const uint8_t hostid[16], struct nvmfd_tgt_ctrl **out)
+{
+	struct nvmfd_tgt *tgt = s->tgt;
+	struct nvmfd_tgt_ctrl *c;
+	uint32_t mqs = port && port->max_queue_size ? port->max_queue_size : 128;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->tgt = tgt;
+	c->subsys = s;
+	c->refs = 1;
+	c->port = port;
+	snprintf(c->hostnqn, sizeof(c->hostnqn), "%s", hostnqn);
+	memcpy(c->hostid, hostid, 16);
+	if (mqs < 2)
+		mqs = 2;
+	if (mqs > 65536)
+		mqs = 65536;
+	c->mqes = (uint16_t)(mqs - 1);
+	c->qid_max = s->is_disc ? 0 : (s->cfg->qid_max ? s->cfg->qid_max : 128);
+	c->nr_io_queues = c->qid_max;
+	c->sqs = calloc((size_t)c->qid_max + 1, sizeof(*c->sqs));
+	c->qstats = calloc((size_t)c->qid_max + 1, sizeof(*c->qstats));
+	if (!c->sqs || !c->qstats) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	pthread_mutex_lock(&tgt->lock);
+	ret = alloc_cntlid_locked(s, &c->cntlid);
+	if (ret < 0) {
+		pthread_mutex_unlock(&tgt->lock);
+		goto out_free;
+	}
+	c->next = s->ctrls;
+	s->ctrls = c;
+	c->registered = true;
+	pthread_mutex_unlock(&tgt->lock);
+	*out = c;
+	return 0;
+
+out_free:
+	free(c->qstats);
+	free(c->sqs);
+	free(c);
+	return ret;
+}
+
+/**
+ * nvmfd__tgt_ctrl_find_get() - registered controller by cntlid, with a ref.
+ * @s:      subsystem.
+ * @cntlid: controller ID from the wire.
+ * Return: the controller (put it with nvmfd__tgt_ctrl_put()) or NULL.
+ * Context: any thread; takes tgt->lock.
+ */
+struct nvmfd_tgt_ctrl *nvmfd__tgt_ctrl_find_get(struct nvmfd_tgt_subsys *s, uint16_t cntlid)
+{
+	struct nvmfd_tgt_ctrl *c;
+
+	pthread_mutex_lock(&s->tgt->lock);
+	for (c = s->ctrls; c; c = c->next) {
+		if (c->cntlid == cntlid && !c->kato_expired) {
+			nvmfd__tgt_ctrl_get(c);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->tgt->lock);
+	return c;
+}
+
+/**
+ * nvmfd__tgt_ctrl_get() - take a reference.
+ * @ctrl: controller the caller already holds a reference to (or finds under
+ *        tgt->lock).
+ * Context: any thread.
+ */
+void nvmfd__tgt_ctrl_get(struct nvmfd_tgt_ctrl *ctrl)
+{
+	__atomic_add_fetch(&ctrl->refs, 1, __ATOMIC_RELAXED);
+}
+
+/**
+ * nvmfd__tgt_ctrl_put() - drop a reference; the last one frees @ctrl, which
+ * must already be out of the registry.
+ * @ctrl: controller.
+ * Context: any thread, not under tgt->lock.
+ */
+void nvmfd__tgt_ctrl_put(struct nvmfd_tgt_ctrl *ctrl)
+{
+	if (__atomic_sub_fetch(&ctrl->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	free(ctrl->sqs);
+	free(ctrl->qstats);
+	free(ctrl);
+}
+
+/**
+ * nvmfd__tgt_qp_post() - complete @req from a thread that does not own its
+ * queue: store the status, push it on the queue's posted list and kick the
+ * owner, which delivers it in nvmfd__tgt_qp_drain_posted().
+ * @req:    a request the core holds (an AER).
+ * @status: completion status.
+ * Context: any thread, tgt->lock held (so the queue cannot be destroyed).
+ */
+void nvmfd__tgt_qp_post(struct nvmfd_tgt_req *req, nvmfd_status_t status)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	void *head;
+
+	req->sub_status = status;
+	head = __atomic_load_n(&qp->posted, __ATOMIC_RELAXED);
+	do {
+		req->core = head;
+	} while (!__atomic_compare_exchange_n(&qp->posted, &head, req, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	if (qp->ops && qp->ops->kick)
+		qp->ops->kick(qp);
+}
+
+/**
+ * nvmfd__tgt_ctrl_fail_aers_locked() - complete every held AER with @status.
+ * @ctrl:   controller.
+ * @status: e.g. INTERNAL|DNR at teardown.
+ * Context: tgt->lock held.
+ */
+void nvmfd__tgt_ctrl_fail_aers_locked(struct nvmfd_tgt_ctrl *ctrl, nvmfd_status_t status)
+{
+	for (unsigned int i = 0; i < ctrl->nr_aer; i++) {
+		ctrl->aer[i]->cqe.result = 0;
+		nvmfd__tgt_qp_post(ctrl->aer[i], status);
+		ctrl->aer[i] = NULL;
+	}
+	ctrl->nr_aer = 0;
+}
+
+/**
+ * nvmfd__tgt_ctrl_add_event_locked() - report an asynchronous event: the
+ * oldest held AER completes with result @evt, or the event waits for one.
+ * @ctrl: controller.
+ * @evt:  AER result dword (type | info << 8 | log page << 16).
+ * Context: tgt->lock held.
+ */
+void nvmfd__tgt_ctrl_add_event_locked(struct nvmfd_tgt_ctrl *ctrl, uint32_t evt)
+{
+	if (ctrl->nr_aer) {
+		struct nvmfd_tgt_req *req = ctrl->aer[0];
+
+		memmove(&ctrl->aer[0], &ctrl->aer[1], (ctrl->nr_aer - 1) * sizeof(ctrl->aer[0]));
+		ctrl->aer[--ctrl->nr_aer] = NULL;
+		req->cqe.result = evt;
+		nvmfd__tgt_qp_post(req, NVMFD_SC_SUCCESS);
+		return;
+	}
+	for (unsigned int i = 0; i < ctrl->nr_evt; i++) {
+		if (ctrl->evt[i] == evt)
+			return;
+	}
+	if (ctrl->nr_evt < NVMFD_TGT_EVT_MAX)
+		ctrl->evt[ctrl->nr_evt++] = evt;
+}
+
+/**
+ * nvmfd__tgt_ctrl_shutdown_locked() - ask the transport to close every
+ * queue of @ctrl (asynchronously).
+ * @ctrl: controller.
+ * Context: tgt->lock held.
+ */
+void nvmfd__tgt_ctrl_shutdown_locked(struct nvmfd_tgt_ctrl *ctrl)
+{
+	for (unsigned int q = 0; q <= ctrl->qid_max; q++) {
+		struct nvmfd_tgt_qp *qp = ctrl->sqs[q];
+
+		if (qp && qp->ops && qp->ops->shutdown_queue)
+			qp->ops->shutdown_queue(qp);
+	}
+}
+
+static uint64_t ctrl_last_activity_locked(const struct nvmfd_tgt_ctrl *c)
+{
+	uint64_t last = 0;
+
+	for (unsigned int q = 0; q <= c->qid_max; q++) {
+		uint64_t t;
+
+		if (!c->sqs[q])
+			continue;
+		t = __atomic_load_n(&c->sqs[q]->last_cmd_ns, __ATOMIC_RELAXED);
+		if (t > last)
+			last = t;
+	}
+	return last;
+}
+
+/**
+ * nvmfd__tgt_check_kato() - one housekeeping pass: expire controllers whose
+ * last command on any queue (traffic-based keep-alive, TBKAS) is older than
+ * KATO + cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue
+ * of the controller down.
+ * @tgt:    target.
+ * @now_ns: current CLOCK_MONOTONIC time (ns).
+ * Return: number of controllers expired in this pass.
+ * Context: housekeeping thread (or a test); takes tgt->lock.
+ */
+unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
+{
+	unsigned int expired = 0;
+
+	pthread_mutex_lock(&tgt->lock);
+	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
+		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
+			uint32_t kato = __atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED);
+			uint64_t last, limit;
+
+			if (!kato || c->kato_expired)
+				continue;
+			last = ctrl_last_activity_locked(c);
+			limit = ((uint64_t)kato + tgt->cfg->kato_grace_ms) * 1000000ull;
+			if (!last || now_ns <= last || now_ns - last <= limit)
+				continue;
+			c->kato_expired = true;
+			__atomic_or_fetch(&c->csts, NVMFD_CSTS_CFS, __ATOMIC_RELAXED);
+			NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired", c->cntlid,
+				   kato);
+			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
+									  NVMFD_SC_INTERNAL));
+			nvmfd__tgt_ctrl_shutdown_locked(c);
+			expired++;
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	return expired;
+}
+
+/**
+ * nvmfd__tgt_shutdown_all() - fail held AERs and shut every queue of every
+ * controller down (target stop).
+ * @tgt: target.
+ * Context: control thread; takes tgt->lock.
+ */
+void nvmfd__tgt_shutdown_all(struct nvmfd_tgt *tgt)
+{
+	pthread_mutex_lock(&tgt->lock);
+	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
+		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
+			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
+									  NVMFD_SC_INTERNAL));
+			nvmfd__tgt_ctrl_shutdown_locked(c);
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+static void ctrl_ns_changed_locked(struct nvmfd_tgt_ctrl *c, uint32_t nsid)
+{
+	bool found = false;
+
+	if (c->nr_changed == 1 && c->changed[0] == 0xffffffff) {
+		found = true;
+	} else {
+		for (unsigned int i = 0; i < c->nr_changed; i++) {
+			if (c->changed[i] == nsid) {
+				found = true;
+				break;
+			}
+		}
+	}
+	if (!found) {
+		if (c->nr_changed < NVMFD_CHANGED_NS_LIST_MAX) {
+			c->changed[c->nr_changed++] = nsid;
+		} else {
+			/* Base spec 2.0 §5.16.1.5: more than 1024 -> 0xffffffff */
+			c->changed[0] = 0xffffffff;
+			c->nr_changed = 1;
+		}
+	}
+	if ((c->aen_cfg & NVMFD_AEN_CFG_NS_ATTR) && !(c->aen_masked & NVMFD_AEN_CFG_NS_ATTR)) {
+		c->aen_masked |= NVMFD_AEN_CFG_NS_ATTR;
+		nvmfd__tgt_ctrl_add_event_locked(c, NVMFD_AER_TYPE_NOTICE |
+							    (NVMFD_AER_NOTICE_NS_CHANGED << 8) |
+							    ((uint32_t)NVMFD_LOG_CHANGED_NS << 16));
+	}
+}
+
+/**
+ * nvmfd__tgt_ns_set_enabled() - enable or disable a namespace; every
+ * controller of the subsystem gets it in its Changed Namespace List and a
+ * Namespace Attribute Changed AEN (if enabled by Set Features 0Bh).
+ * @tgt:        target.
+ * @subsys_idx: index in cfg->subsys[].
+ * @nsid:       namespace ID.
+ * @enable:     new state.
+ * Return: 0, -ENOENT (no such subsystem/namespace), 0 also when unchanged
+ *         (no event then).
+ * Context: control thread; takes tgt->lock.
+ */
+int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, uint32_t nsid,
+			      bool enable)
+{
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ns *ns = NULL;
+
+	if (subsys_idx >= tgt->nr_subsys)
+		return -ENOENT;
+	s = &tgt->subsys[subsys_idx];
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		if (s->ns[i].nsid == nsid)
+			ns = &s->ns[i];
+	}
+	if (!ns)
+		return -ENOENT;
+	pthread_mutex_lock(&tgt->lock);
+	if (__atomic_load_n(&ns->enabled, __ATOMIC_RELAXED) != enable) {
+		__atomic_store_n(&ns->enabled, enable, __ATOMIC_RELEASE);
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next)
+			ctrl_ns_changed_locked(c, nsid);
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	return 0;
+}
+
+/**
+ * nvmfd__tgt_ctrl_is_ready() - CC.EN and CSTS.RDY both set.
+ * @ctrl: controller.
+ * Return: true if non-fabrics commands may run.
+ * Context: any thread.
+ */
+bool nvmfd__tgt_ctrl_is_ready(const struct nvmfd_tgt_ctrl *ctrl)
+{
+	uint32_t cc = __atomic_load_n(&ctrl->cc, __ATOMIC_ACQUIRE);
+	uint32_t csts = __atomic_load_n(&ctrl->csts, __ATOMIC_ACQUIRE);
+
+	return (cc & NVMFD_CC_EN) && (csts & NVMFD_CSTS_RDY);
+}
+
+/**
+ * nvmfd__tgt_cap() - the CAP property of @ctrl.
+ * @ctrl: controller.
+ * Return: MQES from the port's max_queue_size, CQR, TO 15, CSS NVM, MPSMIN=MPSMAX=0.
+ * Context: any thread.
+ */
+uint64_t nvmfd__tgt_cap(const struct nvmfd_tgt_ctrl *ctrl)
+{
+	return NVMFD_CAP_BUILD(ctrl->mqes, NVMFD_TGT_CAP_TO);
+}
+
+/**
+ * nvmfd__tgt_max_io_size() - MDTS in bytes (transport buffers hold this much).
+ * @tgt: target.
+ * Return: cfg->max_io_size, or 1 MiB when unset.
+ * Context: any thread.
+ */
+uint32_t nvmfd__tgt_max_io_size(const struct nvmfd_tgt *tgt)
+{
+	return tgt->cfg->max_io_size ? tgt->cfg->max_io_size : 1u << 20;
+}
+
+/**
+ * nvmfd__tgt_cfg() - the borrowed config.
+ * @tgt: target.
+ * Return: the config passed to nvmfd_tgt_create().
+ * Context: any thread.
+ */
+const struct nvmfd_cfg *nvmfd__tgt_cfg(const struct nvmfd_tgt *tgt)
+{
+	return tgt->cfg;
+}
+
+/**
+ * nvmfd__tgt_rt() - the execution runtime.
+ * @tgt: target.
+ * Return: the runtime (NULL for a core-only target in unit tests).
+ * Context: any thread.
+ */
+struct nvmfd_rt *nvmfd__tgt_rt(const struct nvmfd_tgt *tgt)
+{
+	return tgt->rt;
+}
