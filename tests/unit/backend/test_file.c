@@ -5,6 +5,7 @@
  * fallback on tmpfs and the short-read continuation.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -207,6 +208,113 @@ static void test_file_zero_fallback(void **state)
 	bkt_teardown(state);
 }
 
+/*
+ * Two threads, each with its own ring, share one backend (as queues on
+ * different CPUs share a namespace). On tmpfs both race to latch the
+ * zero-fill fallback. No cmocka asserts inside the threads: they count
+ * mismatches and the main thread checks the counts.
+ */
+struct file_thr {
+	struct nvmfd_bk *bk;
+	uint64_t base;
+	int errors;
+};
+
+struct thr_st {
+	int n;
+	int res;
+};
+
+static void thr_cb(struct nvmfd_bk_io *io, int res)
+{
+	struct thr_st *st = io->priv;
+
+	st->n++;
+	st->res = res;
+}
+
+static int thr_do(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, enum nvmfd_bk_op op,
+		  uint64_t off, uint32_t len, void *buf)
+{
+	struct pollfd pfd = { .fd = nvmfd_bk_ring_event_fd(ring), .events = POLLIN };
+	struct nvmfd_bk_io io;
+	struct thr_st st = { 0, 0 };
+
+	memset(&io, 0, sizeof(io));
+	io.op = op;
+	io.offset = off;
+	io.len = len;
+	io.buf = buf;
+	io.priv = &st;
+	io.cb = thr_cb;
+	if (nvmfd_bk_submit(ring, bk, &io) < 0 || nvmfd_bk_ring_flush(ring) < 0)
+		return INT_MIN;
+	while (!st.n) {
+		if (nvmfd_bk_ring_reap(ring, UINT_MAX) == 0 && poll(&pfd, 1, BKT_HANG_MS) != 1)
+			return INT_MIN;
+	}
+	return st.res;
+}
+
+static void *thr_main(void *arg)
+{
+	struct file_thr *t = arg;
+	struct nvmfd_bk_ring *ring = NULL;
+	uint8_t *w = nvmfd_bk_buf_alloc(65536), *r = nvmfd_bk_buf_alloc(65536);
+
+	if (!w || !r || nvmfd_bk_ring_create(8, false, &ring) < 0) {
+		t->errors++;
+		goto out;
+	}
+	for (uint32_t i = 0; i < 16; i++) {
+		uint64_t off = t->base + (uint64_t)(i % 4) * 65536;
+
+		bkt_pattern(w, 65536, i + (uint32_t)t->base);
+		t->errors += thr_do(ring, t->bk, NVMFD_BK_WRITE, off, 65536, w) != 65536;
+		t->errors += thr_do(ring, t->bk, NVMFD_BK_READ, off, 65536, r) != 65536;
+		t->errors += memcmp(r, w, 65536) != 0;
+		t->errors += thr_do(ring, t->bk, NVMFD_BK_WRITE_ZEROES, off + 4096, 8192, NULL) != 0;
+		t->errors += thr_do(ring, t->bk, NVMFD_BK_READ, off, 65536, r) != 65536;
+		t->errors += !bkt_is_zero(r + 4096, 8192);
+		t->errors += memcmp(r, w, 4096) != 0;
+	}
+	t->errors += thr_do(ring, t->bk, NVMFD_BK_FLUSH, 0, 0, NULL) != 0;
+out:
+	nvmfd_bk_ring_destroy(&ring);
+	free(w);
+	free(r);
+	return NULL;
+}
+
+static void test_file_threads(void **state)
+{
+	struct bkt_ctx *c = bkt_ctx_new();
+	struct file_thr t[2];
+	pthread_t th[2];
+	struct statfs sfs;
+
+	*state = c;
+	if (statfs("/dev/shm", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC && !access("/dev/shm", W_OK))
+		file_tmpdir(c, "/dev/shm");
+	else
+		file_tmpdir(c, "/tmp");
+	c->opts.type = NVMFD_BK_FILE;
+	c->opts.path = c->path;
+	c->opts.size = BKT_SIZE;
+	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
+	for (int i = 0; i < 2; i++) {
+		t[i].bk = c->bk;
+		t[i].base = (uint64_t)i * (2 << 20);
+		t[i].errors = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, thr_main, &t[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(t[i].errors, 0);
+	}
+	bkt_teardown(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_data_in_file, setup_buffered, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_file_short_read, setup_buffered, bkt_teardown),
 		cmocka_unit_test(test_file_zero_fallback),
+		cmocka_unit_test(test_file_threads),
 	};
 
 	return cmocka_run_group_tests_name("backend-file", tests, NULL, NULL);
