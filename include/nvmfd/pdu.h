@@ -113,6 +113,15 @@ const char *nvmfd_pdu_err_str(enum nvmfd_pdu_err err);
 /** nvmfd_pdu_fes_str() - static, human-readable name of a FES code. */
 const char *nvmfd_pdu_fes_str(uint16_t fes);
 
+/**
+ * nvmfd_pdu_err_fes() - the FES to send in a TermReq for @err (the value the
+ * receiver also stores in error.fes); 0 for NVMFD_PDU_OK, NVMFD_PDU_ERR_TERM
+ * and NVMFD_PDU_ERR_DDGST. A data digest error leaves the stream in sync:
+ * the receiver may go on (failing the command with a transport error
+ * status, as the Linux host does) or close the connection (as Linux nvmet).
+ */
+uint16_t nvmfd_pdu_err_fes(enum nvmfd_pdu_err err);
+
 /* ------------------------------------------------------------------ */
 /* Incremental receiver                                                */
 /* ------------------------------------------------------------------ */
@@ -214,7 +223,9 @@ void nvmfd_pdu_rx_ic_done(struct nvmfd_pdu_rx *rx, bool hdgst, bool ddgst, uint3
  *            after handling the event.
  * Return: the next event. After NVMFD_PDU_EV_PDU, nvmfd_pdu_rx_hdr() and the
  *         data destination stay valid until the next call. After
- *         NVMFD_PDU_EV_ERROR the receiver is stuck in the error state.
+ *         NVMFD_PDU_EV_ERROR the receiver is stuck in the error state,
+ *         except for NVMFD_PDU_ERR_DDGST: that PDU was consumed whole and
+ *         feeding may continue with the next PDU.
  * Context: the receiver's owner; no allocation; pure.
  */
 enum nvmfd_pdu_ev nvmfd_pdu_rx_feed(struct nvmfd_pdu_rx *rx, const void *buf, size_t len,
