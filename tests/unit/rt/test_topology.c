@@ -156,13 +156,13 @@ static void test_full_tree(void **state)
 	assert_int_equal(t->nunits[NVMFD_RT_SCOPE_NUMA], 2);
 	assert_int_equal(t->nunits[NVMFD_RT_SCOPE_SYSTEM], 1);
 	for (int c = 0; c < 16; c++) {
-		char l[16];
+		char l[32];
 
 		snprintf(l, sizeof(l), "%d", c);
 		assert_unit(t, NVMFD_RT_SCOPE_CPU, (unsigned int)c, l);
 	}
 	for (int c = 0; c < 8; c++) {
-		char l[16];
+		char l[32];
 
 		snprintf(l, sizeof(l), "%d,%d", c, c + 8);
 		assert_unit(t, NVMFD_RT_SCOPE_SMT, (unsigned int)c, l);
