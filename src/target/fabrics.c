@@ -422,8 +422,9 @@ static nvmfd_status_t exec_connect(struct nvmfd_tgt_req *req)
 	return connect_io(req, &c, &d);
 }
 
-/* CC write, as nvmet_update_cc(): EN 0->1 validates and sets RDY (or CFS),
- * EN 1->0 clears RDY and CC, SHN set -> shutdown complete. */
+/* CC write, after nvmet_update_cc(): EN 0->1 validates and sets RDY (or
+ * CFS), EN 1->0 clears RDY and CC, SHN set -> shutdown complete, SHN
+ * cleared -> SHST cleared. */
 static void update_cc(struct nvmfd_tgt_ctrl *ctrl, uint32_t new)
 {
 	uint32_t old = __atomic_load_n(&ctrl->cc, __ATOMIC_RELAXED);
@@ -450,8 +451,10 @@ static void update_cc(struct nvmfd_tgt_ctrl *ctrl, uint32_t new)
 		__atomic_store_n(&ctrl->cc, 0, __ATOMIC_RELEASE);
 	}
 	if (NVMFD_CC_SHN(new) && !NVMFD_CC_SHN(old)) {
+		/* shutdown completes at once; unlike nvmet, CC keeps SHN (with
+		 * EN off) so that clearing SHN later clears SHST */
 		csts &= ~NVMFD_CSTS_RDY;
-		__atomic_store_n(&ctrl->cc, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&ctrl->cc, new & ~NVMFD_CC_EN, __ATOMIC_RELEASE);
 		csts |= NVMFD_CSTS_SHST_CMPLT;
 	}
 	if (!NVMFD_CC_SHN(new) && NVMFD_CC_SHN(old))
