@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-perf - NVMe/TCP load generator and discovery client on the nvmfd
+ * host library. See perf_usage() (opts.c) for the manual.
+ *
+ * One thread per I/O queue pair; each keeps -q commands in flight and
+ * polls its own qp (the library's ownership rule). Latencies go into a
+ * per-thread log-linear histogram merged at report time. With --verify each
+ * thread owns a disjoint LBA range, so generation tracking needs no locks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nvmfd/host.h>
+
+#include "internal/hist.h"
+#include "internal/log.h"
+#include "perf.h"
+
+#define VERIFY_MAX_SLOTS_PER_QUEUE (4u << 20)
+#define PICK_TRIES 16
+
+struct perf_run;
+struct worker;
+
+struct io_ctx {
+	struct worker *w;
+	uint8_t *buf;
+	uint64_t slot; /* index of the io-sized slot in the worker's region */
+	uint64_t gen; /* generation written (verify) */
+	uint64_t start_ns;
+	bool read;
+	bool busy;
+};
+
+struct worker {
+	struct perf_run *run;
+	struct nvmfd_host_qp *qp;
+	uint32_t idx;
+	pthread_t thread;
+	uint64_t region_lba; /* first LBA of the region */
+	uint64_t nslots; /* io-sized slots in the region */
+	uint64_t seq_next;
+	uint64_t rng;
+	struct io_ctx *ios;
+	uint8_t *bufs;
+	uint32_t outstanding;
+	struct nvmfd_hist *hist;
+	/* Verify state, per slot. */
+	uint64_t *gen;
+	uint8_t *inflight;
+	uint64_t next_gen;
+	/* Measured counters (owner writes; read after join). */
+	bool measuring;
+	uint64_t t0_ns;
+	uint64_t t1_ns;
+	uint64_t ios_done;
+	uint64_t bytes_done;
+	uint64_t reads;
+	uint64_t writes;
+	struct rusage ru0;
+	struct rusage ru1;
+	/* Progress (relaxed atomics, read by the main thread). */
+	uint64_t progress_ios;
+	uint64_t progress_bytes;
+	int exit_code;
+	char errmsg[512];
+};
+
+struct perf_run {
+	struct perf_opts o;
+	struct nvmfd_host_ctrl *ctrl;
+	const struct nvmfd_host_ns *ns;
+	uint32_t nlb;
+	uint64_t start_ns;
+	uint64_t warmup_end_ns;
+	uint64_t end_ns;
+	int stop; /* relaxed atomic: a worker hit an error */
+	struct worker *workers;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64* */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static void worker_fail(struct worker *w, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void worker_fail(struct worker *w, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->exit_code)
+		return;
+	w->exit_code = code;
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&w->run->stop, 1, __ATOMIC_RELAXED);
+}
+
+static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
+{
+	struct io_ctx *io = arg;
+	struct worker *w = io->w;
+	struct perf_run *run = w->run;
+	uint32_t lba_size = run->ns->lba_size;
+	uint64_t lba = w->region_lba + io->slot * run->nlb;
+	uint64_t end = now_ns();
+
+	io->busy = false;
+	w->outstanding--;
+	if (w->inflight)
+		w->inflight[io->slot] = 0;
+	if (cpl->err) {
+		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s I/O at LBA %" PRIu64 " failed: %s (%s)",
+			    w->idx, io->read ? "read" : "write", lba, strerror(-cpl->err),
+			    nvmfd_host_qp_errmsg(w->qp));
+		return;
+	}
+	if (cpl->status) {
+		char sb[32];
+
+		worker_fail(w, PERF_EXIT_IO,
+			    "queue %u: %s at LBA %" PRIu64 " completed with status %s (0x%x)", w->idx,
+			    io->read ? "read" : "write", lba,
+			    nvmfd_host_status_str(cpl->status, false, sb, sizeof(sb)), cpl->status);
+		return;
+	}
+	if (w->gen) {
+		if (!io->read) {
+			w->gen[io->slot] = io->gen;
+		} else if (w->gen[io->slot]) {
+			char msg[256];
+
+			for (uint32_t b = 0; b < run->nlb; b++) {
+				if (perf_verify_check(io->buf + (size_t)b * lba_size, lba_size, lba + b,
+						      w->gen[io->slot], msg, sizeof(msg))) {
+					worker_fail(w, PERF_EXIT_IO, "verify failed: %s", msg);
+					return;
+				}
+			}
+		}
+	}
+	__atomic_store_n(&w->progress_ios, w->progress_ios + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->progress_bytes, w->progress_bytes + (uint64_t)run->nlb * lba_size,
+			 __ATOMIC_RELAXED);
+	if (w->measuring && io->start_ns >= w->t0_ns) {
+		nvmfd__hist_record(w->hist, end - io->start_ns);
+		w->ios_done++;
+		w->bytes_done += (uint64_t)run->nlb * lba_size;
+		if (io->read)
+			w->reads++;
+		else
+			w->writes++;
+	}
+}
+
+static bool pattern_is_random(enum perf_pattern p)
+{
+	return p == PERF_RANDREAD || p == PERF_RANDWRITE || p == PERF_RANDRW;
+}
+
+static bool pick_read(struct worker *w)
+{
+	switch (w->run->o.pattern) {
+	case PERF_READ:
+	case PERF_RANDREAD:
+		return true;
+	case PERF_WRITE:
+	case PERF_RANDWRITE:
+		return false;
+	default:
+		return rng_next(&w->rng) % 100 < w->run->o.read_pct;
+	}
+}
+
+/* Submit one I/O; 1 if submitted, 0 if nothing could be, <0 on error. */
+static int submit_one(struct worker *w, struct io_ctx *io)
+{
+	struct perf_run *run = w->run;
+	uint32_t lba_size = run->ns->lba_size;
+	uint64_t slot = 0, lba;
+	bool found = false;
+	int ret;
+
+	for (int t = 0; t < PICK_TRIES; t++) {
+		if (pattern_is_random(run->o.pattern))
+			slot = rng_next(&w->rng) % w->nslots;
+		else
+			slot = w->seq_next++ % w->nslots;
+		if (!w->inflight || !w->inflight[slot]) {
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		return 0;
+	io->slot = slot;
+	io->read = pick_read(w);
+	io->busy = true;
+	lba = w->region_lba + slot * run->nlb;
+	if (w->gen && !io->read) {
+		io->gen = ++w->next_gen;
+		for (uint32_t b = 0; b < run->nlb; b++)
+			perf_verify_fill(io->buf + (size_t)b * lba_size, lba_size, lba + b, io->gen);
+	}
+	io->start_ns = now_ns();
+	if (io->read)
+		ret = nvmfd_host_qp_read(w->qp, run->ns->nsid, lba, run->nlb, io->buf, io_done, io);
+	else
+		ret = nvmfd_host_qp_write(w->qp, run->ns->nsid, lba, run->nlb, io->buf, io_done,
+					  io);
+	if (ret < 0) {
+		io->busy = false;
+		if (ret == -EAGAIN)
+			return 0;
+		worker_fail(w, PERF_EXIT_CONN, "queue %u: submit failed: %s (%s)", w->idx,
+			    strerror(-ret), nvmfd_host_qp_errmsg(w->qp));
+		return ret;
+	}
+	if (w->inflight)
+		w->inflight[slot] = 1;
+	w->outstanding++;
+	return 1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct perf_run *run = w->run;
+	uint64_t drain_deadline;
+
+	for (;;) {
+		uint64_t now = now_ns();
+		int n;
+
+		if (__atomic_load_n(&run->stop, __ATOMIC_RELAXED) || now >= run->end_ns)
+			break;
+		if (!w->measuring && now >= run->warmup_end_ns) {
+			w->measuring = true;
+			w->t0_ns = now;
+			getrusage(RUSAGE_THREAD, &w->ru0);
+		}
+		for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
+			if (w->ios[i].busy)
+				continue;
+			if (submit_one(w, &w->ios[i]) <= 0)
+				break;
+		}
+		n = nvmfd_host_qp_poll(w->qp, 0);
+		if (n < 0) {
+			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+				    nvmfd_host_qp_errmsg(w->qp));
+			break;
+		}
+		if (n == 0 && !run->o.busy_poll)
+			nvmfd_host_qp_wait(w->qp, 1);
+	}
+	w->t1_ns = now_ns();
+	getrusage(RUSAGE_THREAD, &w->ru1);
+	/* Drain in-flight I/O, bounded by the I/O timeout. */
+	drain_deadline = now_ns() + (uint64_t)run->o.timeout_ms * 1000000ull;
+	while (w->outstanding && now_ns() < drain_deadline) {
+		if (nvmfd_host_qp_wait(w->qp, 10) < 0)
+			break;
+	}
+	return NULL;
+}
+
+static int worker_init(struct perf_run *run, struct worker *w, uint32_t idx)
+{
+	uint64_t nslots_total = run->ns->nsze / run->nlb;
+	uint64_t per = nslots_total / run->o.queues;
+	size_t io = run->o.io_size;
+
+	w->run = run;
+	w->idx = idx;
+	w->qp = nvmfd_host_ctrl_qp(run->ctrl, idx);
+	w->rng = 0x9e3779b97f4a7c15ull * (idx + 1) ^ (uint64_t)now_ns();
+	if (!w->rng)
+		w->rng = 1;
+	if (per == 0)
+		return -ENOSPC;
+	if (run->o.verify && per > VERIFY_MAX_SLOTS_PER_QUEUE)
+		per = VERIFY_MAX_SLOTS_PER_QUEUE;
+	w->nslots = per;
+	w->region_lba = (uint64_t)idx * (nslots_total / run->o.queues) * run->nlb;
+	w->hist = nvmfd__hist_create();
+	w->ios = calloc(run->o.depth, sizeof(*w->ios));
+	if (posix_memalign((void **)&w->bufs, 4096, io * run->o.depth))
+		w->bufs = NULL;
+	if (!w->hist || !w->ios || !w->bufs)
+		return -ENOMEM;
+	for (size_t i = 0; i < io * run->o.depth; i++)
+		w->bufs[i] = (uint8_t)(i * 7 + idx);
+	for (uint32_t i = 0; i < run->o.depth; i++) {
+		w->ios[i].w = w;
+		w->ios[i].buf = w->bufs + i * io;
+	}
+	if (run->o.verify) {
+		w->gen = calloc(per, sizeof(*w->gen));
+		w->inflight = calloc(per, 1);
+		if (!w->gen || !w->inflight)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void worker_fini(struct worker *w)
+{
+	nvmfd__hist_destroy(w->hist);
+	free(w->ios);
+	free(w->bufs);
+	free(w->gen);
+	free(w->inflight);
+}
+
+static double tv_sec(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+struct stats {
+	double secs;
+	uint64_t ios;
+	uint64_t bytes;
+	uint64_t reads;
+	uint64_t writes;
+	double usr;
+	double sys;
+	long nvcsw;
+	long nivcsw;
+	const struct nvmfd_hist *hist;
+};
+
+static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
+static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
+
+static void print_stats(const char *name, const struct stats *s)
+{
+	double iops = s->secs > 0 ? (double)s->ios / s->secs : 0;
+	double mib = s->secs > 0 ? (double)s->bytes / s->secs / 1048576.0 : 0;
+
+	printf("%-8s %12.1f %10.2f %9.1f %9.1f %9.1f", name, iops, mib,
+	       (double)nvmfd__hist_min(s->hist) / 1e3, nvmfd__hist_mean(s->hist) / 1e3,
+	       (double)nvmfd__hist_max(s->hist) / 1e3);
+	for (size_t i = 0; i < 5; i++)
+		printf(" %9.1f", (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3);
+	printf(" %6.1f %6.1f %8ld %8ld\n", s->secs > 0 ? 100.0 * s->usr / s->secs : 0,
+	       s->secs > 0 ? 100.0 * s->sys / s->secs : 0, s->nvcsw, s->nivcsw);
+}
+
+static struct json_object *json_stats(const struct stats *s)
+{
+	struct json_object *o = json_object_new_object(), *lat = json_object_new_object();
+
+	json_object_object_add(o, "seconds", json_object_new_double(s->secs));
+	json_object_object_add(o, "ios", json_object_new_int64((int64_t)s->ios));
+	json_object_object_add(o, "reads", json_object_new_int64((int64_t)s->reads));
+	json_object_object_add(o, "writes", json_object_new_int64((int64_t)s->writes));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)s->bytes));
+	json_object_object_add(o, "iops",
+			       json_object_new_double(s->secs > 0 ? (double)s->ios / s->secs : 0));
+	json_object_object_add(o, "mib_per_s",
+			       json_object_new_double(s->secs > 0 ? (double)s->bytes / s->secs /
+									    1048576.0 :
+								    0));
+	json_object_object_add(lat, "min", json_object_new_double((double)nvmfd__hist_min(s->hist) / 1e3));
+	json_object_object_add(lat, "avg", json_object_new_double(nvmfd__hist_mean(s->hist) / 1e3));
+	json_object_object_add(lat, "max", json_object_new_double((double)nvmfd__hist_max(s->hist) / 1e3));
+	for (size_t i = 0; i < 5; i++)
+		json_object_object_add(lat, pct_names[i],
+				       json_object_new_double(
+					       (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3));
+	json_object_object_add(o, "latency_us", lat);
+	json_object_object_add(o, "cpu_user_pct",
+			       json_object_new_double(s->secs > 0 ? 100.0 * s->usr / s->secs : 0));
+	json_object_object_add(o, "cpu_sys_pct",
+			       json_object_new_double(s->secs > 0 ? 100.0 * s->sys / s->secs : 0));
+	json_object_object_add(o, "voluntary_ctxsw", json_object_new_int64(s->nvcsw));
+	json_object_object_add(o, "involuntary_ctxsw", json_object_new_int64(s->nivcsw));
+	return o;
+}
+
+static void report(struct perf_run *run, const struct rusage *ru0, const struct rusage *ru1,
+		   double total_secs)
+{
+	struct nvmfd_hist *all = nvmfd__hist_create();
+	struct json_object *root = NULL, *qarr = NULL;
+	struct stats tot;
+
+	if (!all)
+		return;
+	memset(&tot, 0, sizeof(tot));
+	if (run->o.json) {
+		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+		struct json_object *cfg = json_object_new_object();
+
+		root = json_object_new_object();
+		json_object_object_add(cfg, "traddr", json_object_new_string(run->o.trid.traddr));
+		json_object_object_add(cfg, "trsvcid", json_object_new_string(run->o.trid.trsvcid));
+		json_object_object_add(cfg, "subnqn", json_object_new_string(run->o.trid.subnqn));
+		json_object_object_add(cfg, "nsid", json_object_new_int64(run->ns->nsid));
+		json_object_object_add(cfg, "lba_size", json_object_new_int64(run->ns->lba_size));
+		json_object_object_add(cfg, "pattern",
+				       json_object_new_string(perf_pattern_name(run->o.pattern)));
+		json_object_object_add(cfg, "read_pct", json_object_new_int64(run->o.read_pct));
+		json_object_object_add(cfg, "io_size", json_object_new_int64(run->o.io_size));
+		json_object_object_add(cfg, "depth", json_object_new_int64(run->o.depth));
+		json_object_object_add(cfg, "queues", json_object_new_int64(run->o.queues));
+		json_object_object_add(cfg, "seconds", json_object_new_int64(run->o.seconds));
+		json_object_object_add(cfg, "warmup", json_object_new_int64(run->o.warmup));
+		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
+		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
+		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
+		json_object_object_add(cfg, "in_capsule_max",
+				       json_object_new_int64(ci->in_capsule_max));
+		json_object_object_add(root, "config", cfg);
+		qarr = json_object_new_array();
+	} else {
+		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "queue",
+		       "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "p50", "p90", "p99",
+		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw");
+	}
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		struct worker *w = &run->workers[i];
+		struct stats s;
+		char name[16];
+
+		memset(&s, 0, sizeof(s));
+		s.secs = w->measuring ? (double)(w->t1_ns - w->t0_ns) / 1e9 : 0;
+		s.ios = w->ios_done;
+		s.bytes = w->bytes_done;
+		s.reads = w->reads;
+		s.writes = w->writes;
+		s.usr = w->measuring ? tv_sec(w->ru1.ru_utime) - tv_sec(w->ru0.ru_utime) : 0;
+		s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
+		s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
+		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
+		s.hist = w->hist;
+		nvmfd__hist_merge(all, w->hist);
+		tot.ios += s.ios;
+		tot.bytes += s.bytes;
+		tot.reads += s.reads;
+		tot.writes += s.writes;
+		snprintf(name, sizeof(name), "q%u", i + 1);
+		if (root) {
+			struct json_object *q = json_stats(&s);
+
+			json_object_object_add(q, "qid", json_object_new_int64(i + 1));
+			json_object_array_add(qarr, q);
+		} else {
+			print_stats(name, &s);
+		}
+	}
+	tot.secs = total_secs;
+	tot.usr = tv_sec(ru1->ru_utime) - tv_sec(ru0->ru_utime);
+	tot.sys = tv_sec(ru1->ru_stime) - tv_sec(ru0->ru_stime);
+	tot.nvcsw = ru1->ru_nvcsw - ru0->ru_nvcsw;
+	tot.nivcsw = ru1->ru_nivcsw - ru0->ru_nivcsw;
+	tot.hist = all;
+	if (root) {
+		json_object_object_add(root, "queues", qarr);
+		json_object_object_add(root, "total", json_stats(&tot));
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
+		print_stats("total", &tot);
+		printf("latencies in microseconds; CPU %% of one core: per queue its thread, total "
+		       "the whole process\n");
+	}
+	nvmfd__hist_destroy(all);
+}
+
+static const char *trtype_str(uint8_t t)
+{
+	switch (t) {
+	case NVMFD_TRTYPE_RDMA:
+		return "rdma";
+	case NVMFD_TRTYPE_FC:
+		return "fc";
+	case NVMFD_TRTYPE_TCP:
+		return "tcp";
+	case NVMFD_TRTYPE_LOOP:
+		return "loop";
+	default:
+		return "unrecognized";
+	}
+}
+
+static const char *adrfam_str(uint8_t a)
+{
+	switch (a) {
+	case NVMFD_ADRFAM_IPV4:
+		return "ipv4";
+	case NVMFD_ADRFAM_IPV6:
+		return "ipv6";
+	default:
+		return "unrecognized";
+	}
+}
+
+static const char *subtype_str(uint8_t s)
+{
+	switch (s) {
+	case NVMFD_SUBTYPE_REFERRAL:
+		return "discovery subsystem referral";
+	case NVMFD_SUBTYPE_NVME:
+		return "nvme subsystem";
+	case NVMFD_SUBTYPE_CUR_DISCOVERY:
+		return "current discovery subsystem";
+	default:
+		return "unrecognized";
+	}
+}
+
+static void treq_str(uint8_t t, char *buf, size_t len)
+{
+	static const char *const sec[] = { "not specified", "required", "not required",
+					   "reserved" };
+
+	snprintf(buf, len, "%s%s", sec[t & 3],
+		 (t & NVMFD_TREQ_DISABLE_SQFLOW) ? ", sq flow control disable supported" : "");
+}
+
+static void eflags_str(uint16_t e, char *buf, size_t len)
+{
+	/* TP 8013/8014 bits: 0 duplicate returned info, 1 explicit persistent
+	 * connection support, 2 no CDC connectivity. */
+	static const char *const names[] = { "duplicate discovery information",
+					     "explicit discovery connections",
+					     "no cdc connectivity" };
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		if (e & (1u << i))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", names[i]);
+		if (n >= len)
+			return;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+static void fixed_str(char *dst, size_t dlen, const char *src, size_t slen)
+{
+	size_t n = strnlen(src, slen);
+
+	if (n >= dlen)
+		n = dlen - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	while (n > 0 && dst[n - 1] == ' ')
+		dst[--n] = '\0';
+}
+
+static int run_discover(const struct perf_opts *o)
+{
+	struct nvmfd_host_ctrl_opts copts;
+	struct nvmfd_host_ctrl *ctrl = NULL;
+	struct nvmfd_disc_log_hdr hdr;
+	struct nvmfd_disc_log_entry *e = NULL;
+	struct json_object *root = NULL, *arr = NULL;
+	int ret, code = PERF_EXIT_OK;
+
+	nvmfd_host_ctrl_opts_init(&copts, sizeof(copts));
+	copts.hdgst = o->hdgst;
+	copts.ddgst = o->ddgst;
+	copts.kato_ms = 0;
+	copts.nr_io_queues = 0;
+	copts.timeout_ms = o->timeout_ms;
+	ret = nvmfd_host_ctrl_create(&copts, &ctrl);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
+		return PERF_EXIT_CONN;
+	}
+	ret = nvmfd_host_ctrl_connect(ctrl, &o->trid);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: connect to %s:%s failed: %s\n", o->trid.traddr,
+			o->trid.trsvcid, nvmfd_host_ctrl_errmsg(ctrl));
+		code = PERF_EXIT_CONN;
+		goto out_destroy;
+	}
+	ret = nvmfd_host_discover(ctrl, &hdr, &e);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: discovery log: %s\n", nvmfd_host_ctrl_errmsg(ctrl));
+		code = PERF_EXIT_CONN;
+		goto out_destroy;
+	}
+	if (o->json) {
+		root = json_object_new_object();
+		json_object_object_add(root, "genctr", json_object_new_int64((int64_t)hdr.genctr));
+		json_object_object_add(root, "numrec", json_object_new_int64((int64_t)hdr.numrec));
+		arr = json_object_new_array();
+	} else {
+		printf("\nDiscovery Log Number of Records %" PRIu64 ", Generation counter %" PRIu64
+		       "\n", hdr.numrec, hdr.genctr);
+	}
+	for (uint64_t i = 0; i < hdr.numrec; i++) {
+		char treq[96], ef[128], svc[33], nqn[257], addr[257];
+
+		treq_str(e[i].treq, treq, sizeof(treq));
+		eflags_str(e[i].eflags, ef, sizeof(ef));
+		fixed_str(svc, sizeof(svc), e[i].trsvcid, sizeof(e[i].trsvcid));
+		fixed_str(nqn, sizeof(nqn), e[i].subnqn, sizeof(e[i].subnqn));
+		fixed_str(addr, sizeof(addr), e[i].traddr, sizeof(e[i].traddr));
+		if (arr) {
+			struct json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "trtype", json_object_new_string(trtype_str(e[i].trtype)));
+			json_object_object_add(j, "adrfam", json_object_new_string(adrfam_str(e[i].adrfam)));
+			json_object_object_add(j, "subtype", json_object_new_string(subtype_str(e[i].subtype)));
+			json_object_object_add(j, "treq", json_object_new_string(treq));
+			json_object_object_add(j, "portid", json_object_new_int(e[i].portid));
+			json_object_object_add(j, "trsvcid", json_object_new_string(svc));
+			json_object_object_add(j, "subnqn", json_object_new_string(nqn));
+			json_object_object_add(j, "traddr", json_object_new_string(addr));
+			json_object_object_add(j, "eflags", json_object_new_string(ef));
+			json_object_object_add(j, "sectype",
+					       json_object_new_string(e[i].tsas[0] == 0 ? "none" :
+								      e[i].tsas[0] == 1 ? "tls1.2" :
+								      e[i].tsas[0] == 2 ? "tls1.3" :
+								      "unrecognized"));
+			json_object_array_add(arr, j);
+			continue;
+		}
+		printf("=====Discovery Log Entry %" PRIu64 "======\n", i);
+		printf("trtype:  %s\n", trtype_str(e[i].trtype));
+		printf("adrfam:  %s\n", adrfam_str(e[i].adrfam));
+		printf("subtype: %s\n", subtype_str(e[i].subtype));
+		printf("treq:    %s\n", treq);
+		printf("portid:  %u\n", e[i].portid);
+		printf("trsvcid: %s\n", svc);
+		printf("subnqn:  %s\n", nqn);
+		printf("traddr:  %s\n", addr);
+		printf("eflags:  %s\n", ef);
+		printf("sectype: %s\n", e[i].tsas[0] == 0 ? "none" :
+					e[i].tsas[0] == 1 ? "tls1.2" :
+					e[i].tsas[0] == 2 ? "tls1.3" : "unrecognized");
+	}
+	if (root) {
+		json_object_object_add(root, "records", arr);
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	}
+	free(e);
+out_destroy:
+	nvmfd_host_ctrl_destroy(&ctrl);
+	return code;
+}
+
+static void progress(struct perf_run *run, uint64_t *last_ios, uint64_t *last_bytes)
+{
+	uint64_t ios = 0, bytes = 0, now = now_ns();
+
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		ios += __atomic_load_n(&run->workers[i].progress_ios, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&run->workers[i].progress_bytes, __ATOMIC_RELAXED);
+	}
+	fprintf(stderr, "\r[%5.0fs%s] %12.0f IOPS %10.2f MiB/s   ",
+		(double)(now - run->start_ns) / 1e9, now < run->warmup_end_ns ? " warmup" : "",
+		(double)(ios - *last_ios), (double)(bytes - *last_bytes) / 1048576.0);
+	*last_ios = ios;
+	*last_bytes = bytes;
+}
+
+static int run_perf(struct perf_run *run)
+{
+	struct perf_opts *o = &run->o;
+	struct nvmfd_host_ctrl_opts copts;
+	struct rusage ru0, ru1;
+	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0;
+	bool tty = isatty(STDERR_FILENO), snap = false;
+	int ret, code = PERF_EXIT_OK;
+	uint32_t started = 0;
+
+	nvmfd_host_ctrl_opts_init(&copts, sizeof(copts));
+	copts.hdgst = o->hdgst;
+	copts.ddgst = o->ddgst;
+	copts.nr_io_queues = o->queues;
+	copts.io_queue_size = o->depth + 1;
+	copts.timeout_ms = o->timeout_ms;
+	copts.max_io_size = o->io_size > (1u << 20) ? o->io_size : (1u << 20);
+	if (o->trid.hostnqn[0])
+		snprintf(copts.hostnqn, sizeof(copts.hostnqn), "%s", o->trid.hostnqn);
+	ret = nvmfd_host_ctrl_create(&copts, &run->ctrl);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
+		return PERF_EXIT_USAGE;
+	}
+	ret = nvmfd_host_ctrl_connect(run->ctrl, &o->trid);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: connect to %s:%s %s failed: %s\n", o->trid.traddr,
+			o->trid.trsvcid, o->trid.subnqn, nvmfd_host_ctrl_errmsg(run->ctrl));
+		code = PERF_EXIT_CONN;
+		goto out_destroy;
+	}
+	if (nvmfd_host_ctrl_qp_count(run->ctrl) < o->queues) {
+		fprintf(stderr, "nvmf-perf: controller granted %u I/O queues, %u requested\n",
+			nvmfd_host_ctrl_qp_count(run->ctrl), o->queues);
+		o->queues = nvmfd_host_ctrl_qp_count(run->ctrl);
+		if (!o->queues) {
+			code = PERF_EXIT_CONN;
+			goto out_destroy;
+		}
+	}
+	run->ns = o->nsid ? nvmfd_host_ctrl_find_ns(run->ctrl, o->nsid) :
+			    nvmfd_host_ctrl_ns(run->ctrl, 0);
+	if (!run->ns) {
+		fprintf(stderr, "nvmf-perf: namespace %u not found (%u active)\n", o->nsid,
+			nvmfd_host_ctrl_ns_count(run->ctrl));
+		code = PERF_EXIT_USAGE;
+		goto out_destroy;
+	}
+	if (o->io_size % run->ns->lba_size || o->io_size / run->ns->lba_size > 65536) {
+		fprintf(stderr, "nvmf-perf: -o %u is not a multiple of the LBA size %u (or > 65536 LBAs)\n",
+			o->io_size, run->ns->lba_size);
+		code = PERF_EXIT_USAGE;
+		goto out_destroy;
+	}
+	if (o->verify && run->ns->lba_size < 64) {
+		code = PERF_EXIT_USAGE;
+		goto out_destroy;
+	}
+	run->nlb = o->io_size / run->ns->lba_size;
+	run->workers = calloc(o->queues, sizeof(*run->workers));
+	if (!run->workers) {
+		code = PERF_EXIT_CONN;
+		goto out_destroy;
+	}
+	for (uint32_t i = 0; i < o->queues; i++) {
+		ret = worker_init(run, &run->workers[i], i);
+		if (ret < 0) {
+			fprintf(stderr, "nvmf-perf: queue %u: %s\n", i + 1,
+				ret == -ENOSPC ? "namespace too small for -o and -P" : strerror(-ret));
+			code = PERF_EXIT_USAGE;
+			goto out_workers;
+		}
+	}
+	run->start_ns = now_ns();
+	run->warmup_end_ns = run->start_ns + (uint64_t)o->warmup * 1000000000ull;
+	run->end_ns = run->warmup_end_ns + (uint64_t)o->seconds * 1000000000ull;
+	getrusage(RUSAGE_SELF, &ru0);
+	for (; started < o->queues; started++) {
+		ret = pthread_create(&run->workers[started].thread, NULL, worker_main,
+				     &run->workers[started]);
+		if (ret) {
+			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
+			code = PERF_EXIT_CONN;
+			break;
+		}
+	}
+	for (;;) {
+		uint64_t now = now_ns();
+
+		if (!snap && now >= run->warmup_end_ns) {
+			getrusage(RUSAGE_SELF, &ru0);
+			t0 = now;
+			snap = true;
+		}
+		if (now >= run->end_ns || __atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+			break;
+		usleep(now + 1000000000ull < run->end_ns ? 1000000 :
+			   (useconds_t)((run->end_ns - now) / 1000 + 1));
+		if (tty)
+			progress(run, &last_ios, &last_bytes);
+	}
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(run->workers[i].thread, NULL);
+	t1 = now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	if (tty)
+		fprintf(stderr, "\n");
+	if (!snap)
+		t0 = t1;
+	for (uint32_t i = 0; i < o->queues; i++) {
+		struct worker *w = &run->workers[i];
+
+		if (w->exit_code) {
+			fprintf(stderr, "nvmf-perf: %s\n", w->errmsg);
+			if (!code || w->exit_code == PERF_EXIT_IO)
+				code = w->exit_code;
+		}
+	}
+	report(run, &ru0, &ru1, (double)(t1 - t0) / 1e9);
+out_workers:
+	for (uint32_t i = 0; i < o->queues && run->workers; i++)
+		worker_fini(&run->workers[i]);
+	free(run->workers);
+out_destroy:
+	nvmfd_host_ctrl_destroy(&run->ctrl);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_run run;
+	char err[512];
+
+	nvmfd_log_set_ident("nvmf-perf");
+	memset(&run, 0, sizeof(run));
+	if (perf_parse_args(argc, argv, &run.o, err, sizeof(err))) {
+		fprintf(stderr, "nvmf-perf: %s\nTry 'nvmf-perf --help'.\n", err);
+		return PERF_EXIT_USAGE;
+	}
+	if (run.o.help) {
+		fputs(perf_usage(), stdout);
+		return PERF_EXIT_OK;
+	}
+	if (run.o.discover)
+		return run_discover(&run.o);
+	return run_perf(&run);
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/* opts.c - nvmf-perf command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static const char usage_text[] =
+"Usage:\n"
+"  nvmf-perf -r TRID [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
+"            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
+"            [--verify] [--json] [--busy-poll] [--timeout MS]\n"
+"  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
+"  nvmf-perf -h | --help\n"
+"\n"
+"Drive an NVMe/TCP controller with the nvmfd host library and report\n"
+"throughput, latency percentiles and CPU cost, in the manner of SPDK's perf.\n"
+"\n"
+"Each I/O queue is its own TCP connection owned by one thread, which keeps\n"
+"DEPTH commands in flight and reaps completions with nvmfd_host_qp_poll().\n"
+"When nothing completes it sleeps in poll(2) on the socket (1 ms at most)\n"
+"unless --busy-poll is given.\n"
+"\n"
+"Options:\n"
+"  -r, --trid TRID   transport ID, e.g.\n"
+"                    'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420\n"
+"                     subnqn:nqn.2026-11.io.nvmfd:demo [hostnqn:NQN]'\n"
+"                    trsvcid defaults to 4420 (8009 for discover); subnqn\n"
+"                    defaults to the discovery NQN. Required.\n"
+"  -q, --depth N     outstanding I/Os per queue (default 32).\n"
+"  -o, --size BYTES  bytes per I/O, a multiple of the LBA size; suffixes\n"
+"                    k/K and m/M (KiB, MiB) accepted (default 4096).\n"
+"  -w, --pattern P   read | write | randread | randwrite | rw | randrw\n"
+"                    (default randread). rw/randrw mix by -M.\n"
+"  -M, --rwmixread N percentage of reads in rw/randrw (default 50).\n"
+"  -t, --time S      measured run time in seconds (default 10).\n"
+"  -P, --queues N    I/O queues = TCP connections = threads (default 1).\n"
+"      --ns NSID     namespace (default: the first active one).\n"
+"      --warmup S    run S seconds before measuring (default 0).\n"
+"      --digest LIST request header and/or data digests: hdr, data or\n"
+"                    hdr,data (CRC32C, NVMe/TCP 1.0 section 3.6.1.5).\n"
+"      --verify      every written logical block carries its LBA, a\n"
+"                    generation number and a CRC32C; reads check blocks\n"
+"                    written earlier in this run against the last written\n"
+"                    generation. I/Os never overlap in-flight I/Os to the\n"
+"                    same LBAs and queues own disjoint LBA ranges. The first\n"
+"                    mismatch prints LBA, expected and actual values and\n"
+"                    exits 1. Blocks not yet written in the run are not\n"
+"                    checked, so use a write or mixed pattern.\n"
+"      --json        print the report as one JSON object on stdout.\n"
+"      --busy-poll   spin on the socket instead of sleeping.\n"
+"      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
+"                    default 10000.\n"
+"  -h, --help        this text.\n"
+"\n"
+"Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
+"p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
+"error), CPU %% user/system of the queue's thread (total: the process),\n"
+"voluntary/involuntary context switches. While running, a one-line\n"
+"progress report is written to stderr each second if stderr is a terminal.\n"
+"\n"
+"discover prints the discovery log like 'nvme discover': the number of\n"
+"records, the generation counter, then for each entry trtype, adrfam,\n"
+"subtype, treq, portid, trsvcid, subnqn, traddr, eflags and sectype.\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  verify mismatch or an I/O completed with an error status\n"
+"  2  usage error\n"
+"  3  connection or protocol error (refused, timeout, ICResp/Connect\n"
+"     rejected, malformed PDU, C2HTermReq)\n"
+"\n"
+"Examples:\n"
+"  nvmf-perf -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 \\\n"
+"      subnqn:nqn.2026-11.io.nvmfd:demo' -q 64 -o 4096 -w randread -t 10 -P 2\n"
+"  nvmf-perf -r '... subnqn:nqn.2026-11.io.nvmfd:demo' -w randrw -M 70 --verify\n"
+"  nvmf-perf discover -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:8009'\n";
+
+const char *perf_usage(void)
+{
+	return usage_text;
+}
+
+static const char *const pattern_names[] = {
+	[PERF_READ] = "read",	    [PERF_WRITE] = "write", [PERF_RANDREAD] = "randread",
+	[PERF_RANDWRITE] = "randwrite", [PERF_RW] = "rw",	    [PERF_RANDRW] = "randrw",
+};
+
+const char *perf_pattern_name(enum perf_pattern p)
+{
+	return pattern_names[p];
+}
+
+static int seterr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, bool suffix)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	if (suffix && (*end == 'k' || *end == 'K')) {
+		v *= 1024;
+		end++;
+	} else if (suffix && (*end == 'm' || *end == 'M')) {
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (*end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+enum {
+	OPT_NS = 256,
+	OPT_WARMUP,
+	OPT_DIGEST,
+	OPT_VERIFY,
+	OPT_JSON,
+	OPT_BUSY,
+	OPT_TIMEOUT,
+};
+
+int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
+{
+	static const struct option lopts[] = {
+		{ "trid", required_argument, NULL, 'r' },
+		{ "depth", required_argument, NULL, 'q' },
+		{ "size", required_argument, NULL, 'o' },
+		{ "pattern", required_argument, NULL, 'w' },
+		{ "rwmixread", required_argument, NULL, 'M' },
+		{ "time", required_argument, NULL, 't' },
+		{ "queues", required_argument, NULL, 'P' },
+		{ "ns", required_argument, NULL, OPT_NS },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "digest", required_argument, NULL, OPT_DIGEST },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "busy-poll", no_argument, NULL, OPT_BUSY },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool port_given = false;
+	const char *trid_str = NULL;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->depth = 32;
+	o->io_size = 4096;
+	o->pattern = PERF_RANDREAD;
+	o->read_pct = 50;
+	o->seconds = 10;
+	o->queues = 1;
+	o->timeout_ms = 10000;
+	if (argc > 1 && !strcmp(argv[1], "discover")) {
+		o->discover = true;
+		argv++;
+		argc--;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			trid_str = optarg;
+			break;
+		case 'q':
+			if (parse_u32(optarg, 1, 65535, &o->depth, false))
+				return seterr(err, len, "-q: depth must be 1..65535");
+			break;
+		case 'o':
+			if (parse_u32(optarg, 512, 64u << 20, &o->io_size, true))
+				return seterr(err, len, "-o: size must be 512 B .. 64 MiB");
+			break;
+		case 'w': {
+			bool found = false;
+
+			for (size_t i = 0; i < sizeof(pattern_names) / sizeof(pattern_names[0]); i++) {
+				if (!strcmp(optarg, pattern_names[i])) {
+					o->pattern = (enum perf_pattern)i;
+					found = true;
+				}
+			}
+			if (!found)
+				return seterr(err, len, "-w: unknown pattern '%s'", optarg);
+			break;
+		}
+		case 'M':
+			if (parse_u32(optarg, 0, 100, &o->read_pct, false))
+				return seterr(err, len, "-M: read percentage must be 0..100");
+			break;
+		case 't':
+			if (parse_u32(optarg, 1, 86400 * 7, &o->seconds, false))
+				return seterr(err, len, "-t: time must be 1 .. 604800 seconds");
+			break;
+		case 'P':
+			if (parse_u32(optarg, 1, 1024, &o->queues, false))
+				return seterr(err, len, "-P: queues must be 1..1024");
+			break;
+		case OPT_NS:
+			if (parse_u32(optarg, 1, 0xfffffffe, &o->nsid, false))
+				return seterr(err, len, "--ns: invalid NSID '%s'", optarg);
+			break;
+		case OPT_WARMUP:
+			if (parse_u32(optarg, 0, 3600, &o->warmup, false))
+				return seterr(err, len, "--warmup: 0..3600 seconds");
+			break;
+		case OPT_DIGEST: {
+			char buf[64], *save = NULL, *tok;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(tok, "hdr") || !strcmp(tok, "header"))
+					o->hdgst = true;
+				else if (!strcmp(tok, "data"))
+					o->ddgst = true;
+				else
+					return seterr(err, len, "--digest: unknown '%s' (hdr, data)",
+						      tok);
+			}
+			break;
+		}
+		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_BUSY:
+			o->busy_poll = true;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_u32(optarg, 1, 3600000, &o->timeout_ms, false))
+				return seterr(err, len, "--timeout: 1 .. 3600000 ms");
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			return seterr(err, len, "option %s needs an argument", argv[optind - 1]);
+		default:
+			return seterr(err, len, "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
+	if (!trid_str)
+		return seterr(err, len, "-r TRID is required");
+	port_given = strstr(trid_str, "trsvcid") != NULL;
+	if (nvmfd_host_trid_parse(trid_str, &o->trid, err, len))
+		return -EINVAL;
+	if (o->discover && !port_given)
+		snprintf(o->trid.trsvcid, sizeof(o->trid.trsvcid), "%u", NVMFD_TCP_DISC_PORT);
+	if (o->discover && !o->trid.subnqn[0])
+		snprintf(o->trid.subnqn, sizeof(o->trid.subnqn), "%s", NVMFD_DISC_NQN);
+	if (!o->discover && (!o->trid.subnqn[0] || !strcmp(o->trid.subnqn, NVMFD_DISC_NQN)))
+		return seterr(err, len, "-r: subnqn of an NVM subsystem is required for I/O");
+	o->have_trid = true;
+	return 0;
+}
