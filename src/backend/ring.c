@@ -19,6 +19,7 @@
  * event-driven owner comes back.
  */
 #include <errno.h>
+#include <limits.h>
 #include <liburing.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -273,7 +274,9 @@ int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmf
 		lba_mask = (1ull << bk->lba_shift) - 1;
 		if ((io->offset & lba_mask) || (io->len & lba_mask))
 			return -EINVAL;
-		if ((io->op == NVMFD_BK_READ || io->op == NVMFD_BK_WRITE) && io->len && !io->buf)
+		/* READ/WRITE complete with the byte count in an int. */
+		if ((io->op == NVMFD_BK_READ || io->op == NVMFD_BK_WRITE) &&
+		    ((io->len && !io->buf) || io->len > INT_MAX))
 			return -EINVAL;
 	}
 

@@ -132,7 +132,8 @@ int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring);
  *  kernel: call nvmfd_bk_ring_flush()). Return: 0, -EBUSY when the ring is
  *  full (reap first), -EINVAL for an op the backend cannot do.
  *  Also -EINVAL for a malformed io (NULL cb, NULL buf for READ/WRITE with
- *  len > 0, offset or len not a multiple of the logical block size).
+ *  len > 0, READ/WRITE len > INT_MAX, offset or len not a multiple of the
+ *  logical block size).
  *  A range beyond the backend size is accepted and completes with
  *  res = -ERANGE (so every I/O error arrives the same way). */
 int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io);
@@ -143,6 +144,12 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring);
 /**
  * nvmfd_bk_ring_reap() - peek the CQ (no blocking), run up to @max callbacks.
  * Also clears the event fd. Return: completions delivered (>= 0).
+ * Call it whenever the event fd is readable, even when
+ * nvmfd_bk_ring_inflight() is 0: the kernel may signal the fd just after
+ * the CQE it belongs to was reaped, and only a reap clears it. While ios
+ * are on an IOPOLL ring (block devices, iopoll=true) their completions are
+ * found only by polling, so reap keeps the event fd readable until they are
+ * all delivered (an event-driven owner then effectively polls).
  */
 int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max);
 

@@ -302,6 +302,8 @@ static inline void bkt_test_errors(void **state)
 	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), -EINVAL);
 	bkt_init_io(&t, NVMFD_BK_READ, 0, (uint32_t)lbs + 1, c->rbuf);
 	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), -EINVAL);
+	bkt_init_io(&t, NVMFD_BK_READ, 0, 0x80000000u, c->rbuf);
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), -EINVAL);
 	bkt_init_io(&t, NVMFD_BK_WRITE, 0, (uint32_t)lbs, NULL);
 	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), -EINVAL);
 	bkt_init_io(&t, NVMFD_BK_READ, 0, (uint32_t)lbs, c->rbuf);
