@@ -93,20 +93,45 @@ struct nvmfd_work {
 	uint64_t queued_at_ns;
 };
 
+/** nvmfd_rt_opts_init() - defaults: bound, scope cache, not strict,
+ *  max_active 512, workers_per_pool 0, all CPUs, real sysfs, name "nvmfd". */
 void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts);
 
 /**
  * nvmfd_rt_create() - build pools from the topology and start their workers.
- * Return: 0, -EINVAL (bad opts, empty CPU set), -ENOMEM, -errno from
- *         pthread_create/epoll_create1/eventfd.
+ * @opts: options (borrowed; opts->sysfs_root only during the call). An empty
+ *        opts->cpus means the CPUs this process may run on, among the online
+ *        ones. max_active 0 means the default.
+ * @out:  the new runtime; destroy with nvmfd_rt_destroy().
+ *
+ * Implementation notes: bound pools have exactly one worker pinned to their
+ * CPU (our items never block, so the kernel's "start another worker when
+ * the running one sleeps" never triggers and is not emulated). Unbound
+ * non-strict workers may run on any runtime CPU and are moved back into
+ * their unit when they start an item outside it. Several runtimes may
+ * coexist (e.g. per-controller pools).
+ *
+ * Return: 0, -EINVAL (bad opts, empty CPU set, a CPU not usable by this
+ *         process), -ENOMEM, -errno from pthread_create/epoll_create1/eventfd.
+ * Context: any thread except a worker of another runtime being destroyed.
  */
 int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out);
 
-/** nvmfd_rt_destroy() - stop and join all workers; pending items are dropped.
- *  Context: not from a worker. */
+/** nvmfd_rt_destroy() - stop and join all workers; pending items are dropped
+ *  (cancel and unwatch your items first: they still point at the pools).
+ *  NULL is ignored. Context: not from a worker. */
 void nvmfd_rt_destroy(struct nvmfd_rt *rt);
 
-/** nvmfd_work_init() - prepare an embedded work item for @rt on @io_cpu. */
+/**
+ * nvmfd_work_init() - prepare an embedded work item for @rt on @io_cpu.
+ * @w:      caller-owned storage, must not be queued or running.
+ * @rt:     runtime.
+ * @fn:     the function run by a worker.
+ * @io_cpu: CPU whose pool runs @w for its whole life; a CPU the runtime does
+ *          not use maps to runtime CPU number (io_cpu mod ncpus) in the list
+ *          (negative: the first one).
+ * Context: any thread. Re-initialising a cancelled item makes it usable again.
+ */
 void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn, int io_cpu);
 
 /**
@@ -118,20 +143,37 @@ bool nvmfd_rt_queue_work(struct nvmfd_work *w);
 
 /**
  * nvmfd_rt_watch_fd() - arm one-shot readiness of @fd; when any of @events
- * (EPOLLIN/EPOLLOUT) fires, @w is queued. Re-arm after each wake-up.
- * Return: 0, or -errno from epoll_ctl.
- * Context: any thread.
+ * (EPOLLIN/EPOLLOUT) fires, @w is queued. Re-arm after each wake-up (a
+ * re-arm is one EPOLL_CTL_MOD). One fd has one watcher: watching it for
+ * another item moves it. EPOLLERR/EPOLLHUP always fire.
+ * Return: 0, -EBADF (@fd < 0), -ENOMEM, or -errno from epoll_ctl.
+ * Context: any thread, including @w's fn.
  */
 int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events);
 
-/** nvmfd_rt_unwatch_fd() - forget @fd (before closing it). Return: 0 or -errno. */
+/**
+ * nvmfd_rt_unwatch_fd() - forget @fd (before closing it). After it returns no
+ * worker will queue @w because of @fd, even for an event already fetched.
+ * Return: 0, -EBADF (@fd < 0), -ENOENT (@fd not watched by @w), -errno from
+ *         epoll_ctl. Context: any thread.
+ */
 int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd);
 
 /**
  * nvmfd_rt_work_cancel_sync() - prevent further runs of @w and wait until a
- * running instance returned. Context: not from @w itself.
+ * running instance returned. A pending run is dropped; later queue_work()
+ * calls return false until nvmfd_work_init(). Teardown order for an item:
+ * nvmfd_rt_unwatch_fd() its fds, then this, then free it.
+ * Context: not from @w itself (asserted); may sleep.
  */
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);
+
+/**
+ * nvmfd_rt_current_work() - the item the calling thread is running, or NULL
+ * (not a worker, or between items). For owner assertions:
+ * assert(nvmfd_rt_current_work() == &q->io_work).
+ */
+struct nvmfd_work *nvmfd_rt_current_work(void);
 
 /**
  * nvmfd_rt_place() - choose an io_cpu and account it (per-CPU counter).
@@ -144,6 +186,7 @@ void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);
  */
 int nvmfd_rt_place(struct nvmfd_rt *rt, enum nvmfd_rt_place policy, unsigned int qid,
 		   const cpu_set_t *allowed, int incoming_cpu);
+/** nvmfd_rt_unplace() - release a CPU from nvmfd_rt_place() (never below 0). */
 void nvmfd_rt_unplace(struct nvmfd_rt *rt, int cpu);
 
 /** nvmfd_rt_ncpus() - number of CPUs the runtime uses. */

@@ -284,6 +284,11 @@ void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+struct nvmfd_work *nvmfd_rt_current_work(void)
+{
+	return rt_current;
+}
+
 static void worker_repatriate(struct rt_worker *wk)
 {
 	struct rt_pool *pool = wk->pool;

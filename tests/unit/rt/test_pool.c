@@ -109,6 +109,7 @@ struct where {
 	long runs;
 	long bad_cpu;
 	long bad_affinity;
+	long bad_current;
 	long target;
 };
 
@@ -123,6 +124,8 @@ static void where_fn(struct nvmfd_work *w)
 	if (pthread_getaffinity_np(pthread_self(), sizeof(aff), &aff) ||
 	    (x->exact_affinity && !CPU_EQUAL(&aff, &x->expect)))
 		inc(&x->bad_affinity);
+	if (nvmfd_rt_current_work() != w)
+		inc(&x->bad_current);
 	if (inc(&x->runs) < ld(&x->target))
 		nvmfd_rt_queue_work(w); /* self re-queue */
 }
@@ -147,10 +150,12 @@ static void test_bound_runs_on_its_cpu(void **state)
 		assert_int_equal(ld(&x[i].runs), 200);
 		assert_int_equal(ld(&x[i].bad_cpu), 0);
 		assert_int_equal(ld(&x[i].bad_affinity), 0);
+		assert_int_equal(ld(&x[i].bad_current), 0);
 		/* 199 self re-queues happened while running */
 		assert_int_equal(__atomic_load_n(&x[i].work.requeues, __ATOMIC_RELAXED), 199);
 		assert_int_equal(__atomic_load_n(&x[i].work.runs, __ATOMIC_RELAXED), 200);
 	}
+	assert_null(nvmfd_rt_current_work());
 	nvmfd_rt_destroy(rt);
 	free(x);
 }
@@ -579,7 +584,13 @@ static void test_stats_json(void **state)
 	assert_true(ws.tid > 0);
 	assert_int_equal(ws.runs, 10);
 	assert_int_equal(ws.last_cpu, test_cpu[0]);
-	assert_true(ws.nvcsw >= 1); /* it slept in epoll_wait at least once */
+	/* once idle it sleeps in epoll_wait(): a voluntary switch shows up */
+	for (long us = 0; ws.nvcsw < 1; us += 1000) {
+		if (us > WAIT_LIMIT_US)
+			fail_msg("worker %d never blocked (nvcsw 0)", ws.tid);
+		usleep(1000);
+		assert_int_equal(nvmfd_rt_worker_stats(rt, 0, 0, &ws), 0);
+	}
 	assert_int_equal(nvmfd_rt_worker_stats(rt, 0, 1, &ws), -EINVAL);
 
 	f = open_memstream(&buf, &len);
