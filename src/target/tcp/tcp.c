@@ -129,6 +129,7 @@ struct tcp_qstats {
 	uint64_t cq_events; /* reaps that found completions */
 	uint64_t cq_completions;
 	uint64_t kicks;
+	uint64_t ddgst_errors;
 };
 
 #define TCP_STAT_ADD(q, f, n) \
@@ -333,9 +334,34 @@ static int tcp_fatal_cur(struct tcp_queue *q, uint16_t fes, uint32_t fei, const 
 	return tcp_fatal(q, fes, fei, ch, ch->hlen ? ch->hlen : sizeof(*ch), rule);
 }
 
+static int tcp_rx_cmd(struct tcp_queue *q);
+static int tcp_rx_h2c(struct tcp_queue *q);
+
 static int tcp_fatal_codec(struct tcp_queue *q)
 {
 	const struct nvmfd_pdu_error *e = nvmfd_pdu_rx_error(&q->rx);
+	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&q->rx);
+	int ret;
+
+	if (e->err == NVMFD_PDU_ERR_DDGST && q->rx_hdr_seen && q->rx_req &&
+	    (ch->type == NVMFD_TCP_CMD || ch->type == NVMFD_TCP_H2C_DATA)) {
+		/*
+		 * NVMe/TCP 1.0 §7.4.6.2: a data digest error fails the command
+		 * with Transient Transport Error; the stream stays in sync (the
+		 * codec consumed the whole PDU), so the connection goes on.
+		 */
+		NVMFD_WARN_RATELIMIT(TCP_COMP, "queue %u qid %u peer %s: data digest error, cid %u",
+				     q->id, q->qp.qid, q->qp.peer_addr, q->rx_req->req.sqe.cid);
+		if (!q->rx_req->pre_status)
+			q->rx_req->pre_status = NVMFD_STATUS(NVMFD_SCT_GENERIC,
+							     NVMFD_SC_TRANSIENT_TR_ERROR);
+		TCP_STAT_ADD(q, pdus_rx, 1);
+		TCP_STAT_ADD(q, ddgst_errors, 1);
+		ret = ch->type == NVMFD_TCP_CMD ? tcp_rx_cmd(q) : tcp_rx_h2c(q);
+		q->rx_hdr_seen = false;
+		q->rx_req = NULL;
+		return ret;
+	}
 
 	if (e->err == NVMFD_PDU_ERR_TERM) {
 		/* Never answer a TermReq (NVMe/TCP 1.0 §3.6.2.4). */
@@ -573,7 +599,10 @@ static int tcp_rx_h2c(struct tcp_queue *q)
 			return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
 					     offsetof(struct nvmfd_tcp_ch, flags),
 					     "final H2CData without LAST_PDU");
-		tcp_req_execute(r);
+		if (r->pre_status)
+			tcp_req_fail(r, r->pre_status);
+		else
+			tcp_req_execute(r);
 	} else if (last) {
 		return tcp_fatal_cur(q, NVMFD_TCP_FES_INVALID_HEADER,
 				     offsetof(struct nvmfd_tcp_ch, flags),
@@ -1449,7 +1478,7 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		",\"requeues\":%" PRIu64 ",\"idle_polls\":%" PRIu64 ",\"rearms\":%" PRIu64
 		",\"eagain_sends\":%" PRIu64 ",\"completion_events\":%" PRIu64
 		",\"backend_completions\":%" PRIu64 ",\"completions_per_event\":%.2f"
-		",\"kicks\":%" PRIu64 "}",
+		",\"kicks\":%" PRIu64 ",\"ddgst_errors\":%" PRIu64 "}",
 		TCP_STAT_LOAD(q, pdus_rx), TCP_STAT_LOAD(q, bytes_rx), TCP_STAT_LOAD(q, pdus_tx),
 		TCP_STAT_LOAD(q, bytes_tx), TCP_STAT_LOAD(q, cmds), TCP_STAT_LOAD(q, completions),
 		TCP_STAT_LOAD(q, r2ts), TCP_STAT_LOAD(q, passes),
@@ -1457,7 +1486,7 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		TCP_STAT_LOAD(q, deadline_exhausted), TCP_STAT_LOAD(q, requeues),
 		TCP_STAT_LOAD(q, idle_polls), TCP_STAT_LOAD(q, rearms),
 		TCP_STAT_LOAD(q, eagain_sends), ev, cmpl, ev ? (double)cmpl / (double)ev : 0.0,
-		TCP_STAT_LOAD(q, kicks));
+		TCP_STAT_LOAD(q, kicks), TCP_STAT_LOAD(q, ddgst_errors));
 }
 
 /**

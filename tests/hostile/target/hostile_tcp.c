@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile_tcp.c - malformed and abusive NVMe/TCP input against a live,
+ * in-process target. One case per run (argv[1]); after each case a fresh
+ * connection must still write and read back data (tc_verify_io).
+ *
+ * Expected FES/FEI values come from the codec's own stateless check
+ * (nvmfd_pdu_check_hdr) where the codec decides, and from NVMe/TCP 1.0
+ * where the transport decides (R2T/H2CData rules, ICReq parameters).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tcp_client.h"
+#include "tgt_fixture.h"
+
+static struct tf_target t;
+
+static void build_cmd(uint8_t *pdu, uint16_t cid)
+{
+	struct nvmfd_tcp_cmd *cmd = (void *)pdu;
+
+	memset(pdu, 0, sizeof(*cmd));
+	cmd->ch.type = NVMFD_TCP_CMD;
+	cmd->ch.hlen = sizeof(*cmd);
+	cmd->ch.plen = htole32(sizeof(*cmd));
+	cmd->sqe.opc = NVMFD_ADMIN_IDENTIFY;
+	cmd->sqe.cid = cid;
+	cmd->sqe.cdw10 = NVMFD_ID_CNS_CTRL;
+	cmd->sqe.flags = NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG;
+	cmd->sqe.dptr.type = NVMFD_SGL_ID_TRANSPORT;
+	cmd->sqe.dptr.length = htole32(4096);
+}
+
+/* The TermReq the codec says a receiver must send for @hdr. */
+static void codec_expect(const void *hdr, size_t len, bool hdgst, bool ddgst, bool ic_done,
+			 uint16_t *fes, uint32_t *fei)
+{
+	struct nvmfd_pdu_rx_opts o = {
+		.role = NVMFD_PDU_ROLE_CTRL,
+		.hdgst = hdgst,
+		.ddgst = ddgst,
+		.max_data = t.cfg->maxh2cdata > 16384 ? t.cfg->maxh2cdata : 16384,
+	};
+	struct nvmfd_pdu_error e;
+
+	memset(&e, 0, sizeof(e));
+	TF_CHECK(nvmfd_pdu_check_hdr(hdr, len, &o, ic_done, &e) != NVMFD_PDU_OK);
+	*fes = e.fes;
+	*fei = e.fei;
+}
+
+/* Send @len bytes on a connection (after ICReq unless !ic) and expect a
+ * C2HTermReq with @fes/@fei, then EOF. */
+static void expect_term_after(bool ic, bool hdgst, bool ddgst, const void *pdu, size_t len,
+			      uint16_t fes, uint32_t fei)
+{
+	struct tc_conn c;
+
+	if (ic)
+		TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, hdgst, ddgst), 0);
+	else
+		TF_CHECK_EQ(tc_open(&c, TF_ADDR, t.port), 0);
+	TF_CHECK_EQ(tc_send_raw(&c, pdu, len), 0);
+	TF_CHECK_EQ(tc_expect_term(&c), TC_TERM);
+	TF_CHECK_EQ(c.term_fes, fes);
+	TF_CHECK_EQ(c.term_fei, fei);
+	TF_CHECK(c.term_hdr_len >= 8 && c.term_hdr_len <= NVMFD_TCP_TERM_ERR_DATA_MAX);
+	TF_CHECK(!memcmp(c.term_hdr, pdu, 8));
+	TF_CHECK_EQ(tc_wait_eof(&c), 0);
+	tc_close(&c);
+}
+
+static void case_bad_type(void)
+{
+	uint8_t pdu[24] = { 0x08, 0, 24, 0, 24, 0, 0, 0 };
+	uint16_t fes;
+	uint32_t fei;
+
+	codec_expect(pdu, sizeof(pdu), false, false, true, &fes, &fei);
+	TF_CHECK_EQ(fes, NVMFD_TCP_FES_INVALID_HEADER);
+	TF_CHECK_EQ(fei, 0);
+	expect_term_after(true, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_bad_hlen(void)
+{
+	uint8_t pdu[72];
+
+	build_cmd(pdu, 1);
+	pdu[2] = 70;
+	expect_term_after(true, false, false, pdu, sizeof(pdu), NVMFD_TCP_FES_INVALID_HEADER, 2);
+}
+
+static void case_bad_pdo(void)
+{
+	uint8_t pdu[72 + 512];
+	struct nvmfd_tcp_cmd *cmd = (void *)pdu;
+	uint16_t fes;
+	uint32_t fei;
+
+	build_cmd(pdu, 1);
+	memset(pdu + 72, 0, 512);
+	cmd->ch.pdo = 16; /* inside the header */
+	cmd->ch.plen = htole32(sizeof(pdu));
+	codec_expect(pdu, 72, false, false, true, &fes, &fei);
+	TF_CHECK_EQ(fes, NVMFD_TCP_FES_INVALID_HEADER);
+	TF_CHECK_EQ(fei, 3);
+	expect_term_after(true, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_plen_lt_hlen(void)
+{
+	uint8_t pdu[72];
+	uint16_t fes;
+	uint32_t fei;
+
+	build_cmd(pdu, 1);
+	((struct nvmfd_tcp_cmd *)(void *)pdu)->ch.plen = htole32(16);
+	codec_expect(pdu, sizeof(pdu), false, false, true, &fes, &fei);
+	TF_CHECK_EQ(fes, NVMFD_TCP_FES_INVALID_HEADER);
+	TF_CHECK_EQ(fei, 4);
+	expect_term_after(true, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_data_over_max(void)
+{
+	uint8_t pdu[72];
+	struct nvmfd_tcp_cmd *cmd = (void *)pdu;
+	uint32_t dlen = 4u << 20;
+	uint16_t fes;
+	uint32_t fei;
+
+	build_cmd(pdu, 1);
+	cmd->ch.pdo = 72;
+	cmd->ch.plen = htole32(72 + dlen);
+	cmd->sqe.dptr.type = NVMFD_SGL_ID_INCAPSULE;
+	cmd->sqe.dptr.length = htole32(dlen);
+	codec_expect(pdu, sizeof(pdu), false, false, true, &fes, &fei);
+	TF_CHECK(fes != 0);
+	/* only the header is sent: the target must not wait for 4 MiB */
+	expect_term_after(true, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_dgst_flag_unnegotiated(void)
+{
+	uint8_t pdu[76];
+	uint16_t fes;
+	uint32_t fei;
+
+	build_cmd(pdu, 1);
+	pdu[1] = NVMFD_TCP_F_HDGST;
+	((struct nvmfd_tcp_cmd *)(void *)pdu)->ch.plen = htole32(76);
+	memset(pdu + 72, 0, 4);
+	codec_expect(pdu, sizeof(pdu), false, false, true, &fes, &fei);
+	TF_CHECK(fes != 0);
+	expect_term_after(true, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_hdgst_mismatch(void)
+{
+	uint8_t pdu[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	struct nvmfd_sqe sqe;
+	size_t len;
+	uint16_t fes;
+	uint32_t fei;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
+	sqe.cid = 3;
+	sqe.dptr.type = NVMFD_SGL_ID_TRANSPORT;
+	len = nvmfd_pdu_build_cmd(pdu, &sqe, 0, true, false);
+	TF_CHECK_EQ(len, 76);
+	pdu[73] ^= 0x55;
+	codec_expect(pdu, len, true, false, true, &fes, &fei);
+	TF_CHECK_EQ(fes, NVMFD_TCP_FES_HDR_DIGEST);
+	expect_term_after(true, true, false, pdu, len, fes, fei);
+}
+
+/* Data digest error: the command fails with Transient Transport Error and
+ * the connection stays usable (NVMe/TCP 1.0 §7.4.6.2). */
+static void case_ddgst_mismatch(void)
+{
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN], data[4096], rbuf[4096];
+	struct tc_conn adm, io;
+	struct nvmfd_cqe cqe;
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid = 0;
+	uint32_t dg;
+	size_t hlen;
+
+	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(&io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 31, 0, false, true),
+		    0);
+	tc_pattern(data, sizeof(data), 99);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_WRITE;
+	sqe.cid = 77;
+	sqe.nsid = htole32(1);
+	sqe.cdw10 = htole32(1000);
+	sqe.cdw12 = htole32(7);
+	sqe.flags = NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG;
+	sqe.dptr.type = NVMFD_SGL_ID_INCAPSULE;
+	sqe.dptr.length = htole32(sizeof(data));
+	hlen = nvmfd_pdu_build_cmd(hdr, &sqe, sizeof(data), false, true);
+	dg = htole32(nvmfd_digest(data, sizeof(data)) ^ 1);
+	TF_CHECK_EQ(tc_send_raw(&io, hdr, hlen), 0);
+	TF_CHECK_EQ(tc_send_raw(&io, data, sizeof(data)), 0);
+	TF_CHECK_EQ(tc_send_raw(&io, &dg, sizeof(dg)), 0);
+	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
+	memcpy(&cqe, hdr + 8, sizeof(cqe));
+	TF_CHECK_EQ(cqe.cid, 77);
+	TF_CHECK_EQ(tc_status(&cqe), NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_TRANSIENT_TR_ERROR));
+	/* the data was not written; the queue still works */
+	memset(rbuf, 0xee, sizeof(rbuf));
+	TF_CHECK_EQ(tc_rw(&io, false, 1, 1000, 8, rbuf, sizeof(rbuf), 0, &cqe), 0);
+	TF_CHECK_EQ(tc_status(&cqe), 0);
+	TF_CHECK(memcmp(rbuf, data, sizeof(data)) != 0);
+	tc_close(&io);
+	tc_close(&adm);
+}
+
+static void case_pdu_before_icreq(void)
+{
+	uint8_t pdu[72];
+	uint16_t fes;
+	uint32_t fei;
+
+	build_cmd(pdu, 1);
+	codec_expect(pdu, sizeof(pdu), false, false, false, &fes, &fei);
+	TF_CHECK_EQ(fes, NVMFD_TCP_FES_PDU_SEQUENCE);
+	expect_term_after(false, false, false, pdu, sizeof(pdu), fes, fei);
+}
+
+static void case_second_icreq(void)
+{
+	uint8_t pdu[128];
+	size_t len = nvmfd_pdu_build_icreq(pdu, 0, 0, 0);
+
+	expect_term_after(true, false, false, pdu, len, NVMFD_TCP_FES_PDU_SEQUENCE, 0);
+}
+
+static void case_icreq_hpda(void)
+{
+	uint8_t pdu[128];
+	size_t len = nvmfd_pdu_build_icreq(pdu, 3, 0, 0);
+
+	expect_term_after(false, false, false, pdu, len, NVMFD_TCP_FES_UNSUPPORTED_PARAM, 10);
+}
+
+static void case_cmd_before_connect(void)
+{
+	uint8_t id[4096];
+	struct tc_conn c;
+	struct nvmfd_cqe cqe;
+
+	TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, false, false), 0);
+	TF_CHECK_EQ(tc_identify(&c, NVMFD_ID_CNS_CTRL, 0, id, &cqe), 0);
+	TF_CHECK(tc_status(&cqe) != 0);
+	TF_CHECK(tc_status(&cqe) & NVMFD_STATUS_DNR);
+	tc_close(&c);
+}
+
+static void case_connect_unknown_nqn(void)
+{
+	struct tc_conn c;
+	struct nvmfd_cqe cqe;
+
+	TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, false, false), 0);
+	TF_CHECK_EQ(tc_connect(&c, 0, 31, 0, "nqn.2026-11.io.nvmfd:nope", TC_HOSTNQN, 0xffff, &cqe),
+		    0);
+	TF_CHECK_EQ(tc_status(&cqe) & 0x7ff,
+		    NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_INVALID_PARAM));
+	tc_close(&c);
+}
+
+static void case_io_unconnected_qid(void)
+{
+	uint8_t buf[4096];
+	struct tc_conn adm, c;
+	struct nvmfd_cqe cqe;
+	uint16_t cntlid = 0;
+
+	/* I/O Connect naming a controller that does not exist */
+	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, false, false), 0);
+	TF_CHECK_EQ(tc_connect(&c, 1, 31, 0, TF_SUBNQN, TC_HOSTNQN, (uint16_t)(cntlid + 100), &cqe),
+		    0);
+	TF_CHECK(tc_status(&cqe) != 0);
+	/* and an NVM Read on that still unconnected queue */
+	TF_CHECK_EQ(tc_rw(&c, false, 1, 0, 8, buf, sizeof(buf), 0, &cqe), 0);
+	TF_CHECK(tc_status(&cqe) != 0);
+	tc_close(&c);
+	tc_close(&adm);
+}
+
+/* An I/O queue with a write waiting for H2CData; returns the R2T. */
+static void r2t_setup(struct tc_conn *adm, struct tc_conn *io, struct nvmfd_tcp_r2t *r2t,
+		      uint32_t len)
+{
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid = 0;
+	size_t hlen;
+
+	TF_CHECK_EQ(tc_admin_enable(adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 31, 0, false, false),
+		    0);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_WRITE;
+	sqe.cid = 9;
+	sqe.nsid = htole32(1);
+	sqe.cdw12 = htole32(len / 512 - 1);
+	sqe.flags = NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG;
+	sqe.dptr.type = NVMFD_SGL_ID_TRANSPORT;
+	sqe.dptr.length = htole32(len);
+	hlen = nvmfd_pdu_build_cmd(hdr, &sqe, 0, false, false);
+	TF_CHECK_EQ(tc_send_raw(io, hdr, hlen), 0);
+	TF_CHECK_EQ(tc_recv_pdu(io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_R2T);
+	memcpy(r2t, hdr, sizeof(*r2t));
+	TF_CHECK_EQ(le16toh(r2t->cccid), 9);
+	TF_CHECK_EQ(le32toh(r2t->r2to), 0);
+	TF_CHECK_EQ(le32toh(r2t->r2tl), len);
+}
+
+static void h2c_expect_term(uint16_t ttag, uint32_t datao, uint32_t datal, uint16_t fes,
+			    uint32_t fei)
+{
+	static uint8_t data[65536];
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	struct nvmfd_tcp_r2t r2t;
+	struct tc_conn adm, io;
+	size_t hlen;
+
+	r2t_setup(&adm, &io, &r2t, 8192);
+	if (ttag == 0xffff)
+		ttag = (uint16_t)(le16toh(r2t.ttag) + 1);
+	else
+		ttag = le16toh(r2t.ttag);
+	hlen = nvmfd_pdu_build_data(hdr, NVMFD_TCP_H2C_DATA, NVMFD_TCP_F_DATA_LAST, 9, ttag, datao,
+				    datal, false, false);
+	TF_CHECK_EQ(tc_send_raw(&io, hdr, hlen), 0);
+	TF_CHECK_EQ(tc_send_raw(&io, data, datal), 0);
+	TF_CHECK_EQ(tc_expect_term(&io), TC_TERM);
+	TF_CHECK_EQ(io.term_fes, fes);
+	TF_CHECK_EQ(io.term_fei, fei);
+	TF_CHECK_EQ(io.term_hdr[0], NVMFD_TCP_H2C_DATA);
+	tc_close(&io);
+	tc_close(&adm);
+}
+
+static void case_h2c_unknown_ttag(void)
+{
+	h2c_expect_term(0xffff, 0, 8192, NVMFD_TCP_FES_INVALID_HEADER, 10);
+}
+
+static void case_h2c_beyond_r2t(void)
+{
+	/* 8 KiB R2T window; 4 KiB at offset 4096 skips the first half */
+	h2c_expect_term(0, 4096, 4096, NVMFD_TCP_FES_DATA_OUT_OF_RANGE, 12);
+	/* 16 KiB from offset 0 overruns the window */
+	h2c_expect_term(0, 0, 16384, NVMFD_TCP_FES_DATA_OUT_OF_RANGE, 12);
+}
+
+static void case_drop_mid_pdu(void)
+{
+	uint8_t pdu[72];
+	struct tc_conn c;
+
+	build_cmd(pdu, 1);
+	TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, false, false), 0);
+	TF_CHECK_EQ(tc_send_raw(&c, pdu, 30), 0);
+	tc_close(&c);
+}
+
+static void case_drop_mid_r2t(void)
+{
+	static uint8_t data[65536];
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	struct nvmfd_tcp_r2t r2t;
+	struct tc_conn adm, io;
+	size_t hlen;
+
+	r2t_setup(&adm, &io, &r2t, 65536);
+	hlen = nvmfd_pdu_build_data(hdr, NVMFD_TCP_H2C_DATA, 0, 9, le16toh(r2t.ttag), 0, 32768,
+				    false, false);
+	TF_CHECK_EQ(tc_send_raw(&io, hdr, hlen), 0);
+	TF_CHECK_EQ(tc_send_raw(&io, data, 20000), 0);
+	tc_close(&io);
+	tc_close(&adm);
+}
+
+static void case_cycles(void)
+{
+	int base, now = -1;
+
+	/* warm up once so lazily created runtime state is in the baseline */
+	TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, 1), 0);
+	usleep(100000);
+	base = tc_count_fds();
+	TF_CHECK(base > 0);
+	for (int i = 0; i < 1000; i++) {
+		struct tc_conn c;
+
+		if (i % 50 == 0) {
+			uint16_t cntlid;
+
+			TF_CHECK_EQ(tc_admin_enable(&c, TF_ADDR, t.port, TF_SUBNQN, false, false,
+						    &cntlid), 0);
+		} else if (i % 2) {
+			TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, false, false), 0);
+		} else {
+			TF_CHECK_EQ(tc_open(&c, TF_ADDR, t.port), 0);
+		}
+		tc_close(&c);
+	}
+	/* Teardown is asynchronous: wait (bounded) for the count to settle. */
+	for (int i = 0; i < 500; i++) {
+		now = tc_count_fds();
+		if (now == base)
+			break;
+		usleep(10000);
+	}
+	TF_CHECK_EQ(now, base);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "bad_type", case_bad_type },
+	{ "bad_hlen", case_bad_hlen },
+	{ "bad_pdo", case_bad_pdo },
+	{ "plen_lt_hlen", case_plen_lt_hlen },
+	{ "data_over_max", case_data_over_max },
+	{ "dgst_flag_unnegotiated", case_dgst_flag_unnegotiated },
+	{ "hdgst_mismatch", case_hdgst_mismatch },
+	{ "ddgst_mismatch", case_ddgst_mismatch },
+	{ "pdu_before_icreq", case_pdu_before_icreq },
+	{ "second_icreq", case_second_icreq },
+	{ "icreq_hpda", case_icreq_hpda },
+	{ "cmd_before_connect", case_cmd_before_connect },
+	{ "connect_unknown_nqn", case_connect_unknown_nqn },
+	{ "io_unconnected_qid", case_io_unconnected_qid },
+	{ "h2c_unknown_ttag", case_h2c_unknown_ttag },
+	{ "h2c_beyond_r2t", case_h2c_beyond_r2t },
+	{ "drop_mid_pdu", case_drop_mid_pdu },
+	{ "drop_mid_r2t", case_drop_mid_r2t },
+	{ "cycles", case_cycles },
+};
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+
+	TF_CHECK_EQ(tf_start(&t, NULL), 0);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		fprintf(stderr, "case %s\n", cases[i].name);
+		cases[i].fn();
+		TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, i + 1), 0);
+		ran++;
+	}
+	TF_CHECK(ran > 0);
+	tf_stop(&t);
+	return 0;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/* tgt_fixture.c - in-process target for tests; see tgt_fixture.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tgt_fixture.h"
+
+int tf_start(struct tf_target *t, tf_tweak_fn tweak)
+{
+	char err[NVMFD_CFG_ERRLEN] = "";
+	struct nvmfd_cfg *cfg;
+	char spec[64];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	signal(SIGPIPE, SIG_IGN);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	nvmfd_cfg_init_defaults(cfg);
+	cfg->nr_ports = 1;
+	nvmfd_cfg_port_init(&cfg->ports[0], 1);
+	snprintf(cfg->ports[0].traddr, sizeof(cfg->ports[0].traddr), "%s", TF_ADDR);
+	snprintf(cfg->ports[0].trsvcid, sizeof(cfg->ports[0].trsvcid), "0");
+	cfg->ports[0].nr_subsys = 1;
+	cfg->ports[0].subsys_idx[0] = 0;
+	cfg->nr_subsys = 1;
+	ret = nvmfd_cfg_subsys_init(&cfg->subsys[0], TF_SUBNQN, err);
+	if (ret)
+		goto out_err;
+	cfg->subsys[0].allow_any_host = true;
+	cfg->subsys[0].nr_ns = 1;
+	snprintf(spec, sizeof(spec), "ram:%u", TF_NS_SIZE);
+	ret = nvmfd_cfg_parse_namespace(&cfg->subsys[0].ns[0], spec, err);
+	if (ret)
+		goto out_err;
+	cfg->subsys[0].ns[0].nsid = 1;
+	cfg->subsys[0].ns[0].enable = true;
+	if (tweak)
+		tweak(cfg);
+	ret = nvmfd_cfg_validate(cfg, err);
+	if (ret)
+		goto out_err;
+	t->cfg = cfg;
+	ret = nvmfd_tgt_create(cfg, &t->tgt);
+	if (ret) {
+		snprintf(err, sizeof(err), "nvmfd_tgt_create: %s", strerror(-ret));
+		goto out_err;
+	}
+	ret = nvmfd_tgt_start(t->tgt);
+	if (ret) {
+		snprintf(err, sizeof(err), "nvmfd_tgt_start: %s", strerror(-ret));
+		nvmfd_tgt_destroy(&t->tgt);
+		goto out_err;
+	}
+	t->port = nvmfd_tgt_listen_port(t->tgt, 0);
+	if (!t->port) {
+		snprintf(err, sizeof(err), "no bound port");
+		ret = -EINVAL;
+		tf_stop(t);
+		return ret;
+	}
+	return 0;
+
+out_err:
+	fprintf(stderr, "tf_start: %s\n", err);
+	free(cfg);
+	t->cfg = NULL;
+	return ret ? ret : -EINVAL;
+}
+
+void tf_stop(struct tf_target *t)
+{
+	if (t->tgt) {
+		nvmfd_tgt_stop(t->tgt);
+		nvmfd_tgt_destroy(&t->tgt);
+	}
+	free(t->cfg);
+	t->cfg = NULL;
+}
