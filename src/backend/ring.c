@@ -124,9 +124,14 @@ out_free_ring:
 static void ring_drain(struct io_uring *u, unsigned int *count)
 {
 	struct io_uring_cqe *cqe;
+	unsigned int unsent;
 
-	if (*count && io_uring_submit(u) < 0)
+	if (!*count)
 		return;
+	/* SQEs the kernel would not take never complete: don't wait for them. */
+	io_uring_submit(u);
+	unsent = io_uring_sq_ready(u);
+	*count -= unsent < *count ? unsent : *count;
 	while (*count) {
 		if (io_uring_wait_cqe(u, &cqe) < 0)
 			return;
@@ -339,14 +344,16 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring)
 		rc = io_uring_submit(&ring->uring);
 		if (rc < 0)
 			return rc;
-		ring->queued = 0;
+		/* Without IORING_SETUP_SUBMIT_ALL the kernel stops at an SQE
+		 * it cannot start; what it left stays queued for next time. */
+		ring->queued = io_uring_sq_ready(&ring->uring);
 		total += rc;
 	}
 	if (ring->poll_queued) {
 		rc = io_uring_submit(&ring->poll);
 		if (rc < 0)
 			return rc;
-		ring->poll_queued = 0;
+		ring->poll_queued = io_uring_sq_ready(&ring->poll);
 		total += rc;
 		/* Polled completions raise no event: wake the owner to poll. */
 		ring_signal(ring);
