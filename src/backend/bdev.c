@@ -7,7 +7,9 @@
  * from BLKGETSIZE64 and the logical block size from BLKSSZGET.
  *
  * READ/WRITE/FLUSH go through io_uring like a file (file.c); READ/WRITE use
- * the ring's IOPOLL io_uring when it has one.
+ * the ring's IOPOLL io_uring when it has one and the device reports polled
+ * completion support (sysfs queue/io_poll); should the kernel still refuse
+ * polled I/O (-EOPNOTSUPP) the backend latches that and uses the main ring.
  *
  * DISCARD (BLKDISCARD) and WRITE_ZEROES (BLKZEROOUT) are ioctls, and those
  * are SYNCHRONOUS: they run inside nvmfd_bk_submit() on the ring owner's
@@ -20,7 +22,9 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +55,32 @@ static const struct nvmfd_bk_ops bdev_ops = {
 	.complete = nvmfd__bk_fd_complete,
 	.close = nvmfd__bk_fd_close,
 };
+
+/* Does the device complete polled I/O (queue/io_poll = 1, e.g. NVMe with
+ * poll queues)? Partitions keep their queue attributes in the parent's
+ * directory. Unknown means no: IOPOLL on a device without poll queues only
+ * turns interrupts into busy-waiting. */
+static bool bdev_can_poll(dev_t rdev)
+{
+	char path[96];
+	char v = '0';
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/io_poll", major(rdev),
+		 minor(rdev));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/io_poll", major(rdev),
+			 minor(rdev));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return false;
+	if (read(fd, &v, 1) != 1)
+		v = '0';
+	close(fd);
+	return v == '1';
+}
 
 static unsigned int bdev_log2(unsigned int v)
 {
@@ -117,7 +147,7 @@ int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 	bk->fd = fd;
 	bk->size = bytes;
 	bk->direct = true;
-	bk->iopoll_capable = true;
+	bk->iopoll_capable = bdev_can_poll(st.st_rdev);
 	return 0;
 
 out_close_fd:

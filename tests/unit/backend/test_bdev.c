@@ -15,6 +15,8 @@
 
 #include "bk_test.h"
 
+#include "backend/bk_int.h"
+
 struct bdev_loop {
 	int fd; /* keeps the loop device alive; -1 when none */
 	char dev[64];
@@ -95,6 +97,11 @@ static int bdev_setup(void **state, unsigned int blksize, unsigned int lba_shift
 	c->opts.path = lp->dev;
 	c->opts.lba_shift = lba_shift;
 	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
+	/* Loop devices have no poll queues (queue/io_poll = 0), so the backend
+	 * would keep off the IOPOLL ring; force it there to exercise the
+	 * polled path or its -EOPNOTSUPP fallback to the main ring. */
+	if (iopoll)
+		c->bk->iopoll_capable = true;
 	return 0;
 }
 
