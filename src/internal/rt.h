@@ -17,7 +17,8 @@
  * of sk_data_ready -> queue_work_on(io_cpu, io_work).
  *
  * Errors: negative errno. Ownership: the caller owns struct nvmfd_work
- * storage and must keep it alive until nvmfd_rt_work_cancel_sync() returned.
+ * storage and must keep it alive until nvmfd_rt_work_cancel_sync() returned
+ * and its fds were unwatched (nvmfd_rt_unwatch_fd()).
  */
 #ifndef NVMFD_INTERNAL_RT_H
 #define NVMFD_INTERNAL_RT_H
@@ -146,7 +147,8 @@ bool nvmfd_rt_queue_work(struct nvmfd_work *w);
  * (EPOLLIN/EPOLLOUT) fires, @w is queued. Re-arm after each wake-up (a
  * re-arm is one EPOLL_CTL_MOD). One fd has one watcher: watching it for
  * another item moves it. EPOLLERR/EPOLLHUP always fire.
- * Return: 0, -EBADF (@fd < 0), -ENOMEM, or -errno from epoll_ctl.
+ * Return: 0, -EBADF (@fd < 0), -ECANCELED (@w was cancelled), -ENOMEM, or
+ *         -errno from epoll_ctl.
  * Context: any thread, including @w's fn.
  */
 int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events);
@@ -162,8 +164,9 @@ int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd);
 /**
  * nvmfd_rt_work_cancel_sync() - prevent further runs of @w and wait until a
  * running instance returned. A pending run is dropped; later queue_work()
- * calls return false until nvmfd_work_init(). Teardown order for an item:
- * nvmfd_rt_unwatch_fd() its fds, then this, then free it.
+ * calls return false and nvmfd_rt_watch_fd() fails until nvmfd_work_init().
+ * Teardown order for an item: this, then nvmfd_rt_unwatch_fd() on each of
+ * its fds (a running fn can no longer re-arm them), then free it.
  * Context: not from @w itself (asserted); may sleep.
  */
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);

@@ -34,8 +34,10 @@
  * under rt->watch_lock; epoll data carries (generation << 32 | fd), and an
  * event is only dispatched if the slot still has that generation, under the
  * read lock. So once nvmfd_rt_unwatch_fd() returned no worker can touch the
- * item through a stale event, and the item may be freed after
- * nvmfd_rt_work_cancel_sync().
+ * item through a stale event: after nvmfd_rt_work_cancel_sync() (no run in
+ * progress, none to come, so nobody re-arms) and the unwatches, the item
+ * may be freed. The lock prefers writers so a stream of dispatches cannot
+ * starve a watch or unwatch.
  */
 #include <assert.h>
 #include <errno.h>
@@ -537,6 +539,7 @@ static void pool_fini(struct rt_pool *pool)
 int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
 {
 	const struct nvmfd__rt_topo *t;
+	pthread_rwlockattr_t rwattr;
 	struct nvmfd_rt *rt;
 	cpu_set_t want;
 	int ret;
@@ -572,7 +575,15 @@ int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
 	if (ret)
 		goto out_free;
 	rt->placer_init = true;
-	ret = pthread_rwlock_init(&rt->watch_lock, NULL);
+	ret = pthread_rwlockattr_init(&rwattr);
+	if (ret) {
+		ret = -ret;
+		goto out_free;
+	}
+	/* readers never nest, so the writer-preferring kind cannot deadlock */
+	pthread_rwlockattr_setkind_np(&rwattr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	ret = pthread_rwlock_init(&rt->watch_lock, &rwattr);
+	pthread_rwlockattr_destroy(&rwattr);
 	if (ret) {
 		ret = -ret;
 		goto out_free;
@@ -667,6 +678,8 @@ int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
 
 	if (fd < 0)
 		return -EBADF;
+	if (flags_get(w) & WORK_CANCELED)
+		return -ECANCELED;
 
 	/* re-arm: the slot is ours already, only the interest changes */
 	pthread_rwlock_rdlock(&rt->watch_lock);

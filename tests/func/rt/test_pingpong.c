@@ -124,12 +124,12 @@ static int run_mode(const char *label, enum nvmfd_rt_mode mode, enum nvmfd_rt_sc
 		}
 		ret = wait_done(&done);
 		t1 = nvmfd_now_ns();
+		nvmfd_rt_work_cancel_sync(&a.work);
+		nvmfd_rt_work_cancel_sync(&b.work);
 		if (by_fd) {
 			nvmfd_rt_unwatch_fd(&a.work, a.efd);
 			nvmfd_rt_unwatch_fd(&b.work, b.efd);
 		}
-		nvmfd_rt_work_cancel_sync(&a.work);
-		nvmfd_rt_work_cancel_sync(&b.work);
 		close(a.efd);
 		close(b.efd);
 		if (ret || ld(&a.hits) != ROUNDS || ld(&b.hits) != ROUNDS) {

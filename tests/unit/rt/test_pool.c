@@ -519,9 +519,11 @@ static void test_watch_eventfd(void **state)
 	}
 	assert_int_equal(ld(&r.got), 3);
 	assert_int_equal(ld(&r.bad_cpu), 0);
+	/* teardown order: cancel (no more runs, nobody re-arms), then unwatch */
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, r.fd, EPOLLIN), -ECANCELED);
 	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), 0);
 	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), -ENOENT);
-	nvmfd_rt_work_cancel_sync(&r.work);
 	assert_int_equal(nvmfd_rt_pool_stats(rt, nvmfd_rt_pool_of_cpu(rt, cpu), &ps), 0);
 	assert_true(ps.epoll_events >= 3);
 	assert_true(ps.runs >= 3);
@@ -550,12 +552,44 @@ static void test_watch_pipe_oneshot(void **state)
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
 	wait_ge(&r.got, 5);
 	assert_int_equal(ld(&r.runs), 2);
-	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
 	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
 	/* a closed fd number can be watched again after unwatch */
 	close(p[0]);
 	close(p[1]);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, -1, EPOLLIN), -EBADF);
+	nvmfd_rt_destroy(rt);
+}
+
+/* Watching an fd for another item moves it there (and to that item's pool). */
+static void test_watch_moves_fd(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct reader a, b;
+	uint64_t one = 1;
+	int fd;
+
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(fd >= 0);
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.fd = b.fd = fd;
+	a.expect_cpu = test_cpu[0];
+	b.expect_cpu = test_cpu[test_ncpus - 1];
+	nvmfd_work_init(&a.work, rt, reader_fn, a.expect_cpu);
+	nvmfd_work_init(&b.work, rt, reader_fn, b.expect_cpu);
+	assert_int_equal(nvmfd_rt_watch_fd(&a.work, fd, EPOLLIN), 0);
+	assert_int_equal(nvmfd_rt_watch_fd(&b.work, fd, EPOLLIN), 0);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&a.work, fd), -ENOENT); /* not a's now */
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	wait_ge(&b.got, 1);
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&b.work, fd), 0);
+	assert_int_equal(ld(&a.runs), 0);
+	assert_int_equal(ld(&b.runs), 1);
+	assert_int_equal(ld(&b.bad_cpu), 0);
+	close(fd);
 	nvmfd_rt_destroy(rt);
 }
 
@@ -659,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_max_active),
 		cmocka_unit_test(test_watch_eventfd),
 		cmocka_unit_test(test_watch_pipe_oneshot),
+		cmocka_unit_test(test_watch_moves_fd),
 		cmocka_unit_test(test_stats_json),
 	};
 
