@@ -63,10 +63,15 @@ int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *e
 		while (*p && !isspace((unsigned char)*p))
 			p++;
 		tlen = (size_t)(p - tok);
+		/* "key=value" is accepted too, as SPDK does: split at the first
+		 * ':' or '=' (an IPv6 traddr may contain more colons). */
 		colon = memchr(tok, ':', tlen);
-		/* "key=value" is accepted too, as SPDK does. */
-		if (!colon)
-			colon = memchr(tok, '=', tlen);
+		{
+			const char *eq = memchr(tok, '=', tlen);
+
+			if (eq && (!colon || eq < colon))
+				colon = eq;
+		}
 		if (!colon) {
 			char t[64];
 

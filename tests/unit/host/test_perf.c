@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* test_perf.c - nvmf-perf's argument parsing and verify block format. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../../tools/nvmf-perf/perf.h"
+
+#define TRID "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.x:y"
+
+static int parse(struct perf_opts *o, char *err, size_t len, int argc, const char *const *argv)
+{
+	return perf_parse_args(argc, (char **)(uintptr_t)argv, o, err, len);
+}
+
+static void test_args_full(void **state)
+{
+	const char *argv[] = { "nvmf-perf", "-r", TRID, "-q", "64", "-o", "128k", "-w", "randrw",
+			       "-M", "70", "-t", "3", "-P", "2", "--ns", "2", "--warmup", "1",
+			       "--digest", "hdr,data", "--verify", "--json", "--timeout", "500" };
+	struct perf_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), sizeof(argv) / sizeof(argv[0]), argv), 0);
+	assert_false(o.discover);
+	assert_int_equal(o.depth, 64);
+	assert_int_equal(o.io_size, 131072);
+	assert_int_equal(o.pattern, PERF_RANDRW);
+	assert_int_equal(o.read_pct, 70);
+	assert_int_equal(o.seconds, 3);
+	assert_int_equal(o.queues, 2);
+	assert_int_equal(o.nsid, 2);
+	assert_int_equal(o.warmup, 1);
+	assert_true(o.hdgst && o.ddgst && o.verify && o.json);
+	assert_int_equal(o.timeout_ms, 500);
+	assert_string_equal(o.trid.subnqn, "nqn.x:y");
+	assert_string_equal(o.trid.trsvcid, "4420");
+}
+
+static void test_args_defaults_discover(void **state)
+{
+	const char *a1[] = { "nvmf-perf", "-r", TRID };
+	const char *a2[] = { "nvmf-perf", "discover", "-r", "trtype:TCP traddr:10.0.0.1" };
+	struct perf_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), 3, a1), 0);
+	assert_int_equal(o.depth, 32);
+	assert_int_equal(o.io_size, 4096);
+	assert_int_equal(o.pattern, PERF_RANDREAD);
+	assert_int_equal(o.queues, 1);
+	assert_int_equal(o.seconds, 10);
+	assert_int_equal(parse(&o, err, sizeof(err), 4, a2), 0);
+	assert_true(o.discover);
+	assert_string_equal(o.trid.trsvcid, "8009");
+	assert_string_equal(o.trid.subnqn, NVMFD_DISC_NQN);
+}
+
+static void test_args_errors(void **state)
+{
+	static const struct {
+		const char *argv[6];
+		int argc;
+		const char *msg;
+	} cases[] = {
+		{ { "p", "-q", "0", "-r", TRID }, 5, "depth" },
+		{ { "p", "-w", "sideways", "-r", TRID }, 5, "unknown pattern" },
+		{ { "p", "-M", "101", "-r", TRID }, 5, "read percentage" },
+		{ { "p", "-o", "100", "-r", TRID }, 5, "size" },
+		{ { "p", "--digest", "crc", "-r", TRID }, 5, "--digest" },
+		{ { "p", "-q", "4" }, 3, "-r TRID is required" },
+		{ { "p", "-r", "traddr:1.1.1.1" }, 3, "subnqn" },
+		{ { "p", "-r", TRID, "--bogus" }, 4, "unknown option" },
+		{ { "p", "-r", TRID, "extra" }, 4, "unexpected argument" },
+		{ { "p", "-r" }, 2, "needs an argument" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct perf_opts o;
+		char err[256] = "";
+
+		if (parse(&o, err, sizeof(err), cases[i].argc, cases[i].argv) != -EINVAL)
+			fail_msg("case %zu accepted", i);
+		if (!strstr(err, cases[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+	}
+}
+
+static void test_help(void **state)
+{
+	const char *argv[] = { "nvmf-perf", "--help" };
+	struct perf_opts o;
+	char err[64];
+
+	assert_int_equal(parse(&o, err, sizeof(err), 2, argv), 0);
+	assert_true(o.help);
+	assert_non_null(strstr(perf_usage(), "Exit status"));
+	assert_string_equal(perf_pattern_name(PERF_RANDWRITE), "randwrite");
+}
+
+static void test_verify_roundtrip(void **state)
+{
+	static uint8_t blk[4096];
+	static const uint32_t sizes[] = { 512, 4096 };
+	char msg[256];
+
+	for (size_t s = 0; s < 2; s++) {
+		uint32_t n = sizes[s];
+
+		perf_verify_fill(blk, n, 12345, 7);
+		assert_int_equal(perf_verify_check(blk, n, 12345, 7, msg, sizeof(msg)), 0);
+		/* Wrong expectations. */
+		assert_int_equal(perf_verify_check(blk, n, 12346, 7, msg, sizeof(msg)), -EILSEQ);
+		assert_non_null(strstr(msg, "carries LBA 12345"));
+		assert_int_equal(perf_verify_check(blk, n, 12345, 8, msg, sizeof(msg)), -EILSEQ);
+		assert_non_null(strstr(msg, "expected 8, actual 7"));
+		assert_non_null(strstr(msg, "lost write"));
+		/* One flipped bit anywhere in the payload is caught by the CRC. */
+		blk[n - 1] ^= 0x10;
+		assert_int_equal(perf_verify_check(blk, n, 12345, 7, msg, sizeof(msg)), -EILSEQ);
+		assert_non_null(strstr(msg, "checksum"));
+		/* Never written. */
+		memset(blk, 0, n);
+		assert_int_equal(perf_verify_check(blk, n, 12345, 7, msg, sizeof(msg)), -EILSEQ);
+		assert_non_null(strstr(msg, "bad magic"));
+	}
+	/* Different (lba, gen) give different payloads. */
+	{
+		static uint8_t a[512], b[512];
+
+		perf_verify_fill(a, 512, 1, 1);
+		perf_verify_fill(b, 512, 1, 2);
+		assert_memory_not_equal(a + PERF_VERIFY_HDR, b + PERF_VERIFY_HDR,
+					512 - PERF_VERIFY_HDR);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_args_full),   cmocka_unit_test(test_args_defaults_discover),
+		cmocka_unit_test(test_args_errors), cmocka_unit_test(test_help),
+		cmocka_unit_test(test_verify_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
