@@ -115,6 +115,7 @@ struct nvmfd_tgt {
 	struct nvmfd_rt *rt;
 	struct nvmfd_tcp_port *ports[NVMFD_CFG_MAX_PORTS];
 	unsigned int nr_ports;
+	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* TCP port actually bound (trsvcid "0") */
 	pthread_t hk_thread; /* housekeeping: keep-alive expiry */
 	pthread_mutex_t hk_lock; /* protects hk_stop */
 	pthread_cond_t hk_cond;

@@ -9,6 +9,7 @@
  * ports that the connected host may access (ACL), then the referrals
  * configured for the port the host came in on.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "internal/log.h"
@@ -54,6 +55,7 @@ static bool is_wildcard(const char *a)
 static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp *qp,
 		       const struct nvmfd_cfg_port *p, uint8_t subtype, const char *nqn)
 {
+	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	const char *traddr = p->traddr;
 
 	memset(e, 0, sizeof(*e));
@@ -69,6 +71,14 @@ static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp
 	if (is_wildcard(traddr) && qp->local_addr[0])
 		traddr = qp->local_addr;
 	snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", p->trsvcid);
+	/* a listener configured with port 0 reports the port it bound */
+	if ((uintptr_t)p >= (uintptr_t)cfg->ports &&
+	    (uintptr_t)p < (uintptr_t)(cfg->ports + NVMFD_CFG_MAX_PORTS)) {
+		size_t idx = ((uintptr_t)p - (uintptr_t)cfg->ports) / sizeof(*p);
+
+		if (idx < qp->tgt->nr_ports && qp->tgt->bound_port[idx])
+			snprintf(e->trsvcid, sizeof(e->trsvcid), "%u", qp->tgt->bound_port[idx]);
+	}
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
 	snprintf(e->traddr, sizeof(e->traddr), "%s", traddr);
 	e->tsas[0] = NVMFD_TCP_SECTYPE_NONE;

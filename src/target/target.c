@@ -75,6 +75,7 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 				  strerror(-ret));
 			goto out_destroy_ports;
 		}
+		tgt->bound_port[i] = nvmfd__tcp_port_bound_port(tgt->ports[i]);
 	}
 	*out = tgt;
 	return 0;

@@ -164,6 +164,13 @@ static void test_disc_log_acl(void **state)
 	assert_int_equal(disc_log(qb, 2048 + 256, 256, NVMFD_LOG_DISC), 0);
 	assert_int_equal(qb->out_len, 256);
 	assert_string_equal((const char *)qb->out, SUB0);
+	/* a listener bound to an ephemeral port reports the bound port */
+	e->tgt->nr_ports = 2;
+	e->tgt->bound_port[0] = 4444;
+	assert_int_equal(disc_log(qb, 2048, 1024, NVMFD_LOG_DISC), 0);
+	memcpy(&en, qb->out, sizeof(en));
+	check_entry(&en, NVMFD_SUBTYPE_NVME, 1, "127.0.0.1", "4444", SUB0);
+	e->tgt->nr_ports = 0;
 	/* a read past the last entry is zero filled */
 	assert_int_equal(disc_log(qb, 4096 + 512, 2048, NVMFD_LOG_DISC), 0);
 	assert_string_equal((const char *)qb->out, "10.0.0.9");
