@@ -101,6 +101,15 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
 	ex->io_work_deadline_us = 1000;
 }
 
+/**
+ * nvmfd_cfg_init_defaults() - zero @cfg and set every default.
+ * @cfg: config to fill (no ports, subsystems, referrals or hosts).
+ *
+ * Exec defaults follow the Linux drivers (bound, cache scope, max_active 512,
+ * rr, event driven, per-queue rings, 8/8 PDU budgets, 1000 us deadline);
+ * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB.
+ * Context: any thread.
+ */
 void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -116,6 +125,12 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 	cfg->control_path[0] = '\0';
 }
 
+/**
+ * nvmfd_cfg_port_init() - zero @port, set its defaults; see cfg.h.
+ * @port:   port to fill.
+ * @portid: its port id.
+ * Context: any thread.
+ */
 void nvmfd_cfg_port_init(struct nvmfd_cfg_port *port, uint16_t portid)
 {
 	memset(port, 0, sizeof(*port));
@@ -127,6 +142,12 @@ void nvmfd_cfg_port_init(struct nvmfd_cfg_port *port, uint16_t portid)
 	port->max_queue_size = NVMFD_CFG_DEF_MAX_QUEUE_SIZE;
 }
 
+/**
+ * nvmfd_cfg_serial_from_nqn() - default serial: FNV-1a 64 of @nqn in hex.
+ * @nqn:    subsystem NQN (borrowed).
+ * @serial: out: 16 hex digits and a NUL.
+ * Context: any thread.
+ */
 void nvmfd_cfg_serial_from_nqn(const char *nqn, char serial[21])
 {
 	/* FNV-1a 64: stable across runs and hosts, so a host sees the same SN. */
@@ -139,6 +160,14 @@ void nvmfd_cfg_serial_from_nqn(const char *nqn, char serial[21])
 	snprintf(serial, 21, "%016" PRIx64, h);
 }
 
+/**
+ * nvmfd_cfg_subsys_init() - zero @s and set its defaults for @nqn.
+ * @s:   subsystem to fill.
+ * @nqn: NQN (borrowed, copied).
+ * @err: message on failure.
+ * Return: 0, or -EINVAL if @nqn is longer than 255 bytes.
+ * Context: any thread.
+ */
 int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn, char err[NVMFD_CFG_ERRLEN])
 {
 	memset(s, 0, sizeof(*s));
@@ -158,6 +187,13 @@ int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn, char err[
 /* ---------------------------------------------------------------------- */
 /* Value parsers                                                          */
 
+/**
+ * nvmfd_cfg_parse_u64() - decimal digits only (no sign, no suffix).
+ * @s:   text.
+ * @out: out: value.
+ * Return: 0, or -EINVAL (empty, non-digit, overflow).
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_u64(const char *s, uint64_t *out)
 {
 	unsigned long long v;
@@ -173,6 +209,13 @@ int nvmfd_cfg_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/**
+ * nvmfd_cfg_parse_size() - bytes with an optional binary K/M/G/T suffix.
+ * @s:   text, e.g. "4096", "256M", "16KiB".
+ * @out: out: bytes.
+ * Return: 0, or -EINVAL (syntax, overflow).
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long v;
@@ -326,6 +369,20 @@ static void cfg_ns_reset(struct nvmfd_cfg_ns *ns)
 	ns->enable = true;
 }
 
+/**
+ * nvmfd_cfg_parse_namespace() - parse a --namespace SPEC into @ns.
+ * @ns:   out: namespace (enable = true, nsid 0 unless "nsid=" is given;
+ *        bk.path points into ns->path).
+ * @spec: "ram:SIZE", "null:SIZE", "file:PATH" or "bdev:PATH", then options
+ *        ",size=SIZE" (file), ",direct" (file), ",bs=512|4096" (not bdev),
+ *        ",nsid=N", ",uuid=UUID", ",nguid=UUID".
+ * @err:  message naming @spec and the bad part.
+ *
+ * A file must exist unless size= is given; a bdev path must be a block
+ * device. Nothing is created or opened.
+ * Return: 0 or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 			      char err[NVMFD_CFG_ERRLEN])
 {
@@ -438,6 +495,15 @@ static bool cfg_port_ok(const char *s)
 	return !nvmfd_cfg_parse_u64(s, &v) && v <= 65535 && strlen(s) <= 5;
 }
 
+/**
+ * nvmfd_cfg_parse_listen() - parse a --listen value into @port's address.
+ * @port: in/out: only adrfam, traddr and trsvcid are set.
+ * @spec: "A.B.C.D[:PORT]", "[V6ADDR][:PORT]" or a bare IPv6 address;
+ *        numeric only; PORT 0..65535, default 4420.
+ * @err:  message naming @spec and the bad part.
+ * Return: 0 or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_listen(struct nvmfd_cfg_port *port, const char *spec,
 			   char err[NVMFD_CFG_ERRLEN])
 {
@@ -496,6 +562,14 @@ int nvmfd_cfg_parse_listen(struct nvmfd_cfg_port *port, const char *spec,
 	return 0;
 }
 
+/**
+ * nvmfd_cfg_parse_cpus() - "0-3,8" into @set ("" = empty).
+ * @set: out: CPUs.
+ * @s:   list of CPU numbers and ranges.
+ * @err: message naming @s.
+ * Return: 0 or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLEN])
 {
 	const char *p = s;
@@ -576,16 +650,34 @@ static int cfg_lookup(const char *const *names, unsigned int n, const char *s)
 
 #define CFG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/**
+ * nvmfd_cfg_parse_exec_mode() - "bound"/"unbound".
+ * @s: text.
+ * Return: enum nvmfd_rt_mode value, or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_exec_mode(const char *s)
 {
 	return cfg_lookup(mode_names, CFG_ARRAY_SIZE(mode_names), s);
 }
 
+/**
+ * nvmfd_cfg_parse_scope() - "cpu", "smt", "cache", "numa" or "system".
+ * @s: text.
+ * Return: enum nvmfd_rt_scope value, or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_scope(const char *s)
 {
 	return cfg_lookup(scope_names, CFG_ARRAY_SIZE(scope_names), s);
 }
 
+/**
+ * nvmfd_cfg_parse_place() - "rr", "least-loaded" or "incoming-cpu".
+ * @s: text.
+ * Return: enum nvmfd_rt_place value, or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_parse_place(const char *s)
 {
 	return cfg_lookup(place_names, CFG_ARRAY_SIZE(place_names), s);
@@ -1512,6 +1604,18 @@ out_free:
 	return ret;
 }
 
+/**
+ * nvmfd_cfg_load_json() - merge an nvmetcli saved config into @cfg.
+ * @cfg:  in/out: ports, subsystems, hosts and referrals are appended; the
+ *        "nvmfd" extension object overrides global settings.
+ * @path: JSON file (borrowed).
+ * @err:  message: the OS error for file problems, "invalid JSON at line N"
+ *        for syntax, or the key path and value for content errors.
+ *
+ * On error @cfg may hold part of the file; callers discard it.
+ * Return: 0, -ENOENT/-EACCES/... (open), -ENOMEM, -EIO (read), -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_CFG_ERRLEN])
 {
 	struct json_tokener *tok;
@@ -1715,6 +1819,13 @@ static int cfg_validate_port(const struct nvmfd_cfg *cfg, unsigned int i, char *
 	return 0;
 }
 
+/**
+ * nvmfd_cfg_validate() - cross-check a complete config.
+ * @cfg: config (borrowed).
+ * @err: message naming the object and value.
+ * Return: 0 or -EINVAL.
+ * Context: any thread.
+ */
 int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 {
 	const struct nvmfd_cfg_exec *ex = &cfg->exec;
@@ -2006,6 +2117,15 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 	return o;
 }
 
+/**
+ * nvmfd_cfg_write_json() - @cfg as pretty nvmetcli JSON with sorted keys,
+ * plus the "nvmfd" extension object; nvmfd_cfg_load_json() reads it back
+ * to an equal config.
+ * @cfg: config (borrowed).
+ * @out: stream (borrowed); flushed.
+ * Return: 0, -EINVAL (enum out of range), -ENOMEM, -EIO (write).
+ * Context: any thread.
+ */
 int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out)
 {
 	json_object *root, *hosts, *ports, *subs;

@@ -232,6 +232,10 @@ static struct nvmfd_cfg g_cfg;
 struct cli {
 	bool print_config;
 	bool used_defaults;
+	/* port-wide flags, applied to every port after parsing (0 = not given) */
+	uint32_t inline_data_size;
+	bool has_inline_data_size;
+	uint32_t max_queue_size;
 	unsigned int first_cli_port; /* ports/subsystems before these came from -c */
 	unsigned int first_cli_subsys;
 };
@@ -481,20 +485,13 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 		case OPT_PRINT_CONFIG:
 			cli->print_config = true;
 			break;
-		case OPT_INLINE_DATA_SIZE: {
-			uint32_t n = flag_bytes(c, optarg, 0, 1u << 30);
-
-			for (unsigned int i = 0; i < cfg->nr_ports; i++)
-				cfg->ports[i].inline_data_size = n;
+		case OPT_INLINE_DATA_SIZE:
+			cli->inline_data_size = flag_bytes(c, optarg, 0, 1u << 30);
+			cli->has_inline_data_size = true;
 			break;
-		}
-		case OPT_MAX_QUEUE_SIZE: {
-			uint32_t n = flag_u32(c, optarg, 16, 1024);
-
-			for (unsigned int i = 0; i < cfg->nr_ports; i++)
-				cfg->ports[i].max_queue_size = n;
+		case OPT_MAX_QUEUE_SIZE:
+			cli->max_queue_size = flag_u32(c, optarg, 16, 1024);
 			break;
-		}
 		case OPT_MAX_IO_SIZE:
 			cfg->max_io_size = flag_bytes(c, optarg, 4096, 1u << 30);
 			if (cfg->max_io_size & (cfg->max_io_size - 1))
@@ -581,6 +578,13 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 		default: /* handled in pass 1 */
 			break;
 		}
+	}
+	/* port-wide flags hold for every port, wherever they appear */
+	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
+		if (cli->has_inline_data_size)
+			cfg->ports[i].inline_data_size = cli->inline_data_size;
+		if (cli->max_queue_size)
+			cfg->ports[i].max_queue_size = cli->max_queue_size;
 	}
 }
 

@@ -154,6 +154,12 @@ grep -q '"mode": "unbound"' "$TMP/p1.json" || fail "--exec not in printed config
 grep -q "\"trsvcid\": \"$PORT\"" "$TMP/p1.json" || fail "port not in printed config"
 listening && fail "--print-config started a listener"
 
+# port-wide flags apply to every listener, also ones given after them
+"$NVMFD" --max-queue-size 64 --inline-data-size 4K -l 127.0.0.1:0 -l "[::1]:0" \
+	-s nqn.2026-11.io.nvmfd:q --print-config >"$TMP/q.json" || fail "port-wide flags failed"
+[ "$(grep -c '"max_queue_size": "64"' "$TMP/q.json")" -eq 2 ] || fail "--max-queue-size not on both ports"
+[ "$(grep -c '"inline_data_size": "4096"' "$TMP/q.json")" -eq 2 ] || fail "--inline-data-size not on both ports"
+
 # the embedded default, printed
 "$NVMFD" --print-config >"$TMP/d.json" || fail "default --print-config failed"
 grep -q '"nqn.2026-11.io.nvmfd:demo"' "$TMP/d.json" || fail "default subsystem missing"
