@@ -109,8 +109,9 @@ void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts);
  * CPU (our items never block, so the kernel's "start another worker when
  * the running one sleeps" never triggers and is not emulated). Unbound
  * non-strict workers may run on any runtime CPU and are moved back into
- * their unit when they start an item outside it. Several runtimes may
- * coexist (e.g. per-controller pools).
+ * their unit when they start an item outside it. Workers block all
+ * asynchronous signals (handle them in the main thread or a signalfd).
+ * Several runtimes may coexist (e.g. per-controller pools).
  *
  * Return: 0, -EINVAL (bad opts, empty CPU set, a CPU not usable by this
  *         process), -ENOMEM, -errno from pthread_create/epoll_create1/eventfd.

@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,6 +475,7 @@ static int pool_start(struct rt_pool *pool)
 	struct nvmfd_rt *rt = pool->rt;
 	const cpu_set_t *aff;
 	pthread_attr_t attr;
+	sigset_t all, old;
 	int ret = 0;
 
 	/* bound and strict: the pool's CPUs; non-strict: all runtime CPUs */
@@ -487,13 +489,18 @@ static int pool_start(struct rt_pool *pool)
 	ret = pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), aff);
 	if (ret)
 		goto out_attr;
+	/* Workers are born with every asynchronous signal blocked, so SIGINT,
+	 * SIGTERM, SIGHUP... reach the daemon's main thread (or its signalfd)
+	 * and never interrupt an io_work; fault signals are unaffected. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (unsigned int i = 0; i < pool->nworkers; i++) {
 		struct rt_worker *wk = &pool->workers[i];
 		char name[48];
 
 		ret = pthread_create(&wk->thread, &attr, worker_main, wk);
 		if (ret)
-			goto out_attr;
+			goto out_sigmask;
 		wk->started = true;
 		if (rt->opts.mode == NVMFD_RT_BOUND)
 			snprintf(name, sizeof(name), "%s/b%d", rt->name, rt->cpu_list[pool->idx]);
@@ -502,6 +509,8 @@ static int pool_start(struct rt_pool *pool)
 		name[15] = '\0'; /* the kernel's TASK_COMM_LEN */
 		pthread_setname_np(wk->thread, name);
 	}
+out_sigmask:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out_attr:
 	pthread_attr_destroy(&attr);
 	return -ret;

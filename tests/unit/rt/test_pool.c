@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +111,7 @@ struct where {
 	long bad_cpu;
 	long bad_affinity;
 	long bad_current;
+	long bad_sigmask;
 	long target;
 };
 
@@ -117,6 +119,7 @@ static void where_fn(struct nvmfd_work *w)
 {
 	struct where *x = (struct where *)w;
 	cpu_set_t aff;
+	sigset_t sigs;
 	int cpu = sched_getcpu();
 
 	if (cpu < 0 || !CPU_ISSET(cpu, &x->expect))
@@ -126,6 +129,9 @@ static void where_fn(struct nvmfd_work *w)
 		inc(&x->bad_affinity);
 	if (nvmfd_rt_current_work() != w)
 		inc(&x->bad_current);
+	if (pthread_sigmask(SIG_BLOCK, NULL, &sigs) || !sigismember(&sigs, SIGINT) ||
+	    !sigismember(&sigs, SIGTERM))
+		inc(&x->bad_sigmask);
 	if (inc(&x->runs) < ld(&x->target))
 		nvmfd_rt_queue_work(w); /* self re-queue */
 }
@@ -151,6 +157,7 @@ static void test_bound_runs_on_its_cpu(void **state)
 		assert_int_equal(ld(&x[i].bad_cpu), 0);
 		assert_int_equal(ld(&x[i].bad_affinity), 0);
 		assert_int_equal(ld(&x[i].bad_current), 0);
+		assert_int_equal(ld(&x[i].bad_sigmask), 0);
 		/* 199 self re-queues happened while running */
 		assert_int_equal(__atomic_load_n(&x[i].work.requeues, __ATOMIC_RELAXED), 199);
 		assert_int_equal(__atomic_load_n(&x[i].work.runs, __ATOMIC_RELAXED), 200);
