@@ -63,6 +63,7 @@ int tc_send_raw(struct tc_conn *c, const void *buf, size_t len)
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		p += n;
 		len -= (size_t)n;
+		c->bytes_sent += (uint64_t)n;
 	}
 	return 0;
 }
@@ -82,6 +83,7 @@ static int tc_recv_exact(struct tc_conn *c, void *buf, size_t len)
 			return -ECONNRESET;
 		p += n;
 		len -= (size_t)n;
+		c->bytes_rcvd += (uint64_t)n;
 	}
 	return 0;
 }
@@ -101,6 +103,7 @@ static int tc_recv_term(struct tc_conn *c, const uint8_t ch8[8])
 	if (ret)
 		return ret;
 	c->got_term = true;
+	c->pdus_rcvd++;
 	c->term_fes = le16toh(t->fes);
 	c->term_fei = le32toh(t->fei);
 	c->term_hdr_len = plen - (uint32_t)sizeof(*t);
@@ -129,6 +132,7 @@ static int tc_on_event(struct tc_conn *c, enum nvmfd_pdu_ev ev, uint8_t *hdr, vo
 	case NVMFD_PDU_EV_PDU:
 		memcpy(hdr, nvmfd_pdu_rx_hdr(&c->rx), ch->hlen);
 		*done = true;
+		c->pdus_rcvd++;
 		return 0;
 	case NVMFD_PDU_EV_ERROR:
 	default:
@@ -204,6 +208,7 @@ int tc_ic(struct tc_conn *c, bool hdgst, bool ddgst)
 	ret = tc_send_raw(c, buf, len);
 	if (ret)
 		return ret;
+	c->pdus_sent++;
 	ret = tc_recv_pdu(c, buf, NULL, 0);
 	if (ret)
 		return ret;
@@ -236,8 +241,11 @@ static int tc_send_pdu(struct tc_conn *c, const uint8_t *hdr, size_t hlen, const
 {
 	int ret = tc_send_raw(c, hdr, hlen);
 
-	if (ret || !dlen)
+	if (ret)
 		return ret;
+	c->pdus_sent++;
+	if (!dlen)
+		return 0;
 	ret = tc_send_raw(c, data, dlen);
 	if (ret || !c->ddgst)
 		return ret;

@@ -49,6 +49,11 @@ struct tc_conn {
 	unsigned int c2h_pdus; /* C2HData PDUs seen by the last tc_cmd() */
 	unsigned int h2c_pdus; /* H2CData PDUs sent by the last tc_cmd() */
 	bool success_flag; /* last tc_cmd() completed through C2HData SUCCESS */
+	/* connection totals, to compare with the target's counters */
+	uint64_t bytes_sent;
+	uint64_t bytes_rcvd;
+	uint64_t pdus_sent; /* counted by the tc_* helpers, not tc_send_raw() */
+	uint64_t pdus_rcvd;
 };
 
 /** tc_open() - TCP connect to @addr:@port (no ICReq yet). Return: 0 or -errno. */
