@@ -70,11 +70,8 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 
 		ret = nvmfd__tcp_port_create(tgt, p, &tgt->ports[i]);
 		tgt->nr_ports = i + 1;
-		if (ret < 0) {
-			NVMFD_ERR(COMP, "port %u %s:%s: %s", p->portid, p->traddr, p->trsvcid,
-				  strerror(-ret));
+		if (ret < 0) /* the transport logged "port N ADDR:PORT: reason" */
 			goto out_destroy_ports;
-		}
 		tgt->bound_port[i] = nvmfd__tcp_port_bound_port(tgt->ports[i]);
 	}
 	*out = tgt;
@@ -146,8 +143,6 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
 			nvmfd_tgt_stop(tgt);
 			return ret;
 		}
-		NVMFD_INFO(COMP, "port %u: listening on %s:%u", p->portid, p->traddr,
-			   nvmfd__tcp_port_bound_port(tgt->ports[i]));
 	}
 	tgt->started = true;
 	return 0;
