@@ -7,8 +7,11 @@
  * destination, bit 5 small max_data), byte 1 seeds the piece sizes, the
  * rest is the byte stream. Every input is run in both roles and fed three
  * ways (one buffer; pieces sized by input bytes; want/advance), and the
- * event sequences must be identical. Invariants are checked with abort()
- * so they hold in any build type.
+ * event sequences must be identical. Every accepted header and every
+ * reported header error must get the same verdict (err, FES, FEI) from the
+ * stateless nvmfd_pdu_check_hdr(), and every serializer's output, built
+ * from input-derived fields, must validate. Invariants are checked with
+ * abort() so they hold in any build type.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +108,15 @@ static bool fz_event(struct nvmfd_pdu_rx *rx, enum nvmfd_pdu_ev ev, bool set_dst
 		rec.hdr_len = e->hdr_len;
 		rec.err_off = e->stream_off;
 		rec.err_hdr_crc = nvmfd_digest(e->hdr, e->hdr_len);
+		if (e->err != NVMFD_PDU_ERR_TERM && e->err != NVMFD_PDU_ERR_DDGST) {
+			struct nvmfd_pdu_error e2;
+
+			/* The stateless check agrees on the echoed bytes. */
+			FZ_CHECK(e->stream_off == rx->pdu_start);
+			FZ_CHECK(nvmfd_pdu_check_hdr(e->hdr, e->hdr_len, &rx->opts, rx->pdus > 0,
+						     &e2) == e->err);
+			FZ_CHECK(e2.fes == e->fes && e2.fei == e->fei);
+		}
 		go_on = e->err == NVMFD_PDU_ERR_DDGST;
 		if (!go_on) {
 			size_t c = 1;
@@ -176,6 +188,69 @@ static void fz_run(const struct nvmfd_pdu_rx_opts *o, bool set_dst, const uint8_
 	r->consumed = pos;
 }
 
+static uint32_t fz_u32(const uint8_t *data, size_t size, size_t at)
+{
+	uint32_t v = 0;
+
+	for (size_t i = 0; i < 4; i++)
+		v = v << 8 | (size ? data[(at + i) % size] : 0);
+	return v;
+}
+
+/* Every serializer's output passes the validator with matching options. */
+static void fz_builders(const uint8_t *data, size_t size, const struct nvmfd_pdu_rx_opts *base)
+{
+	struct nvmfd_pdu_rx_opts o = *base;
+	uint8_t b[NVMFD_TCP_MAX_HDR_DGST_LEN + NVMFD_TCP_TERM_ERR_DATA_MAX];
+	struct nvmfd_sqe sqe;
+	struct nvmfd_cqe cqe;
+	uint32_t x = fz_u32(data, size, 2), y = fz_u32(data, size, 6);
+	uint32_t dl = 1 + x % o.max_data;
+	uint8_t fl = (uint8_t)(y & (NVMFD_TCP_F_DATA_LAST | NVMFD_TCP_F_DATA_SUCCESS));
+	uint8_t dg = (uint8_t)((o.hdgst ? NVMFD_TCP_DGST_HDR : 0) |
+			       (o.ddgst ? NVMFD_TCP_DGST_DATA : 0));
+	size_t n;
+
+	o.cpda = 0; /* builders never pad */
+	memset(&sqe, 0, sizeof(sqe));
+	memset(&cqe, 0, sizeof(cqe));
+	memcpy(&sqe, data, size < sizeof(sqe) ? size : sizeof(sqe));
+	memcpy(&cqe, data, size < sizeof(cqe) ? size : sizeof(cqe));
+	if (fl & NVMFD_TCP_F_DATA_SUCCESS)
+		fl |= NVMFD_TCP_F_DATA_LAST;
+
+	o.role = NVMFD_PDU_ROLE_CTRL;
+	n = nvmfd_pdu_build_icreq(b, (uint8_t)(x % 32), dg, y);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, false, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_cmd(b, &sqe, (y & 1) ? dl : 0, o.hdgst, o.ddgst);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, true, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_data(b, NVMFD_TCP_H2C_DATA, fl, (uint16_t)x, (uint16_t)y, y, dl,
+				 o.hdgst, o.ddgst);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, true, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_term(b, sizeof(b), NVMFD_TCP_H2C_TERM, (uint16_t)x, y, data,
+				 size);
+	FZ_CHECK(n >= 24 && n <= 152);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, y & 1, NULL) == NVMFD_PDU_OK);
+
+	o.role = NVMFD_PDU_ROLE_HOST;
+	n = nvmfd_pdu_build_icresp(b, (uint8_t)(y % 32), dg, 4096 + 4 * (x % 100000));
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, false, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_rsp(b, &cqe, o.hdgst);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, true, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_data(b, NVMFD_TCP_C2H_DATA, fl, (uint16_t)x, 0, y, dl, o.hdgst,
+				 o.ddgst);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, true, NULL) == NVMFD_PDU_OK);
+	n = nvmfd_pdu_build_r2t(b, (uint16_t)x, (uint16_t)y, x, y, o.hdgst);
+	FZ_CHECK(nvmfd_pdu_check_hdr(b, n, &o, true, NULL) == NVMFD_PDU_OK);
+}
+
+/**
+ * LLVMFuzzerTestOneInput() - libFuzzer entry point (also called by replay.c).
+ * @data: option byte, split seed byte, then the stream; borrowed.
+ * @size: bytes in @data.
+ * Return: 0; a broken invariant aborts.
+ * Context: single-threaded (uses static buffers).
+ */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct nvmfd_pdu_rx_opts o;
@@ -194,6 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.max_data = (data[0] & 0x20) ? 4096 : FZ_DATA_MAX;
 	s = data + 2;
 	len = size - 2;
+	fz_builders(data, size, &o);
 
 	for (int role = 0; role < 2; role++) {
 		o.role = role ? NVMFD_PDU_ROLE_HOST : NVMFD_PDU_ROLE_CTRL;
