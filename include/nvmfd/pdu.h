@@ -96,7 +96,11 @@ enum nvmfd_pdu_err {
  * @stream_off: offset of the first byte of the offending PDU in the stream
  *          fed so far (bytes since the receiver was initialized).
  * @hdr:    the offending header bytes (up to NVMFD_TCP_TERM_ERR_DATA_MAX) and
- * @hdr_len: their count, to echo back in the TermReq's error data.
+ * @hdr_len: their count, to echo back in the TermReq's error data: the 8-byte
+ *          common header for rules decided on it (type, sequence, hlen, flags,
+ *          pdo, plen, data length), the whole header (+ digest) otherwise.
+ *          For NVMFD_PDU_ERR_TERM, @fes/@fei are the peer's values and @hdr
+ *          holds the peer's error data (the header it complained about).
  */
 struct nvmfd_pdu_error {
 	enum nvmfd_pdu_err err;
