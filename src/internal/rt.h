@@ -89,7 +89,7 @@ struct nvmfd_work {
 	/* statistics, written by the running worker, read relaxed */
 	uint64_t runs;
 	uint64_t requeues; /* queued again while running */
-	uint64_t run_ns; /* CPU time spent in fn, ns */
+	uint64_t run_ns; /* time spent in fn on the worker (wall clock), ns */
 	uint64_t queue_delay_ns; /* sum of time between queueing and start, ns */
 	uint64_t queued_at_ns;
 };
@@ -215,6 +215,11 @@ uint64_t nvmfd_now_ns(void);
  * @wakeups:      returns from epoll_wait().
  * @epoll_events: readiness events it dispatched (eventfd kicks excluded).
  * @busy_ns:      wall time inside work functions, ns.
+ * @queue_delay_ns: sum over runs of (start - enqueue), ns.
+ * @queue_delay_max_ns: largest single (start - enqueue), ns.
+ * @hogs:         runs longer than NVMFD_RT_HOG_NS (the kernel's
+ *                cpu_intensive_thresh_us analogue: such items delay every
+ *                other item of a bound pool).
  * @repatriations: non-strict unbound only: moved back into its unit.
  * @nvcsw:        voluntary context switches.
  * @nivcsw:       involuntary context switches.
@@ -228,11 +233,18 @@ struct nvmfd_rt_worker_stats {
 	uint64_t wakeups;
 	uint64_t epoll_events;
 	uint64_t busy_ns;
+	uint64_t queue_delay_ns;
+	uint64_t queue_delay_max_ns;
+	uint64_t hogs;
 	uint64_t repatriations;
 	uint64_t nvcsw;
 	uint64_t nivcsw;
 	uint64_t run_delay_ns;
 };
+
+/* A work function running longer than this counts as a hog (10 ms, the
+ * default of the kernel's workqueue.cpu_intensive_thresh_us). */
+#define NVMFD_RT_HOG_NS 10000000ull
 
 /**
  * struct nvmfd_rt_pool_stats - one pool; worker counters are summed.
@@ -242,7 +254,8 @@ struct nvmfd_rt_worker_stats {
  * @kicks:      eventfd writes made to wake an idle worker.
  * @runq_max:   longest run queue seen.
  * @active_max: most items in flight at once (<= @max_active).
- * other fields: sums of struct nvmfd_rt_worker_stats over the workers.
+ * other fields: sums of struct nvmfd_rt_worker_stats over the workers
+ * (queue_delay_max_ns: the maximum).
  */
 struct nvmfd_rt_pool_stats {
 	cpu_set_t cpus;
@@ -255,6 +268,9 @@ struct nvmfd_rt_pool_stats {
 	uint64_t epoll_events;
 	uint64_t kicks;
 	uint64_t busy_ns;
+	uint64_t queue_delay_ns;
+	uint64_t queue_delay_max_ns;
+	uint64_t hogs;
 	uint64_t repatriations;
 	uint64_t nvcsw;
 	uint64_t nivcsw;

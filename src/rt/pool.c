@@ -78,6 +78,9 @@ struct rt_worker {
 	uint64_t wakeups;
 	uint64_t events;
 	uint64_t busy_ns;
+	uint64_t queue_delay_ns;
+	uint64_t queue_delay_max_ns;
+	uint64_t hogs;
 	uint64_t repatriations;
 };
 
@@ -311,7 +314,7 @@ static void worker_repatriate(struct rt_worker *wk)
 static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queued_at)
 {
 	struct nvmfd_rt *rt = wk->pool->rt;
-	uint64_t t0, t1;
+	uint64_t t0, t1, delay;
 
 	if (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict)
 		worker_repatriate(wk);
@@ -320,11 +323,17 @@ static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queu
 	w->fn(w);
 	rt_current = NULL;
 	t1 = nvmfd_now_ns();
+	delay = t0 > queued_at ? t0 - queued_at : 0;
 	add(&w->runs, 1);
 	add(&w->run_ns, t1 - t0);
-	add(&w->queue_delay_ns, t0 > queued_at ? t0 - queued_at : 0);
+	add(&w->queue_delay_ns, delay);
 	add(&wk->runs, 1);
 	add(&wk->busy_ns, t1 - t0);
+	add(&wk->queue_delay_ns, delay);
+	if (delay > ld(&wk->queue_delay_max_ns))
+		__atomic_store_n(&wk->queue_delay_max_ns, delay, __ATOMIC_RELAXED);
+	if (t1 - t0 > NVMFD_RT_HOG_NS)
+		add(&wk->hogs, 1);
 	__atomic_store_n(&wk->last_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 }
 
@@ -838,6 +847,9 @@ int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int w
 	out->wakeups = ld(&wk->wakeups);
 	out->epoll_events = ld(&wk->events);
 	out->busy_ns = ld(&wk->busy_ns);
+	out->queue_delay_ns = ld(&wk->queue_delay_ns);
+	out->queue_delay_max_ns = ld(&wk->queue_delay_max_ns);
+	out->hogs = ld(&wk->hogs);
 	out->repatriations = ld(&wk->repatriations);
 	read_task_stats(out->tid, out);
 	return 0;
@@ -867,6 +879,10 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 		out->wakeups += ws.wakeups;
 		out->epoll_events += ws.epoll_events;
 		out->busy_ns += ws.busy_ns;
+		out->queue_delay_ns += ws.queue_delay_ns;
+		if (ws.queue_delay_max_ns > out->queue_delay_max_ns)
+			out->queue_delay_max_ns = ws.queue_delay_max_ns;
+		out->hogs += ws.hogs;
 		out->repatriations += ws.repatriations;
 		out->nvcsw += ws.nvcsw;
 		out->nivcsw += ws.nivcsw;
@@ -877,6 +893,29 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 
 static const char *const mode_names[] = { "bound", "unbound" };
 static const char *const scope_names[] = { "cpu", "smt", "cache", "numa", "system" };
+
+static void json_u64(FILE *f, const char *key, uint64_t v)
+{
+	fprintf(f, ",\"%s\":%" PRIu64, key, v);
+}
+
+/* The counters pools and workers share, each preceded by a comma. */
+static void json_counters(FILE *f, uint64_t runs, uint64_t wakeups, uint64_t events,
+			  uint64_t busy, uint64_t qd, uint64_t qd_max, uint64_t hogs,
+			  uint64_t repat, uint64_t nvcsw, uint64_t nivcsw, uint64_t run_delay)
+{
+	json_u64(f, "runs", runs);
+	json_u64(f, "wakeups", wakeups);
+	json_u64(f, "epoll_events", events);
+	json_u64(f, "busy_ns", busy);
+	json_u64(f, "queue_delay_ns", qd);
+	json_u64(f, "queue_delay_max_ns", qd_max);
+	json_u64(f, "hogs", hogs);
+	json_u64(f, "repatriations", repat);
+	json_u64(f, "nvcsw", nvcsw);
+	json_u64(f, "nivcsw", nivcsw);
+	json_u64(f, "run_delay_ns", run_delay);
+}
 
 int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f)
 {
@@ -891,29 +930,26 @@ int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f)
 		struct nvmfd_rt_pool_stats ps;
 
 		nvmfd_rt_pool_stats(rt, i, &ps);
-		fprintf(f, "%s{\"id\":%u,\"cpus\":\"%s\",\"nworkers\":%u,\"runs\":%" PRIu64
-			   ",\"wakeups\":%" PRIu64 ",\"epoll_events\":%" PRIu64
-			   ",\"kicks\":%" PRIu64 ",\"runq_max\":%u,\"active_max\":%u"
-			   ",\"busy_ns\":%" PRIu64 ",\"repatriations\":%" PRIu64
-			   ",\"nvcsw\":%" PRIu64 ",\"nivcsw\":%" PRIu64
-			   ",\"run_delay_ns\":%" PRIu64 ",\"workers\":[",
+		fprintf(f, "%s{\"id\":%u,\"cpus\":\"%s\",\"nworkers\":%u,\"max_active\":%u"
+			   ",\"runq_max\":%u,\"active_max\":%u",
 			i ? "," : "", i, nvmfd__rt_format_cpulist(&ps.cpus, buf, sizeof(buf)),
-			ps.nworkers, ps.runs, ps.wakeups, ps.epoll_events, ps.kicks, ps.runq_max,
-			ps.active_max, ps.busy_ns, ps.repatriations, ps.nvcsw, ps.nivcsw,
-			ps.run_delay_ns);
+			ps.nworkers, ps.max_active, ps.runq_max, ps.active_max);
+		json_u64(f, "kicks", ps.kicks);
+		json_counters(f, ps.runs, ps.wakeups, ps.epoll_events, ps.busy_ns,
+			      ps.queue_delay_ns, ps.queue_delay_max_ns, ps.hogs, ps.repatriations,
+			      ps.nvcsw, ps.nivcsw, ps.run_delay_ns);
+		fprintf(f, ",\"workers\":[");
 		for (unsigned int j = 0; j < ps.nworkers; j++) {
 			struct nvmfd_rt_worker_stats ws;
 
 			nvmfd_rt_worker_stats(rt, i, j, &ws);
-			fprintf(f, "%s{\"tid\":%d,\"last_cpu\":%d,\"affinity\":\"%s\""
-				   ",\"runs\":%" PRIu64 ",\"wakeups\":%" PRIu64
-				   ",\"epoll_events\":%" PRIu64 ",\"busy_ns\":%" PRIu64
-				   ",\"repatriations\":%" PRIu64 ",\"nvcsw\":%" PRIu64
-				   ",\"nivcsw\":%" PRIu64 ",\"run_delay_ns\":%" PRIu64 "}",
-				j ? "," : "", ws.tid, ws.last_cpu,
-				nvmfd__rt_format_cpulist(&ws.affinity, buf, sizeof(buf)), ws.runs,
-				ws.wakeups, ws.epoll_events, ws.busy_ns, ws.repatriations, ws.nvcsw,
-				ws.nivcsw, ws.run_delay_ns);
+			fprintf(f, "%s{\"tid\":%d,\"last_cpu\":%d,\"affinity\":\"%s\"", j ? "," : "",
+				ws.tid, ws.last_cpu,
+				nvmfd__rt_format_cpulist(&ws.affinity, buf, sizeof(buf)));
+			json_counters(f, ws.runs, ws.wakeups, ws.epoll_events, ws.busy_ns,
+				      ws.queue_delay_ns, ws.queue_delay_max_ns, ws.hogs,
+				      ws.repatriations, ws.nvcsw, ws.nivcsw, ws.run_delay_ns);
+			fprintf(f, "}");
 		}
 		fprintf(f, "]}");
 	}

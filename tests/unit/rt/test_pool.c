@@ -652,6 +652,14 @@ static void test_stats_json(void **state)
 	assert_int_equal(json_object_array_length(workers), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(workers, 0),
 					      "run_delay_ns", &v));
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(workers, 0), "runs",
+					      &v));
+	assert_int_equal(json_object_get_int64(v), 10);
+	/* bound pool, one worker: never more than one item in flight */
+	assert_true(json_object_object_get_ex(pool, "active_max", &v));
+	assert_int_equal(json_object_get_int(v), 1);
+	assert_true(json_object_object_get_ex(pool, "hogs", &v));
+	assert_int_equal(json_object_get_int(v), 0);
 	assert_true(json_object_object_get_ex(root, "placed", &v));
 	{
 		char key[16];
@@ -663,6 +671,44 @@ static void test_stats_json(void **state)
 	}
 	json_object_put(root);
 	free(buf);
+	nvmfd_rt_destroy(rt);
+}
+
+static void hog_fn(struct nvmfd_work *w)
+{
+	struct gated *g = (struct gated *)w;
+
+	inc(&g->started);
+	while (!ld(&g->gate))
+		usleep(50);
+	usleep(11000); /* longer than NVMFD_RT_HOG_NS */
+	inc(&g->runs);
+}
+
+static void test_hog_counted(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps;
+	struct gated g, q;
+
+	memset(&g, 0, sizeof(g));
+	memset(&q, 0, sizeof(q));
+	nvmfd_work_init(&g.work, rt, hog_fn, test_cpu[0]);
+	nvmfd_work_init(&q.work, rt, counted_fn, test_cpu[0]);
+	assert_true(nvmfd_rt_queue_work(&g.work));
+	wait_ge(&g.started, 1);
+	assert_true(nvmfd_rt_queue_work(&q.work)); /* queued before the 11 ms */
+	st(&g.gate, 1);
+	wait_ge(&q.runs, 1);
+	nvmfd_rt_work_cancel_sync(&g.work);
+	nvmfd_rt_work_cancel_sync(&q.work);
+	assert_int_equal(ld(&g.runs), 1);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.runs, 2);
+	assert_int_equal(ps.hogs, 1);
+	assert_true(ps.busy_ns >= NVMFD_RT_HOG_NS);
+	/* q waited behind the hog on the single worker */
+	assert_true(ps.queue_delay_max_ns >= NVMFD_RT_HOG_NS);
 	nvmfd_rt_destroy(rt);
 }
 
@@ -702,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_watch_pipe_oneshot),
 		cmocka_unit_test(test_watch_moves_fd),
 		cmocka_unit_test(test_stats_json),
+		cmocka_unit_test(test_hog_counted),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
