@@ -175,6 +175,12 @@ static int fake_start(struct fake *f, const char *scenario)
 	    getsockname(f->lfd, (struct sockaddr *)&sa, &sl))
 		return -errno;
 	f->port = ntohs(sa.sin_port);
+	if (!strcmp(scenario, "refused")) {
+		/* Nobody listens any more: the port refuses. */
+		close(f->lfd);
+		f->lfd = -1;
+		return 0;
+	}
 	return -pthread_create(&f->thread, NULL, fake_main, f);
 }
 
@@ -231,13 +237,6 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "fake target: %s\n", strerror(-ret));
 		return 1;
-	}
-	if (!strcmp(e->scenario, "refused")) {
-		/* Nobody accepts: close the listener so the port refuses. */
-		pthread_cancel(f.thread);
-		pthread_join(f.thread, NULL);
-		close(f.lfd);
-		f.lfd = -1;
 	}
 	nvmfd_host_ctrl_opts_init(&opts, sizeof(opts));
 	opts.timeout_ms = 500;
