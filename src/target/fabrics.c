@@ -470,7 +470,10 @@ static nvmfd_status_t exec_prop_set(struct nvmfd_tgt_req *req)
 	/* nvmet: only CC, 4 bytes */
 	if ((p.attrib & 0x7) != NVMFD_PROP_ATTRIB_SIZE_4 || p.ofst != NVMFD_REG_CC)
 		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	/* under the control lock: housekeeping may set CSTS.CFS meanwhile */
+	pthread_mutex_lock(&req->qp->tgt->lock);
 	update_cc(req->qp->ctrl, (uint32_t)p.value);
+	pthread_mutex_unlock(&req->qp->tgt->lock);
 	return NVMFD_SC_SUCCESS;
 }
 
