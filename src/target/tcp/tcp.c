@@ -26,6 +26,7 @@
  * completions, send PDUs. Other threads only set the shutdown flag or kick
  * the work item.
  */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -165,6 +166,7 @@ struct tcp_queue {
 	uint32_t nr_reqs;
 	uint32_t free_head; /* UINT32_MAX: empty */
 	uint32_t nr_free;
+	uint32_t nr_state[TCP_REQ__MAX]; /* owner writes, relaxed; stats read */
 	uint8_t *data;
 	size_t data_size;
 	uint32_t slot_size;
@@ -243,6 +245,21 @@ static const struct nvmfd_cfg_exec *tcp_exec(const struct tcp_queue *q)
 /* Command slots                                                       */
 /* ------------------------------------------------------------------ */
 
+static const char *const tcp_req_state_names[TCP_REQ__MAX] = {
+	[TCP_REQ_FREE] = "free",   [TCP_REQ_RX_ICD] = "rx_icd", [TCP_REQ_R2T] = "r2t",
+	[TCP_REQ_H2C] = "h2c",     [TCP_REQ_EXEC] = "exec",     [TCP_REQ_TX] = "tx",
+};
+
+/* The one place a slot changes state (STYLE §6.6): per-state counts, read
+ * relaxed by the stats dumper, show where a queue's slots are. */
+static void tcp_req_set_state(struct tcp_queue *q, struct tcp_req *r, enum tcp_req_state st)
+{
+	assert(st < TCP_REQ__MAX && r->state < TCP_REQ__MAX);
+	__atomic_store_n(&q->nr_state[r->state], q->nr_state[r->state] - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->nr_state[st], q->nr_state[st] + 1, __ATOMIC_RELAXED);
+	r->state = st;
+}
+
 static struct tcp_req *tcp_req_get(struct tcp_queue *q)
 {
 	struct tcp_req *r;
@@ -271,7 +288,7 @@ static struct tcp_req *tcp_req_get(struct tcp_queue *q)
 
 static void tcp_req_put(struct tcp_queue *q, struct tcp_req *r)
 {
-	r->state = TCP_REQ_FREE;
+	tcp_req_set_state(q, r, TCP_REQ_FREE);
 	r->next_free = q->free_head;
 	q->free_head = r->req.slot;
 	q->nr_free++;
@@ -307,6 +324,8 @@ static void tcp_tx_pop(struct tcp_queue *q)
  * and mark the queue for teardown. Logged once per connection, at WARN.
  * Return: -EPROTO, for the caller to propagate.
  */
+static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress);
+
 static int tcp_fatal(struct tcp_queue *q, uint16_t fes, uint32_t fei, const void *hdr,
 		     size_t hdr_len, const char *rule)
 {
@@ -317,6 +336,14 @@ static int tcp_fatal(struct tcp_queue *q, uint16_t fes, uint32_t fei, const void
 	q->state = TCP_Q_CLOSING;
 	if (!fes)
 		return -EPROTO;
+	if (q->ctrl_len) {
+		bool progress;
+
+		/* An ICResp still queued goes first; if it cannot, no TermReq
+		 * (it must not overwrite a half-sent PDU). */
+		if (tcp_tx_ctrl(q, &progress))
+			return -EPROTO;
+	}
 	if (hdr_len > NVMFD_TCP_TERM_ERR_DATA_MAX)
 		hdr_len = NVMFD_TCP_TERM_ERR_DATA_MAX;
 	q->ctrl_len = (uint32_t)nvmfd_pdu_build_term(q->ctrl_pdu, sizeof(q->ctrl_pdu),
@@ -387,13 +414,13 @@ static uint32_t tcp_icd_limit(const struct tcp_queue *q, const struct nvmfd_sqe 
 
 static void tcp_req_fail(struct tcp_req *r, nvmfd_status_t status)
 {
-	r->state = TCP_REQ_EXEC;
+	tcp_req_set_state(tcp_q(r->req.qp), r, TCP_REQ_EXEC);
 	nvmfd__tgt_req_complete(&r->req, status);
 }
 
 static void tcp_req_execute(struct tcp_req *r)
 {
-	r->state = TCP_REQ_EXEC;
+	tcp_req_set_state(tcp_q(r->req.qp), r, TCP_REQ_EXEC);
 	nvmfd__tgt_req_execute(&r->req);
 }
 
@@ -407,7 +434,7 @@ static int tcp_capsule_take(struct tcp_queue *q, struct tcp_req **out)
 		/* The host exceeded the queue depth it negotiated. */
 		return tcp_fatal_cur(q, NVMFD_TCP_FES_PDU_SEQUENCE, 0, "no free command slot");
 	memcpy(&r->req.sqe, &cmd->sqe, sizeof(r->req.sqe));
-	r->state = TCP_REQ_RX_ICD;
+	tcp_req_set_state(q, r, TCP_REQ_RX_ICD);
 	TCP_STAT_ADD(q, cmds, 1);
 	*out = r;
 	return 0;
@@ -575,7 +602,7 @@ static int tcp_rx_cmd(struct tcp_queue *q)
 	}
 	if (r->req.xfer == NVMFD_XFER_H2C && r->req.data_len) {
 		/* One R2T for the whole length, TTAG = slot (as nvmet). */
-		r->state = TCP_REQ_R2T;
+		tcp_req_set_state(q, r, TCP_REQ_R2T);
 		r->phase = TCP_TX_R2T;
 		tcp_tx_push(q, r);
 		return 0;
@@ -813,7 +840,7 @@ static void tcp_pdu_done(struct tcp_queue *q, struct tcp_req *r)
 	case TCP_TX_R2T:
 		tcp_tx_pop(q);
 		r->h2c_rcvd = 0;
-		r->state = TCP_REQ_H2C;
+		tcp_req_set_state(q, r, TCP_REQ_H2C);
 		TCP_STAT_ADD(q, r2ts, 1);
 		return;
 	case TCP_TX_C2H:
@@ -931,7 +958,7 @@ static void tcp_queue_response(struct nvmfd_tgt_req *req)
 		tcp_req_put(q, r);
 		return;
 	}
-	r->state = TCP_REQ_TX;
+	tcp_req_set_state(q, r, TCP_REQ_TX);
 	if (req->xfer == NVMFD_XFER_C2H && req->data_len && !nvmfd_cqe_status(&req->cqe)) {
 		r->phase = TCP_TX_C2H;
 		r->c2h_off = 0;
@@ -1098,7 +1125,10 @@ static void tcp_io_work(struct nvmfd_work *w)
 		return;
 	}
 	if (nvmfd_idle_poll_update(&q->idle, any, nvmfd_now_ns())) {
-		TCP_STAT_ADD(q, idle_polls, 1);
+		/* progress: one more pass (nvmet requeues while ops > 0);
+		 * no progress: idle polling within its period */
+		if (!any)
+			TCP_STAT_ADD(q, idle_polls, 1);
 		TCP_STAT_ADD(q, requeues, 1);
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
@@ -1235,6 +1265,7 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 		snprintf(q->qp.peer_addr, sizeof(q->qp.peer_addr), "?");
 
 	q->free_head = UINT32_MAX;
+	q->nr_state[TCP_REQ_FREE] = q->nr_reqs; /* each tcp_req_put() below nets 0 */
 	for (uint32_t i = q->nr_reqs; i-- > 0;) {
 		struct tcp_req *r = &q->reqs[i];
 
@@ -1478,7 +1509,7 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		",\"requeues\":%" PRIu64 ",\"idle_polls\":%" PRIu64 ",\"rearms\":%" PRIu64
 		",\"eagain_sends\":%" PRIu64 ",\"completion_events\":%" PRIu64
 		",\"backend_completions\":%" PRIu64 ",\"completions_per_event\":%.2f"
-		",\"kicks\":%" PRIu64 ",\"ddgst_errors\":%" PRIu64 "}",
+		",\"kicks\":%" PRIu64 ",\"ddgst_errors\":%" PRIu64,
 		TCP_STAT_LOAD(q, pdus_rx), TCP_STAT_LOAD(q, bytes_rx), TCP_STAT_LOAD(q, pdus_tx),
 		TCP_STAT_LOAD(q, bytes_tx), TCP_STAT_LOAD(q, cmds), TCP_STAT_LOAD(q, completions),
 		TCP_STAT_LOAD(q, r2ts), TCP_STAT_LOAD(q, passes),
@@ -1487,6 +1518,11 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		TCP_STAT_LOAD(q, idle_polls), TCP_STAT_LOAD(q, rearms),
 		TCP_STAT_LOAD(q, eagain_sends), ev, cmpl, ev ? (double)cmpl / (double)ev : 0.0,
 		TCP_STAT_LOAD(q, kicks), TCP_STAT_LOAD(q, ddgst_errors));
+	fprintf(out, ",\"slots\":%u,\"slot_states\":{", q->nr_reqs);
+	for (int i = 0; i < TCP_REQ__MAX; i++)
+		fprintf(out, "%s\"%s\":%u", i ? "," : "", tcp_req_state_names[i],
+			__atomic_load_n(&q->nr_state[i], __ATOMIC_RELAXED));
+	fputs("}}", out);
 }
 
 /**

@@ -103,6 +103,16 @@ static void check_stats(struct tf_target *t, const struct tc_conn *io, uint64_t 
 			jget(q, "bytes_tx") == (int64_t)io->bytes_rcvd &&
 			jget(q, "commands") == (int64_t)cmds &&
 			jget(q, "completions") == (int64_t)cmds && jget(q, "r2ts") == (int64_t)r2ts;
+		{
+			json_object *ss;
+
+			/* every slot is back on the free list */
+			TF_CHECK(json_object_object_get_ex(q, "slot_states", &ss));
+			TF_CHECK_EQ(jget(q, "slots"), 2 * t->cfg->ports[0].max_queue_size + 1);
+			match = match && jget(ss, "free") == jget(q, "slots");
+		}
+		if (getenv("TT_PRINT_STATS") && (match || i == 499))
+			fprintf(stderr, "%s\n", json_object_to_json_string(q));
 		if (match || i == 499) {
 			if (!match)
 				fprintf(stderr, "host: sent %llu PDUs %llu B, rcvd %llu PDUs %llu B; "
