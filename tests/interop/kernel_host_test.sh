@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# kernel_host_test.sh - nvmfd against the real Linux NVMe/TCP host.
+#
+# Starts build/bin/nvmfd on 127.0.0.1 (a free port, checked with ss) with
+#   - subsystem IOP_NQN: a RAM namespace, a known serial and model, and one
+#     allowed host NQN (the one the guest is told to use), and
+#   - subsystem IOP_DENY_NQN that does not allow that host,
+# then boots Debian's stock kernel in QEMU with the shared kernel-host
+# harness and runs guest/interop.sh there (discover, connect, id-ctrl,
+# id-ns, 64 MiB O_DIRECT pattern, fio verify, digests, denied connect).
+# Afterwards nvmfd must still be alive, and must exit 0 on SIGTERM.
+#
+#   kernel_host_test.sh                 the test (suite 'interop')
+#   kernel_host_test.sh --kernel-target the same guest script against the
+#                                       kernel target inside the guest (no
+#                                       nvmfd): validates the harness itself
+#   kernel_host_test.sh --nvmfd PATH    nvmfd binary when NVMFD_BIN is unset
+#
+# Exit: 0 pass, 1 fail, 77 skip (no qemu, no harness, no nvmfd binary, or
+# the harness cache cannot be built), 124 a timeout was hit.
+#
+# Environment:
+#   NVMFD_BIN          directory holding nvmfd (or the binary itself);
+#                      default: --nvmfd PATH, else <repo>/build/bin
+#   NVMFD_EXTRA_ARGS   extra nvmfd flags (word-split), e.g. "--exec unbound"
+#   KH_HARNESS         the kernel-host harness directory; default
+#                      <repo>/../shared/interop/kernel-host, then
+#                      /work/shared/interop/kernel-host
+#   KERNEL_HOST_CACHE  harness cache; default /var/cache/nvmfd-kernel-host
+#                      when writable, else <repo>/.kernel-host-cache
+#   KH_TIMEOUT         hard limit in seconds for the guest (default 600)
+#   KH_BUILD_TIMEOUT   limit for building the harness cache (default 600)
+#   KH_NO_KVM          1 (default) = TCG; KVM hangs in the nested VMs this
+#                      project runs on. 0 lets the harness use /dev/kvm.
+#   KH_PORT            TCP port for nvmfd (default: a free one in 20000-39999)
+#   KH_NS_MB           namespace size in MiB (default 128)
+#   KH_KEEP_LOGS       1 = keep the work directory (logs) even on success
+#   IOP_*              passed through to guest/interop.sh (see there), e.g.
+#                      IOP_IO_MB, IOP_FIO_SECONDS, IOP_CONNECT_OPTS
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+MODE=nvmfd
+ARG_NVMFD=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel-target) MODE=kernel; shift ;;
+	--nvmfd) ARG_NVMFD=${2:-}; shift 2 ;;
+	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "kernel_host_test.sh: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+
+log() { echo "kernel_host_test: $*"; }
+skip() { log "SKIP: $*"; exit 77; }
+
+KH_TIMEOUT=${KH_TIMEOUT:-600}
+KH_BUILD_TIMEOUT=${KH_BUILD_TIMEOUT:-600}
+export KH_NO_KVM=${KH_NO_KVM:-1}
+KH_NS_MB=${KH_NS_MB:-128}
+
+# ---------------------------------------------------------------- prerequisites
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+HARNESS=""
+for d in "${KH_HARNESS:-}" "$REPO/../shared/interop/kernel-host" /work/shared/interop/kernel-host; do
+	if [ -n "$d" ] && [ -x "$d/run-guest.sh" ]; then
+		HARNESS=$(cd "$d" && pwd)
+		break
+	fi
+done
+[ -n "$HARNESS" ] || skip "kernel-host harness (run-guest.sh) not found; set KH_HARNESS"
+RUN_GUEST=$HARNESS/run-guest.sh
+
+NVMFD=""
+if [ "$MODE" = nvmfd ]; then
+	b=${NVMFD_BIN:-${ARG_NVMFD:-$REPO/build/bin}}
+	[ -d "$b" ] && b=$b/nvmfd
+	[ -x "$b" ] || skip "no nvmfd binary at $b (build it first: scripts/build.sh)"
+	NVMFD=$(readlink -f "$b")
+	command -v ss >/dev/null || skip "ss (iproute2) not installed"
+fi
+
+if [ -z "${KERNEL_HOST_CACHE:-}" ]; then
+	if mkdir -p /var/cache/nvmfd-kernel-host 2>/dev/null && [ -w /var/cache/nvmfd-kernel-host ]; then
+		KERNEL_HOST_CACHE=/var/cache/nvmfd-kernel-host
+	else
+		KERNEL_HOST_CACHE=$REPO/.kernel-host-cache
+	fi
+fi
+export KERNEL_HOST_CACHE
+mkdir -p "$KERNEL_HOST_CACHE" || skip "cannot create $KERNEL_HOST_CACHE"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvmfd-interop.XXXXXX")
+NVMFD_PID=""
+KEEP=${KH_KEEP_LOGS:-0}
+
+# stop_nvmfd SIG SECONDS: signal nvmfd, wait for it; its status in NVMFD_RC
+NVMFD_RC=""
+stop_nvmfd() {
+	local i
+	kill -"$1" "$NVMFD_PID" 2>/dev/null
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$NVMFD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$NVMFD_PID" 2>/dev/null; then
+		NVMFD_RC=timeout
+		return 1
+	fi
+	wait "$NVMFD_PID"
+	NVMFD_RC=$?
+	NVMFD_PID=""
+	return 0
+}
+
+GUEST_PID=""
+TAIL_PID=""
+# shellcheck disable=SC2317 # called from the EXIT trap
+cleanup() {
+	local rc=$?
+	if [ -n "$GUEST_PID" ]; then
+		log "cleanup: stopping the guest"
+		kill -TERM "$GUEST_PID" 2>/dev/null
+		wait "$GUEST_PID" 2>/dev/null
+	fi
+	[ -n "$TAIL_PID" ] && kill "$TAIL_PID" 2>/dev/null
+	if [ -n "$NVMFD_PID" ] && kill -0 "$NVMFD_PID" 2>/dev/null; then
+		log "cleanup: stopping nvmfd (pid $NVMFD_PID)"
+		stop_nvmfd TERM 10 || { kill -KILL "$NVMFD_PID" 2>/dev/null; wait "$NVMFD_PID" 2>/dev/null; }
+	fi
+	if [ "$rc" = 0 ] && [ "$KEEP" != 1 ]; then
+		rm -rf "$WORK"
+	else
+		log "logs kept in $WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM HUP
+
+# ------------------------------------------------------------- harness cache
+# One guest at a time on this machine (2 shared cores): serialise runs of
+# this script through a lock in the cache directory.
+exec 8>"$KERNEL_HOST_CACHE/.nvmfd-interop.lock"
+if ! flock -w "$KH_TIMEOUT" 8; then
+	log "FAIL: another interop run held the lock for ${KH_TIMEOUT}s"
+	exit 124
+fi
+log "building/checking the harness cache in $KERNEL_HOST_CACHE"
+if ! timeout -k 10 "$KH_BUILD_TIMEOUT" "$RUN_GUEST" --build-only >"$WORK/build.log" 2>&1; then
+	tail -20 "$WORK/build.log"
+	skip "kernel-host harness cache could not be built (see above)"
+fi
+
+# ---------------------------------------------------------------- identities
+UUID=$(cat /proc/sys/kernel/random/uuid)
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$UUID
+IOP_NQN=${IOP_NQN:-nqn.2026-11.io.nvmfd:interop}
+IOP_DENY_NQN=${IOP_DENY_NQN:-nqn.2026-11.io.nvmfd:interop-deny}
+SERIAL=${IOP_SERIAL:-NVMFD-IOP-0001}
+MODEL=${IOP_MODEL:-nvmfd interop ram}
+OTHER_HOST=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000beef
+
+# pass every IOP_* setting of our environment on to the guest
+GUEST_ENV=()
+while IFS='=' read -r name _; do
+	case "$name" in
+	IOP_NQN|IOP_DENY_NQN|IOP_SERIAL|IOP_MODEL|IOP_HOSTNQN|IOP_HOSTID|IOP_ADDR|IOP_PORT|IOP_EXPECT_TRADDR|IOP_NS_BYTES) ;;
+	IOP_*) GUEST_ENV+=(-e "$name=${!name}") ;;
+	esac
+done < <(env)
+
+# ---------------------------------------------------------------- nvmfd
+port_free() { [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+
+start_nvmfd() {
+	local port=$1 i
+	local -a args=(--listen "127.0.0.1:$port"
+		--subsystem "$IOP_NQN" --namespace "ram:${KH_NS_MB}M"
+		--serial "$SERIAL" --model "$MODEL" --allow-host "$HOSTNQN"
+		--subsystem "$IOP_DENY_NQN" --namespace ram:16M --allow-host "$OTHER_HOST"
+		--log-level "${NVMFD_LOG_LEVEL:-info}")
+	# shellcheck disable=SC2206 # word splitting wanted
+	args+=(${NVMFD_EXTRA_ARGS:-})
+	log "starting $NVMFD ${args[*]}"
+	"$NVMFD" "${args[@]}" </dev/null >>"$WORK/nvmfd.log" 2>&1 8>&- &
+	NVMFD_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		if ! kill -0 "$NVMFD_PID" 2>/dev/null; then
+			wait "$NVMFD_PID"
+			log "nvmfd exited with status $? before listening"
+			NVMFD_PID=""
+			return 1
+		fi
+		grep -q "listening on 127.0.0.1:$port" "$WORK/nvmfd.log" && break
+		sleep 0.1
+	done
+	# whatever the log says, the socket must be there and be nvmfd's
+	for ((i = 0; i < 50; i++)); do
+		ss -Hltnp "sport = :$port" 2>/dev/null | grep -q "pid=$NVMFD_PID," && return 0
+		sleep 0.1
+	done
+	log "nvmfd (pid $NVMFD_PID) is not listening on 127.0.0.1:$port after 15 s"
+	return 2
+}
+
+if [ "$MODE" = nvmfd ]; then
+	PORT=""
+	for ((try = 0; try < 5; try++)); do
+		p=${KH_PORT:-$((20000 + (RANDOM * 32768 + RANDOM) % 20000))}
+		if ! port_free "$p"; then
+			log "port $p is in use"
+			[ -n "${KH_PORT:-}" ] && break
+			continue
+		fi
+		start_nvmfd "$p"
+		src=$?
+		if [ $src = 0 ]; then
+			PORT=$p
+			break
+		fi
+		# retry only when another process took the port in between
+		if [ $src != 1 ] || [ -n "${KH_PORT:-}" ] || ! grep -qi 'in use' "$WORK/nvmfd.log"; then
+			break
+		fi
+	done
+	if [ -z "$PORT" ]; then
+		log "FAIL: could not start nvmfd; its log:"
+		cat "$WORK/nvmfd.log"
+		exit 1
+	fi
+	log "nvmfd pid $NVMFD_PID listening on 127.0.0.1:$PORT"
+	GUEST_ENV+=(-e "IOP_ADDR=10.0.2.2" -e "IOP_PORT=$PORT" -e "IOP_EXPECT_TRADDR=127.0.0.1"
+		-e "IOP_NQN=$IOP_NQN" -e "IOP_DENY_NQN=$IOP_DENY_NQN"
+		-e "IOP_SERIAL=$SERIAL" -e "IOP_MODEL=$MODEL"
+		-e "IOP_HOSTNQN=$HOSTNQN" -e "IOP_HOSTID=$UUID"
+		-e "IOP_NS_BYTES=$((KH_NS_MB * 1048576))")
+	GUEST_SCRIPT=$HERE/guest/interop.sh
+	GUEST_FILES=()
+else
+	GUEST_ENV+=(-e "KT_ACTION=selftest" -e "KT_ADDR=127.0.0.1" -e "KT_PORT=4420"
+		-e "KT_NQN=$IOP_NQN" -e "KT_DENY_NQN=$IOP_DENY_NQN"
+		-e "KT_SERIAL=$SERIAL" -e "KT_MODEL=$MODEL" -e "KT_NS_MB=$KH_NS_MB"
+		-e "KT_ALLOW_HOST=$HOSTNQN" -e "IOP_HOSTID=$UUID")
+	GUEST_SCRIPT=$HERE/guest/kernel_target.sh
+	GUEST_FILES=(-f "$HERE/guest/interop.sh")
+fi
+
+# ---------------------------------------------------------------- guest
+log "booting the kernel host (KH_TIMEOUT=${KH_TIMEOUT}s, KH_NO_KVM=$KH_NO_KVM, work dir $WORK)"
+T0=$SECONDS
+# In the background so that a SIGTERM (meson's timeout) is handled at once:
+# timeout(1) forwards it to run-guest.sh, which stops QEMU.
+KH_TIMEOUT=$KH_TIMEOUT KH_CONSOLE_LOG=$WORK/console.log \
+	timeout -k 10 $((KH_TIMEOUT + 120)) "$RUN_GUEST" "${GUEST_ENV[@]}" "${GUEST_FILES[@]}" \
+	"$GUEST_SCRIPT" >"$WORK/guest.log" 2>&1 </dev/null 8>&- &
+GUEST_PID=$!
+tail --pid="$GUEST_PID" -n +1 -f "$WORK/guest.log" &
+TAIL_PID=$!
+wait "$GUEST_PID"
+GRC=$?
+GUEST_PID=""
+wait "$TAIL_PID" 2>/dev/null
+TAIL_PID=""
+log "guest finished with status $GRC after $((SECONDS - T0)) s"
+
+FAILS=0
+report() { log "$1: $2"; [ "$1" = PASS ] || FAILS=$((FAILS + 1)); }
+
+case "$GRC" in
+0) report PASS "guest script (kernel host) passed" ;;
+124) report FAIL "guest timed out (KH_TIMEOUT=${KH_TIMEOUT}s)" ;;
+125) report FAIL "guest died without reporting a status" ;;
+2) report FAIL "harness usage/build error" ;;
+*) report FAIL "guest script failed (status $GRC)" ;;
+esac
+
+if [ "$MODE" = nvmfd ]; then
+	if kill -0 "$NVMFD_PID" 2>/dev/null; then
+		report PASS "nvmfd still alive after the guest run"
+		if stop_nvmfd TERM 30; then
+			if [ "$NVMFD_RC" = 0 ]; then
+				report PASS "nvmfd exited 0 on SIGTERM"
+			else
+				report FAIL "nvmfd exited $NVMFD_RC on SIGTERM"
+			fi
+		else
+			report FAIL "nvmfd did not exit within 30 s of SIGTERM"
+			kill -KILL "$NVMFD_PID" 2>/dev/null
+			wait "$NVMFD_PID" 2>/dev/null
+			NVMFD_PID=""
+		fi
+	else
+		wait "$NVMFD_PID" 2>/dev/null
+		report FAIL "nvmfd died during the guest run (status $?)"
+		NVMFD_PID=""
+	fi
+fi
+
+echo
+log "guest check lines:"
+grep -aE '^(PASS|FAIL|SKIP): |^INTEROP RESULT' "$WORK/guest.log" | sed 's/^/    /'
+if [ "$MODE" = nvmfd ] && { [ "$FAILS" -gt 0 ] || [ "${NVMFD_SHOW_LOG:-0}" = 1 ]; }; then
+	echo
+	log "nvmfd log (last 200 lines of $WORK/nvmfd.log):"
+	tail -n 200 "$WORK/nvmfd.log" | sed 's/^/    /'
+fi
+if [ "$FAILS" -gt 0 ]; then
+	log "RESULT: FAIL ($FAILS failed)"
+	[ "$GRC" = 124 ] && exit 124
+	exit 1
+fi
+log "RESULT: PASS"
+exit 0
