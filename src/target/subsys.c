@@ -358,9 +358,10 @@ static int alloc_cntlid_locked(struct nvmfd_tgt_subsys *s, uint16_t *out)
 	uint16_t hi = s->cfg ? s->cfg->cntlid_max : 0xffef;
 	uint32_t span, id;
 
+	/* 0 and 0xfff0..0xffff are reserved (0xffff: dynamic model) */
 	if (lo == 0)
 		lo = 1;
-	if (hi > 0xffef)
+	if (hi == 0 || hi > 0xffef)
 		hi = 0xffef;
 	if (lo > hi)
 		return -EINVAL;
