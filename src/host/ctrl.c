@@ -505,6 +505,7 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	ret = ctrl_enable(ctrl);
 	if (ret < 0)
 		goto out_unlock;
+	free(ctrl->id);
 	ctrl->id = calloc(1, sizeof(*ctrl->id));
 	if (!ctrl->id) {
 		ret = -ENOMEM;

@@ -439,6 +439,8 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
 		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
 		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		json_object_object_add(cfg, "disable_sqflow",
+				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
 		json_object_object_add(cfg, "in_capsule_max",
 				       json_object_new_int64(ci->in_capsule_max));
@@ -708,6 +710,7 @@ static int run_perf(struct perf_run *run)
 	copts.hdgst = o->hdgst;
 	copts.ddgst = o->ddgst;
 	copts.nr_io_queues = o->queues;
+	copts.disable_sqflow = o->disable_sqflow;
 	copts.io_queue_size = o->depth + 1;
 	copts.timeout_ms = o->timeout_ms;
 	copts.max_io_size = o->io_size > (1u << 20) ? o->io_size : (1u << 20);

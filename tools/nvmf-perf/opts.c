@@ -13,7 +13,7 @@ static const char usage_text[] =
 "Usage:\n"
 "  nvmf-perf -r TRID [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
-"            [--verify] [--json] [--busy-poll] [--timeout MS]\n"
+"            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "  nvmf-perf -h | --help\n"
 "\n"
@@ -55,6 +55,9 @@ static const char usage_text[] =
 "      --busy-poll   spin on the socket instead of sleeping.\n"
 "      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
 "                    default 10000.\n"
+"      --disable-sqflow  ask for SQ flow control disable (Connect CATTR\n"
+"                    bit 2) on I/O queues; targets may then complete reads\n"
+"                    with the C2HData SUCCESS flag instead of a CapsuleResp.\n"
 "  -h, --help        this text.\n"
 "\n"
 "Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
@@ -139,6 +142,7 @@ enum {
 	OPT_JSON,
 	OPT_BUSY,
 	OPT_TIMEOUT,
+	OPT_SQFLOW,
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
@@ -158,6 +162,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "busy-poll", no_argument, NULL, OPT_BUSY },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "disable-sqflow", no_argument, NULL, OPT_SQFLOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -249,6 +254,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			break;
 		case OPT_BUSY:
 			o->busy_poll = true;
+			break;
+		case OPT_SQFLOW:
+			o->disable_sqflow = true;
 			break;
 		case OPT_TIMEOUT:
 			if (parse_u32(optarg, 1, 3600000, &o->timeout_ms, false))

@@ -45,6 +45,7 @@ enum perf_pattern {
  * @json:     --json.
  * @busy_poll: --busy-poll: never sleep in poll() (SPDK style).
  * @timeout_ms: --timeout for every wait.
+ * @disable_sqflow: --disable-sqflow: Connect CATTR bit 2 on I/O queues.
  */
 struct perf_opts {
 	bool discover;
@@ -65,6 +66,7 @@ struct perf_opts {
 	bool json;
 	bool busy_poll;
 	uint32_t timeout_ms;
+	bool disable_sqflow;
 };
 
 /**

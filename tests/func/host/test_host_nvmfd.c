@@ -307,7 +307,7 @@ static void test_discovery(const char *port)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
-static void run_one(const char *port, bool hdgst, bool ddgst)
+static void run_one(const char *port, bool hdgst, bool ddgst, bool sqflow_off)
 {
 	struct nvmfd_host_ctrl_opts o;
 	struct nvmfd_host_ctrl *c = NULL;
@@ -316,10 +316,11 @@ static void run_one(const char *port, bool hdgst, bool ddgst)
 	char err[256];
 	int r;
 
-	printf("digests: hdr %d data %d\n", hdgst, ddgst);
+	printf("digests: hdr %d data %d, disable-sqflow %d\n", hdgst, ddgst, sqflow_off);
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
 	o.hdgst = hdgst;
 	o.ddgst = ddgst;
+	o.disable_sqflow = sqflow_off; /* lets the target use C2HData SUCCESS */
 	o.nr_io_queues = 2;
 	o.io_queue_size = 16;
 	o.timeout_ms = 10000;
@@ -383,10 +384,12 @@ int main(void)
 	snprintf(port, sizeof(port), "%u", nvmfd_tgt_listen_port(tgt, 0));
 
 	test_discovery(port);
-	run_one(port, false, false);
-	run_one(port, true, false);
-	run_one(port, false, true);
-	run_one(port, true, true);
+	run_one(port, false, false, false);
+	run_one(port, true, false, false);
+	run_one(port, false, true, false);
+	run_one(port, true, true, false);
+	run_one(port, false, false, true);
+	run_one(port, true, true, true);
 
 	nvmfd_tgt_stop(tgt);
 	nvmfd_tgt_destroy(&tgt);
