@@ -370,6 +370,13 @@ static void add_allowed_host(struct nvmfd_cfg *cfg, const char *val)
 		usage_die("--allow-host '%s': more than %d hosts in '%s'", val,
 			  NVMFD_CFG_MAX_HOSTS, s->nqn);
 	snprintf(s->hosts[s->nr_hosts++], sizeof(s->hosts[0]), "%s", val);
+	/* nvmetcli's allowed_hosts link to "hosts" entries: keep them known */
+	for (unsigned int i = 0; i < cfg->nr_hosts; i++)
+		if (!strcmp(cfg->hosts[i], val))
+			return;
+	if (cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+		usage_die("--allow-host '%s': more than %d hosts", val, NVMFD_CFG_MAX_HOSTS);
+	snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", val);
 }
 
 static bool is_config_opt(int c)
@@ -400,7 +407,7 @@ static void bad_getopt(int c, int argc, char **argv)
 	}
 	if (optopt && optopt < 256 && !(arg[0] == '-' && arg[1] == '-'))
 		usage_die("unknown option '-%c'", optopt);
-	usage_die("unknown option '%s'", arg);
+	usage_die("unknown or ambiguous option '%s'", arg);
 }
 
 /*

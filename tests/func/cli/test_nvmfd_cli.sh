@@ -93,8 +93,9 @@ check_bad "duplicate nsid 1" -l 127.0.0.1:0 $S -n ram:1M -n ram:1M,nsid=1
 check_bad "--config $TMP/none.json: No such file" -c "$TMP/none.json"
 
 # --- bad configs: exit 2, key named, nothing listening --------------------
-# A port number unlikely to be used; the checks below also prove it is free.
-PORT=$(( (RANDOM % 20000) + 30000 ))
+# A port above the ephemeral range (so no other test's port 0 bind lands on
+# it) and outside the interop harness's 20000-39999; checked free below.
+PORT=$(( (RANDOM % 4000) + 61000 ))
 listening() {
 	ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q .
 }
@@ -159,6 +160,17 @@ listening && fail "--print-config started a listener"
 	-s nqn.2026-11.io.nvmfd:q --print-config >"$TMP/q.json" || fail "port-wide flags failed"
 [ "$(grep -c '"max_queue_size": "64"' "$TMP/q.json")" -eq 2 ] || fail "--max-queue-size not on both ports"
 [ "$(grep -c '"inline_data_size": "4096"' "$TMP/q.json")" -eq 2 ] || fail "--inline-data-size not on both ports"
+
+# --allow-host NQNs are also listed in "hosts" (nvmetcli links allowed_hosts there)
+"$NVMFD" -l 127.0.0.1:0 -s nqn.2026-11.io.nvmfd:h --allow-host nqn.2014-08.org.nvmexpress:uuid:h1 \
+	-s nqn.2026-11.io.nvmfd:h2 --allow-host nqn.2014-08.org.nvmexpress:uuid:h1 --print-config >"$TMP/h.json" ||
+	fail "--allow-host config failed"
+python3 - "$TMP/h.json" <<'PY' || fail "hosts list wrong in $(cat "$TMP/h.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["hosts"] == [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:h1"}], c["hosts"]
+assert c["subsystems"][1]["allowed_hosts"] == ["nqn.2014-08.org.nvmexpress:uuid:h1"]
+PY
 
 # the embedded default, printed
 "$NVMFD" --print-config >"$TMP/d.json" || fail "default --print-config failed"
