@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nvmfd/host.h>
 
@@ -352,6 +353,38 @@ static void run_one(const char *port, bool hdgst, bool ddgst, bool sqflow_off)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
+/* Idle for three KATO/2 periods past KATO + the target's 1 s grace: only
+ * the library's keep-alive thread keeps the controller alive. */
+static void test_keepalive(const char *port)
+{
+	struct nvmfd_host_ctrl_opts o;
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	struct nvmfd_host_cpl cpl;
+	uint8_t buf[512];
+	int r;
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	o.kato_ms = 1000;
+	o.nr_io_queues = 1;
+	o.io_queue_size = 4;
+	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
+	memset(&t, 0, sizeof(t));
+	t.trtype = NVMFD_TRTYPE_TCP;
+	t.adrfam = NVMFD_ADRFAM_IPV4;
+	snprintf(t.traddr, sizeof(t.traddr), "127.0.0.1");
+	snprintf(t.trsvcid, sizeof(t.trsvcid), "%s", port);
+	snprintf(t.subnqn, sizeof(t.subnqn), "%s", NQN);
+	r = nvmfd_host_ctrl_connect(c, &t);
+	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	sleep(3);
+	cpl = do_io(nvmfd_host_ctrl_qp(c, 0), OP_READ, 1, 0, 1, buf);
+	CHECK(cpl.status == 0, "read after idle: status 0x%x", cpl.status);
+	CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect after idle: %s",
+	      nvmfd_host_ctrl_errmsg(c));
+	nvmfd_host_ctrl_destroy(&c);
+}
+
 int main(void)
 {
 	struct nvmfd_cfg *cfg = calloc(1, sizeof(*cfg));
@@ -390,6 +423,7 @@ int main(void)
 	run_one(port, true, true, false);
 	run_one(port, false, false, true);
 	run_one(port, true, true, true);
+	test_keepalive(port);
 
 	nvmfd_tgt_stop(tgt);
 	nvmfd_tgt_destroy(&tgt);
