@@ -816,7 +816,7 @@ static int j_u64(json_object *o, const char *key, const struct jpath *p, bool re
 		if (nvmfd_cfg_parse_u64(json_object_get_string(v), &x))
 			return cfg_err(err, "%s: %s is not a number", kp.s, jval(v));
 	} else {
-		return cfg_err(err, "%s: expected a number, got %s", kp.s, jval(v));
+		return cfg_err(err, "%s: expected an unsigned integer, got %s", kp.s, jval(v));
 	}
 	if (x < min || x > max)
 		return cfg_err(err, "%s: %" PRIu64 " out of range %" PRIu64 "..%" PRIu64, kp.s, x,
