@@ -65,7 +65,11 @@ stop() {
 }
 
 # --- explicit config with control socket and stats ------------------------
-"$NVMFD" -l 127.0.0.1:0 -s nqn.2026-11.io.nvmfd:run -n ram:16M --allow-any-host \
+# a second listener on [::1] when the loopback has IPv6
+v6=()
+python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null &&
+	v6=(-l "[::1]:0")
+"$NVMFD" -l 127.0.0.1:0 "${v6[@]}" -s nqn.2026-11.io.nvmfd:run -n ram:16M --allow-any-host \
 	--control "$TMP/ctl.sock" --stats-interval 1 --log-level info \
 	>"$TMP/stdout" 2>"$TMP/stderr" &
 PID=$!
@@ -74,9 +78,18 @@ if ! wait_for "$TMP/stderr" 'listening on 127\.0\.0\.1:[0-9]+ \(port 1'; then
 	echo "FAIL: nvmfd did not report listening" >&2
 	exit 1
 fi
+# the control socket line is logged after every listening line
+wait_for "$TMP/stderr" 'control socket at' || fail "control socket not logged"
 port=$(sed -nE 's/.*\[nvmfd\].*listening on 127\.0\.0\.1:([0-9]+) \(port 1.*/\1/p' "$TMP/stderr" | head -1)
 [ -n "$port" ] && [ "$port" -gt 0 ] || fail "no port in '$(cat "$TMP/stderr")'"
 ss -Hltn "sport = :$port" | grep -q . || fail "nothing listens on reported port $port"
+if [ ${#v6[@]} -gt 0 ]; then
+	port6=$(sed -nE 's/.*\[nvmfd\].*listening on \[::1\]:([0-9]+) \(port 2.*/\1/p' "$TMP/stderr" | head -1)
+	[ -n "$port6" ] && [ "$port6" -gt 0 ] || fail "no [::1] listener in '$(cat "$TMP/stderr")'"
+	[ -n "$port6" ] && { ss -Hltn "sport = :$port6" | grep -q '\[::1\]' || fail "nothing listens on [::1]:$port6"; }
+else
+	echo "no IPv6 loopback: [::1] listener not exercised" >&2
+fi
 grep -q 'control socket at' "$TMP/stderr" || fail "control socket not logged"
 [ -S "$TMP/ctl.sock" ] || fail "control socket missing"
 
