@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_host_fake_io.c - host I/O paths against a scripted fake controller.
+ *
+ * The fake answers the admin bring-up (Connect, CAP/CSTS/CC, Identify,
+ * Number of Queues, shutdown) generically and then plays one I/O-queue
+ * script per scenario, to reach paths a well-behaved target rarely takes:
+ *
+ *   ddgst        C2HData with a wrong data digest: the read completes with
+ *                DATA_XFER_ERROR, the stream stays usable (next read ok).
+ *   r2t-chunks   8 KiB write, no in-capsule data, MAXH2CDATA 4096: one R2T
+ *                must be answered by two H2CData PDUs (LAST on the second)
+ *                carrying exactly the written bytes at the right offsets.
+ *   c2h-success  C2HData with SUCCESS|LAST and no CapsuleResp: completes
+ *                with status 0 and the data in place.
+ *   bad-datao    C2HData whose DATAO skips ahead: the qp fails with -EPROTO
+ *                and the outstanding read completes with an error.
+ *   io-wrong-cid CapsuleResp for a CID that is not outstanding: -EPROTO.
+ *   io-timeout   the fake never answers a read: it completes with
+ *                -ETIMEDOUT within the configured timeout.
+ *
+ * Usage: test_host_fake_io <scenario>; exit 0 pass, 1 fail.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nvmfd/host.h>
+#include <nvmfd/pdu.h>
+
+#define FAKE_TMO_MS 5000
+#define NSZE 1024
+#define CHECK(cond, ...)                                                                \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                   \
+			fprintf(stderr, "\n");                                          \
+			exit(1);                                                        \
+		}                                                                       \
+	} while (0)
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	const char *scenario;
+	bool ddgst;
+	pthread_t thread;
+	char fail[256]; /* what the fake found wrong in the host's PDUs */
+};
+
+struct pdu {
+	uint8_t buf[16384];
+	struct nvmfd_tcp_ch ch;
+	struct nvmfd_sqe sqe; /* CapsuleCmd */
+	uint8_t *data;
+	uint32_t dlen;
+};
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, FAKE_TMO_MS) <= 0)
+			return -ETIMEDOUT;
+		n = recv(fd, (uint8_t *)buf + got, len - got, 0);
+		if (n <= 0)
+			return n == 0 ? -ECONNRESET : -errno;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static void write_full(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const uint8_t *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return;
+		done += (size_t)n;
+	}
+}
+
+/* Read one PDU (no header digest is ever negotiated here). */
+static int read_pdu(struct fake *f, int fd, struct pdu *p)
+{
+	int r = read_full(fd, p->buf, 8);
+
+	if (r)
+		return r;
+	memcpy(&p->ch, p->buf, 8);
+	if (p->ch.plen < 8 || p->ch.plen > sizeof(p->buf))
+		return -EPROTO;
+	r = read_full(fd, p->buf + 8, p->ch.plen - 8);
+	if (r)
+		return r;
+	if (p->ch.type == NVMFD_TCP_CMD)
+		memcpy(&p->sqe, p->buf + 8, sizeof(p->sqe));
+	p->data = NULL;
+	p->dlen = 0;
+	if (p->ch.pdo) {
+		p->data = p->buf + p->ch.pdo;
+		p->dlen = p->ch.plen - p->ch.pdo - ((p->ch.flags & NVMFD_TCP_F_DDGST) ? 4 : 0);
+		if ((p->ch.flags & NVMFD_TCP_F_DDGST)) {
+			uint32_t d;
+
+			memcpy(&d, p->data + p->dlen, 4);
+			if (d != nvmfd_digest(p->data, p->dlen))
+				snprintf(f->fail, sizeof(f->fail), "host sent a bad data digest");
+		}
+	}
+	return 0;
+}
+
+static void send_rsp(int fd, uint16_t cid, uint16_t sqid, uint32_t result, uint32_t dw1,
+		     nvmfd_status_t st)
+{
+	struct nvmfd_cqe cqe;
+	uint8_t b[64];
+	size_t n;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.cid = cid;
+	cqe.sqid = sqid;
+	cqe.result = result;
+	cqe.dw1 = dw1;
+	cqe.status = (uint16_t)(st << 1);
+	n = nvmfd_pdu_build_rsp(b, &cqe, false);
+	write_full(fd, b, n);
+}
+
+static void send_c2h(struct fake *f, int fd, uint16_t cid, uint32_t datao, const void *data,
+		     uint32_t len, uint8_t flags, bool corrupt)
+{
+	uint8_t b[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	size_t n = nvmfd_pdu_build_data(b, NVMFD_TCP_C2H_DATA, flags, cid, 0, datao, len, false,
+					f->ddgst);
+	uint32_t d = nvmfd_digest(data, len) ^ (corrupt ? 1u : 0u);
+
+	write_full(fd, b, n);
+	write_full(fd, data, len);
+	if (f->ddgst)
+		write_full(fd, &d, 4);
+}
+
+static int do_icreq(struct fake *f, int fd, uint32_t maxh2cdata)
+{
+	struct nvmfd_tcp_icreq ic;
+	uint8_t b[128];
+	size_t n;
+
+	if (read_full(fd, &ic, sizeof(ic)) || ic.ch.type != NVMFD_TCP_ICREQ)
+		return -EPROTO;
+	n = nvmfd_pdu_build_icresp(b, 0, ic.dgst, maxh2cdata);
+	write_full(fd, b, n);
+	return 0;
+}
+
+/* Answer one admin command; returns 1 after Set Features (I/O queues next). */
+static int admin_one(struct fake *f, int fd, struct pdu *p)
+{
+	static uint8_t id[4096];
+	struct nvmfd_sqe *s = &p->sqe;
+
+	memset(id, 0, sizeof(id));
+	if (s->opc == NVMFD_ADMIN_FABRICS) {
+		struct nvmfd_prop_cmd pc;
+
+		memcpy(&pc, s, sizeof(pc));
+		if (pc.fctype == NVMFD_FCTYPE_CONNECT) {
+			send_rsp(fd, s->cid, 0, 1, 0, 0);
+		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET && pc.ofst == NVMFD_REG_CAP) {
+			uint64_t cap = NVMFD_CAP_BUILD(63, 2);
+
+			send_rsp(fd, s->cid, 0, (uint32_t)cap, (uint32_t)(cap >> 32), 0);
+		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET && pc.ofst == NVMFD_REG_CSTS) {
+			send_rsp(fd, s->cid, 0, NVMFD_CSTS_RDY | NVMFD_CSTS_SHST_CMPLT, 0, 0);
+		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET) {
+			send_rsp(fd, s->cid, 0, NVMFD_VS_1_3, 0, 0);
+		} else {
+			send_rsp(fd, s->cid, 0, 0, 0, 0);
+		}
+		return 0;
+	}
+	if (s->opc == NVMFD_ADMIN_IDENTIFY) {
+		uint8_t cns = (uint8_t)s->cdw10;
+
+		if (cns == NVMFD_ID_CNS_CTRL) {
+			struct nvmfd_id_ctrl *c = (struct nvmfd_id_ctrl *)(void *)id;
+
+			c->cntrltype = NVMFD_CNTRLTYPE_IO;
+			c->ioccsz = 4; /* no in-capsule data: every write uses R2T */
+			c->iorcsz = 1;
+			c->maxcmd = 64;
+			c->nn = 1;
+			c->sgls = NVMFD_SGLS_SUPPORTED;
+			memcpy(c->subnqn, "nqn.fake", 8);
+		} else if (cns == NVMFD_ID_CNS_NS_ACTIVE_LIST) {
+			uint32_t one = 1;
+
+			memcpy(id, &one, 4);
+		} else if (cns == NVMFD_ID_CNS_NS) {
+			struct nvmfd_id_ns *ns = (struct nvmfd_id_ns *)(void *)id;
+
+			ns->nsze = ns->ncap = ns->nuse = NSZE;
+			ns->lbaf[0].ds = 9;
+		}
+		send_c2h(f, fd, s->cid, 0, id, sizeof(id), NVMFD_TCP_F_DATA_LAST, false);
+		send_rsp(fd, s->cid, 0, 0, 0, 0);
+		return 0;
+	}
+	send_rsp(fd, s->cid, 0, 0, 0, 0);
+	return s->opc == NVMFD_ADMIN_SET_FEATURES;
+}
+
+static void io_script(struct fake *f, int fd)
+{
+	static uint8_t data[8192], got[8192];
+	struct pdu *p = calloc(1, sizeof(*p));
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	if (!p || do_icreq(f, fd, 4096) || read_pdu(f, fd, p))
+		goto out;
+	send_rsp(fd, p->sqe.cid, 1, 1, 0, 0); /* I/O Connect */
+	if (read_pdu(f, fd, p) || p->ch.type != NVMFD_TCP_CMD) /* first I/O command */
+		goto out;
+	if (!strcmp(f->scenario, "ddgst")) {
+		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_LAST, true);
+		send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
+		if (read_pdu(f, fd, p))
+			goto out;
+		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_LAST, false);
+		send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
+	} else if (!strcmp(f->scenario, "r2t-chunks")) {
+		uint16_t cid = p->sqe.cid;
+		uint8_t b[64];
+		size_t n;
+
+		if (p->sqe.opc != NVMFD_CMD_WRITE || p->dlen != 0 ||
+		    p->sqe.dptr.type != NVMFD_SGL_ID_TRANSPORT || p->sqe.dptr.length != 8192) {
+			snprintf(f->fail, sizeof(f->fail), "write capsule: opc %u icd %u sgl 0x%x len %u",
+				 p->sqe.opc, p->dlen, p->sqe.dptr.type, p->sqe.dptr.length);
+			goto out;
+		}
+		n = nvmfd_pdu_build_r2t(b, cid, 0x1234, 0, 8192, false);
+		write_full(fd, b, n);
+		for (uint32_t k = 0; k < 2; k++) {
+			struct nvmfd_tcp_data d;
+
+			if (read_pdu(f, fd, p))
+				goto out;
+			memcpy(&d, p->buf, sizeof(d));
+			if (d.ch.type != NVMFD_TCP_H2C_DATA || d.cccid != cid || d.ttag != 0x1234 ||
+			    d.datao != k * 4096 || d.datal != 4096 || p->dlen != 4096 ||
+			    !!(d.ch.flags & NVMFD_TCP_F_DATA_LAST) != (k == 1)) {
+				snprintf(f->fail, sizeof(f->fail),
+					 "H2CData %u: type %u cccid %u ttag 0x%x datao %u datal %u flags 0x%x",
+					 k, d.ch.type, d.cccid, d.ttag, d.datao, d.datal, d.ch.flags);
+				goto out;
+			}
+			memcpy(got + d.datao, p->data, 4096);
+		}
+		for (size_t i = 0; i < sizeof(got); i++)
+			if (got[i] != (uint8_t)(i * 5 + 3)) {
+				snprintf(f->fail, sizeof(f->fail), "H2CData byte %zu wrong", i);
+				goto out;
+			}
+		send_rsp(fd, cid, 1, 0, 0, 0);
+	} else if (!strcmp(f->scenario, "c2h-success")) {
+		send_c2h(f, fd, p->sqe.cid, 0, data, 512, 0, false);
+		send_c2h(f, fd, p->sqe.cid, 512, data + 512, 512,
+			 NVMFD_TCP_F_DATA_LAST | NVMFD_TCP_F_DATA_SUCCESS, false);
+	} else if (!strcmp(f->scenario, "bad-datao")) {
+		send_c2h(f, fd, p->sqe.cid, 512, data, 512, NVMFD_TCP_F_DATA_LAST, false);
+	} else if (!strcmp(f->scenario, "io-wrong-cid")) {
+		send_rsp(fd, (uint16_t)(p->sqe.cid + 3), 1, 0, 0, 0);
+	}
+	/* io-timeout: say nothing. Then wait for the host to close. */
+	while (read_pdu(f, fd, p) == 0)
+		;
+out:
+	free(p);
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	struct pdu *p = calloc(1, sizeof(*p));
+	int afd, ifd;
+
+	afd = accept(f->lfd, NULL, NULL);
+	if (afd < 0 || !p || do_icreq(f, afd, 4096))
+		goto out;
+	for (;;) {
+		int r;
+
+		if (read_pdu(f, afd, p) || p->ch.type != NVMFD_TCP_CMD)
+			goto out_close;
+		r = admin_one(f, afd, p);
+		if (r == 1)
+			break;
+	}
+	ifd = accept(f->lfd, NULL, NULL);
+	if (ifd >= 0) {
+		io_script(f, ifd);
+		close(ifd);
+	}
+	/* Shutdown on the admin queue, until the host closes it. */
+	while (read_pdu(f, afd, p) == 0 && p->ch.type == NVMFD_TCP_CMD)
+		admin_one(f, afd, p);
+out_close:
+	close(afd);
+out:
+	free(p);
+	return NULL;
+}
+
+struct cbres {
+	bool done;
+	struct nvmfd_host_cpl cpl;
+};
+
+static void cb(void *arg, const struct nvmfd_host_cpl *cpl)
+{
+	struct cbres *r = arg;
+
+	r->cpl = *cpl;
+	r->done = true;
+}
+
+static int wait_done(struct nvmfd_host_qp *qp, struct cbres *r)
+{
+	int ret = 0;
+
+	while (!r->done) {
+		ret = nvmfd_host_qp_wait(qp, 100);
+		if (ret < 0)
+			break;
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct nvmfd_host_ctrl_opts o;
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	struct nvmfd_host_qp *qp;
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	static uint8_t buf[8192];
+	struct cbres r1 = { 0 }, r2 = { 0 };
+	struct fake f;
+	const char *sc;
+	int ret;
+
+	CHECK(argc == 2, "usage: %s <scenario>", argv[0]);
+	sc = argv[1];
+	memset(&f, 0, sizeof(f));
+	f.scenario = sc;
+	f.ddgst = !strcmp(sc, "ddgst");
+	f.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(f.lfd >= 0 && !bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)) && !listen(f.lfd, 4) &&
+		      !getsockname(f.lfd, (struct sockaddr *)&sa, &sl),
+	      "listen: %s", strerror(errno));
+	f.port = ntohs(sa.sin_port);
+	CHECK(pthread_create(&f.thread, NULL, fake_main, &f) == 0, "thread");
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	o.kato_ms = 0;
+	o.timeout_ms = 1000;
+	o.ddgst = f.ddgst;
+	o.io_queue_size = 8;
+	memset(&t, 0, sizeof(t));
+	t.trtype = NVMFD_TRTYPE_TCP;
+	t.adrfam = NVMFD_ADRFAM_IPV4;
+	snprintf(t.traddr, sizeof(t.traddr), "127.0.0.1");
+	snprintf(t.trsvcid, sizeof(t.trsvcid), "%u", f.port);
+	snprintf(t.subnqn, sizeof(t.subnqn), "nqn.fake");
+	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
+	ret = nvmfd_host_ctrl_connect(c, &t);
+	CHECK(ret == 0, "connect %d: %s", ret, nvmfd_host_ctrl_errmsg(c));
+	CHECK(nvmfd_host_ctrl_get_info(c)->in_capsule_max == 0, "in-capsule %u",
+	      nvmfd_host_ctrl_get_info(c)->in_capsule_max);
+	CHECK(nvmfd_host_ctrl_find_ns(c, 1) && nvmfd_host_ctrl_find_ns(c, 1)->nsze == NSZE,
+	      "namespace");
+	qp = nvmfd_host_ctrl_qp(c, 0);
+	CHECK(qp, "no I/O qp");
+
+	if (!strcmp(sc, "ddgst")) {
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
+		CHECK(r1.cpl.err == 0 && r1.cpl.status == NVMFD_STATUS(0, NVMFD_SC_DATA_XFER_ERROR),
+		      "err %d status 0x%x", r1.cpl.err, r1.cpl.status);
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r2) == 0, "submit 2");
+		CHECK(wait_done(qp, &r2) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
+		CHECK(r2.cpl.err == 0 && r2.cpl.status == 0, "second read 0x%x", r2.cpl.status);
+		CHECK(buf[511] == (uint8_t)(511 * 13 + 1), "data");
+	} else if (!strcmp(sc, "r2t-chunks")) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)(i * 5 + 3);
+		CHECK(nvmfd_host_qp_write(qp, 1, 8, 16, buf, cb, &r1) == 0, "submit");
+		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
+		CHECK(r1.cpl.err == 0 && r1.cpl.status == 0, "write %d 0x%x", r1.cpl.err,
+		      r1.cpl.status);
+	} else if (!strcmp(sc, "c2h-success")) {
+		memset(buf, 0, sizeof(buf));
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 2, buf, cb, &r1) == 0, "submit");
+		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
+		CHECK(r1.cpl.err == 0 && r1.cpl.status == 0, "status");
+		CHECK(buf[1023] == (uint8_t)(1023 * 13 + 1) && buf[0] == 1, "data");
+		CHECK(nvmfd_host_qp_outstanding(qp) == 0, "slot not freed");
+	} else {
+		int want = !strcmp(sc, "io-timeout") ? -ETIMEDOUT : -EPROTO;
+		const char *msg = !strcmp(sc, "io-timeout") ? "timed out" :
+				  !strcmp(sc, "bad-datao") ? "invalid datao" : "wrong CID";
+
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+		ret = wait_done(qp, &r1);
+		CHECK(r1.done && r1.cpl.err == want, "completion err %d, want %d", r1.cpl.err, want);
+		CHECK(nvmfd_host_qp_poll(qp, 0) == want, "poll after failure");
+		CHECK(strstr(nvmfd_host_qp_errmsg(qp), msg), "message '%s' lacks '%s'",
+		      nvmfd_host_qp_errmsg(qp), msg);
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r2) == -ENOTCONN, "submit on failed qp");
+		printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
+	}
+	ret = nvmfd_host_ctrl_disconnect(c);
+	CHECK(ret == 0, "disconnect %d: %s", ret, nvmfd_host_ctrl_errmsg(c));
+	nvmfd_host_ctrl_destroy(&c);
+	pthread_join(f.thread, NULL);
+	close(f.lfd);
+	CHECK(!f.fail[0], "fake target: %s", f.fail);
+	return 0;
+}
