@@ -40,6 +40,13 @@ done
 out=$("$NVMFD" --version) || fail "--version exited $?"
 [[ "$out" == "nvmfd "* ]] || fail "--version printed '$out'"
 
+# the manual carries the --help text verbatim (first ``` block after OPTIONS)
+if [ -n "${NVMFD_DOC:-}" ]; then
+	sed -n '/^## OPTIONS/,/^## CONFIGURATION FILE/p' "$NVMFD_DOC" |
+		sed -n '/^```$/,/^```$/p' | sed '1d;$d' >"$TMP/doc-help"
+	cmp -s "$TMP/doc-help" "$TMP/help" || fail "$NVMFD_DOC OPTIONS differ from --help: $(diff "$TMP/doc-help" "$TMP/help" | head -5)"
+fi
+
 # --- bad flags: exit 2, exactly one stderr line naming the flag -----------
 # Each case: "expected text|args..." (args split on spaces).
 check_bad() {
