@@ -105,9 +105,11 @@ void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts);
  *        ones. max_active 0 means the default.
  * @out:  the new runtime; destroy with nvmfd_rt_destroy().
  *
- * Implementation notes: bound pools have exactly one worker pinned to their
- * CPU (our items never block, so the kernel's "start another worker when
- * the running one sleeps" never triggers and is not emulated). Unbound
+ * Implementation notes: bound pools start one worker pinned to their CPU
+ * and run one item at a time (our items do not block); an item that must
+ * block says so with nvmfd_rt_blocking_begin(), which lets another worker
+ * pinned to the CPU run the queue meanwhile (the kernel detects sleeping
+ * workers in the scheduler; user space cannot). Unbound
  * non-strict workers may run on any runtime CPU and are moved back into
  * their unit when they start an item outside it. Workers block all
  * asynchronous signals (handle them in the main thread or a signalfd).
@@ -171,6 +173,27 @@ int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd);
  * Context: not from @w itself (asserted); may sleep.
  */
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);
+
+/**
+ * nvmfd_rt_blocking_begin() - the calling work function is about to block
+ * (poll(), a sleeping lock, a synchronous syscall that may wait).
+ *
+ * Bound pools are concurrency managed like the kernel's per-CPU pools: one
+ * item runs at a time on a CPU. Since user space cannot see a worker going
+ * to sleep, an item says so: until nvmfd_rt_blocking_end() it does not count
+ * as running, so another worker pinned to the same CPU (woken, or started
+ * on demand, at most 3 extra per pool) runs the next queued items. Unbound
+ * pools have no concurrency cap; there it only frees a worker slot.
+ * Non-reentrancy is unaffected. No-op outside a work function or when
+ * nested; a function returning inside the section ends it.
+ * Context: inside a work function.
+ */
+void nvmfd_rt_blocking_begin(void);
+
+/** nvmfd_rt_blocking_end() - the blocking call returned; the item counts as
+ *  running again (the CPU may briefly run two items, as in the kernel).
+ *  Context: inside a work function, after nvmfd_rt_blocking_begin(). */
+void nvmfd_rt_blocking_end(void);
 
 /**
  * nvmfd_rt_current_work() - the item the calling thread is running, or NULL

@@ -4,11 +4,15 @@
  *
  * Model (NVME-TCP-NOTES.md §5, DESIGN.md "Execution model"):
  *
- * - BOUND: one pool per runtime CPU with ONE worker thread pinned to it.
- *   The kernel's concurrency management starts a second worker only when
- *   the running one sleeps; our work items never block (non-blocking
- *   sockets, io_uring), so a single pinned worker per CPU is the steady
- *   state of that scheme and we do not emulate the sleep hook.
+ * - BOUND: one pool per runtime CPU, one worker thread pinned to it, one
+ *   item running at a time (concurrency level 1). The kernel's concurrency
+ *   management starts another worker when the running one sleeps; our work
+ *   items do not block (non-blocking sockets, io_uring), so one pinned
+ *   worker per CPU is the steady state. We cannot see a worker sleep from
+ *   user space, so an item that must block brackets the call with
+ *   nvmfd_rt_blocking_begin/end(): meanwhile it does not count as running
+ *   and an idle (or newly started, up to RT_SPARE_WORKERS) worker pinned
+ *   to the same CPU takes the queue.
  * - UNBOUND: one pool per affinity-scope unit (topology.c), with
  *   workers_per_pool workers (default: CPUs of the unit). Strict: the
  *   workers' affinity is the unit, always. Not strict: the workers may run
@@ -42,6 +46,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,6 +68,10 @@
 /* Events taken per epoll_wait(): a worker queues them all, then chain-kicks
  * idle siblings, so a small batch keeps the latency of the others low. */
 #define RT_MAX_EVENTS 16
+/* Extra workers a pool may start while its workers sit in blocking
+ * sections (the kernel creates them without a fixed cap; a few keep a
+ * misbehaving item from exhausting threads). */
+#define RT_SPARE_WORKERS 3
 
 struct rt_pool;
 
@@ -70,7 +79,8 @@ struct rt_worker {
 	struct rt_pool *pool;
 	unsigned int idx;
 	pthread_t thread;
-	bool started;
+	bool started; /* under pool lock */
+	bool in_block; /* inside nvmfd_rt_blocking_begin/end; own thread only */
 	/* written by the worker, read relaxed by stats */
 	int tid;
 	int last_cpu;
@@ -98,13 +108,16 @@ struct rt_pool {
 	unsigned int qlen, qlen_max;
 	unsigned int active, active_max;
 	unsigned int nidle;
+	unsigned int nrunning; /* running items not inside a blocking section */
+	unsigned int nworkers; /* started so far */
 	unsigned int cancel_waiters;
 	bool kicked;
 	bool stopping;
 	uint64_t kicks;
 	/* constant after create */
 	unsigned int max_active;
-	unsigned int nworkers;
+	unsigned int concurrency; /* bound: 1 (concurrency managed); unbound: no cap */
+	unsigned int max_workers; /* capacity of workers[] */
 	struct rt_worker *workers;
 };
 
@@ -133,6 +146,11 @@ struct nvmfd_rt {
 
 /* The item the current thread is running, to catch cancel_sync from itself. */
 static __thread struct nvmfd_work *rt_current;
+/* The worker the current thread is, NULL outside the runtime. */
+static __thread struct rt_worker *rt_self;
+
+static void *worker_main(void *arg);
+static int worker_spawn(struct rt_pool *pool);
 
 static inline uint64_t ld(const uint64_t *p)
 {
@@ -179,12 +197,29 @@ static unsigned int pool_index(const struct nvmfd_rt *rt, int cpu)
 	return (unsigned int)rt->pool_of[rt->cpu_list[(unsigned int)cpu % rt->ncpus]];
 }
 
-/* Wake one idle worker if one may be sleeping. Pool lock held. */
+/*
+ * Queued items and room to run one: wake an idle worker if one may be
+ * sleeping; if none is idle but some worker sits in a blocking section,
+ * start another one (the kernel's need_more_worker() + manager). Pool
+ * lock held.
+ */
 static void pool_kick(struct rt_pool *pool)
 {
 	uint64_t one = 1;
+	int ret;
 
-	if (!pool->nidle || pool->kicked || !pool->head || pool->active >= pool->max_active)
+	if (!pool->head || pool->active >= pool->max_active || pool->nrunning >= pool->concurrency)
+		return;
+	if (!pool->nidle) {
+		if (pool->active <= pool->nrunning)
+			return; /* everyone is running: they come back for it */
+		ret = worker_spawn(pool);
+		if (ret && ret != -EAGAIN && ret != -ESHUTDOWN)
+			NVMFD_WARN_RATELIMIT("rt", "pool %u: cannot start a worker: %s",
+					     pool->idx, strerror(-ret));
+		return;
+	}
+	if (pool->kicked)
 		return;
 	pool->kicked = true;
 	pool->kicks++;
@@ -193,8 +228,10 @@ static void pool_kick(struct rt_pool *pool)
 				    strerror(errno));
 }
 
-/* Append @w to the run queue. Pool lock held, @w PENDING and not RUNNING. */
-static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w)
+/* Append @w to the run queue. Pool lock held, @w PENDING and not RUNNING.
+ * @kick: wake or start a worker for it (not needed when the caller is a
+ * worker that goes back to the queue right away). */
+static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
 {
 	w->next = NULL;
 	w->queued_at_ns = nvmfd_now_ns();
@@ -205,7 +242,8 @@ static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w)
 	pool->tail = w;
 	if (++pool->qlen > pool->qlen_max)
 		pool->qlen_max = pool->qlen;
-	pool_kick(pool);
+	if (kick)
+		pool_kick(pool);
 }
 
 static struct nvmfd_work *pool_dequeue(struct rt_pool *pool)
@@ -263,7 +301,7 @@ bool nvmfd_rt_queue_work(struct nvmfd_work *w)
 	if (f & WORK_RUNNING)
 		add(&w->requeues, 1); /* the running worker re-queues it */
 	else
-		pool_enqueue(pool, w);
+		pool_enqueue(pool, w, true);
 	pthread_mutex_unlock(&pool->lock);
 	return true;
 }
@@ -358,6 +396,7 @@ static void *worker_main(void *arg)
 	struct epoll_event evs[RT_MAX_EVENTS];
 
 	__atomic_store_n(&wk->tid, (int)gettid(), __ATOMIC_RELAXED);
+	rt_self = wk;
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
 		struct nvmfd_work *w;
@@ -368,12 +407,14 @@ static void *worker_main(void *arg)
 
 		if (pool->stopping)
 			break;
-		if (pool->head && pool->active < pool->max_active) {
+		if (pool->head && pool->active < pool->max_active &&
+		    pool->nrunning < pool->concurrency) {
 			w = pool_dequeue(pool);
 			queued_at = w->queued_at_ns;
 			flags_set(w, (flags_get(w) & ~WORK_PENDING) | WORK_RUNNING);
 			if (++pool->active > pool->active_max)
 				pool->active_max = pool->active;
+			pool->nrunning++;
 			pool_kick(pool); /* more queued: let an idle sibling help */
 			pthread_mutex_unlock(&pool->lock);
 
@@ -381,12 +422,16 @@ static void *worker_main(void *arg)
 
 			pthread_mutex_lock(&pool->lock);
 			pool->active--;
+			if (wk->in_block) /* fn returned inside a blocking section */
+				wk->in_block = false;
+			else
+				pool->nrunning--;
 			f = flags_get(w) & ~WORK_RUNNING;
 			if ((f & WORK_PENDING) && (f & WORK_CANCELED))
 				f &= ~WORK_PENDING;
 			flags_set(w, f);
-			if (f & WORK_PENDING)
-				pool_enqueue(pool, w);
+			if (f & WORK_PENDING) /* re-queued while running: we loop to it */
+				pool_enqueue(pool, w, false);
 			if (pool->cancel_waiters)
 				pthread_cond_broadcast(&pool->done_cv);
 			continue;
@@ -467,11 +512,12 @@ static int pool_init(struct nvmfd_rt *rt, struct rt_pool *pool, unsigned int idx
 		return -errno;
 	if (epoll_ctl(pool->epfd, EPOLL_CTL_ADD, pool->evfd, &ev))
 		return -errno;
-	pool->workers = calloc(nw, sizeof(*pool->workers));
+	pool->concurrency = rt->opts.mode == NVMFD_RT_BOUND ? 1 : UINT_MAX;
+	pool->max_workers = nw + RT_SPARE_WORKERS;
+	pool->workers = calloc(pool->max_workers, sizeof(*pool->workers));
 	if (!pool->workers)
 		return -ENOMEM;
-	pool->nworkers = nw;
-	for (unsigned int i = 0; i < nw; i++) {
+	for (unsigned int i = 0; i < pool->max_workers; i++) {
 		pool->workers[i].pool = pool;
 		pool->workers[i].idx = i;
 		pool->workers[i].last_cpu = -1;
@@ -479,15 +525,28 @@ static int pool_init(struct nvmfd_rt *rt, struct rt_pool *pool, unsigned int idx
 	return 0;
 }
 
-static int pool_start(struct rt_pool *pool)
+/*
+ * Start worker number pool->nworkers. Pool lock held, or create time.
+ * Bound and strict workers get the pool's CPUs, non-strict ones all runtime
+ * CPUs. Workers are born with every asynchronous signal blocked, so SIGINT,
+ * SIGTERM, SIGHUP... reach the daemon's main thread (or its signalfd) and
+ * never interrupt an io_work; fault signals are unaffected.
+ */
+static int worker_spawn(struct rt_pool *pool)
 {
 	struct nvmfd_rt *rt = pool->rt;
+	struct rt_worker *wk;
 	const cpu_set_t *aff;
 	pthread_attr_t attr;
 	sigset_t all, old;
-	int ret = 0;
+	char name[48];
+	int ret;
 
-	/* bound and strict: the pool's CPUs; non-strict: all runtime CPUs */
+	if (pool->nworkers >= pool->max_workers)
+		return -EAGAIN;
+	if (pool->stopping)
+		return -ESHUTDOWN;
+	wk = &pool->workers[pool->nworkers];
 	if (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict)
 		aff = &rt->topo->cpus;
 	else
@@ -498,31 +557,66 @@ static int pool_start(struct rt_pool *pool)
 	ret = pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), aff);
 	if (ret)
 		goto out_attr;
-	/* Workers are born with every asynchronous signal blocked, so SIGINT,
-	 * SIGTERM, SIGHUP... reach the daemon's main thread (or its signalfd)
-	 * and never interrupt an io_work; fault signals are unaffected. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (unsigned int i = 0; i < pool->nworkers; i++) {
-		struct rt_worker *wk = &pool->workers[i];
-		char name[48];
-
-		ret = pthread_create(&wk->thread, &attr, worker_main, wk);
-		if (ret)
-			goto out_sigmask;
-		wk->started = true;
-		if (rt->opts.mode == NVMFD_RT_BOUND)
-			snprintf(name, sizeof(name), "%s/b%d", rt->name, rt->cpu_list[pool->idx]);
-		else
-			snprintf(name, sizeof(name), "%s/u%u:%u", rt->name, pool->idx, i);
-		name[15] = '\0'; /* the kernel's TASK_COMM_LEN */
-		pthread_setname_np(wk->thread, name);
-	}
-out_sigmask:
+	ret = pthread_create(&wk->thread, &attr, worker_main, wk);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		goto out_attr;
+	wk->started = true;
+	pool->nworkers++;
+	if (rt->opts.mode == NVMFD_RT_BOUND)
+		snprintf(name, sizeof(name), "%s/b%d:%u", rt->name, rt->cpu_list[pool->idx],
+			 wk->idx);
+	else
+		snprintf(name, sizeof(name), "%s/u%u:%u", rt->name, pool->idx, wk->idx);
+	name[15] = '\0'; /* the kernel's TASK_COMM_LEN */
+	pthread_setname_np(wk->thread, name);
 out_attr:
 	pthread_attr_destroy(&attr);
 	return -ret;
+}
+
+static int pool_start(struct rt_pool *pool)
+{
+	unsigned int n = pool->max_workers - RT_SPARE_WORKERS;
+	int ret = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	while (!ret && pool->nworkers < n)
+		ret = worker_spawn(pool);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+void nvmfd_rt_blocking_begin(void)
+{
+	struct rt_worker *wk = rt_self;
+	struct rt_pool *pool;
+
+	if (!wk || !rt_current || wk->in_block)
+		return;
+	pool = wk->pool;
+	pthread_mutex_lock(&pool->lock);
+	wk->in_block = true;
+	pool->nrunning--;
+	/* the kernel's wq_worker_sleeping(): keep the pool's CPU busy */
+	pool_kick(pool);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void nvmfd_rt_blocking_end(void)
+{
+	struct rt_worker *wk = rt_self;
+	struct rt_pool *pool;
+
+	if (!wk || !wk->in_block)
+		return;
+	pool = wk->pool;
+	pthread_mutex_lock(&pool->lock);
+	wk->in_block = false;
+	pool->nrunning++;
+	pthread_mutex_unlock(&pool->lock);
 }
 
 static void pool_stop(struct rt_pool *pool)
@@ -540,7 +634,7 @@ static void pool_stop(struct rt_pool *pool)
 
 static void pool_fini(struct rt_pool *pool)
 {
-	for (unsigned int i = 0; i < pool->nworkers; i++)
+	for (unsigned int i = 0; pool->workers && i < pool->max_workers; i++)
 		if (pool->workers[i].started)
 			pthread_join(pool->workers[i].thread, NULL);
 	free(pool->workers);
@@ -835,14 +929,22 @@ int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int w
 {
 	struct rt_worker *wk;
 
-	if (pool >= rt->npools || worker >= rt->pools[pool].nworkers)
+	struct rt_pool *p;
+	bool started;
+
+	if (pool >= rt->npools)
 		return -EINVAL;
-	wk = &rt->pools[pool].workers[worker];
+	p = &rt->pools[pool];
+	pthread_mutex_lock(&p->lock);
+	started = worker < p->nworkers;
+	pthread_mutex_unlock(&p->lock);
+	if (!started)
+		return -EINVAL;
+	wk = &p->workers[worker];
 	memset(out, 0, sizeof(*out));
 	out->tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
 	out->last_cpu = __atomic_load_n(&wk->last_cpu, __ATOMIC_RELAXED);
-	if (wk->started)
-		pthread_getaffinity_np(wk->thread, sizeof(out->affinity), &out->affinity);
+	pthread_getaffinity_np(wk->thread, sizeof(out->affinity), &out->affinity);
 	out->runs = ld(&wk->runs);
 	out->wakeups = ld(&wk->wakeups);
 	out->epoll_events = ld(&wk->events);
@@ -864,14 +966,14 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	p = &rt->pools[pool];
 	memset(out, 0, sizeof(*out));
 	out->cpus = p->cpus;
-	out->nworkers = p->nworkers;
 	out->max_active = p->max_active;
 	pthread_mutex_lock(&p->lock);
+	out->nworkers = p->nworkers;
 	out->runq_max = p->qlen_max;
 	out->active_max = p->active_max;
 	out->kicks = p->kicks;
 	pthread_mutex_unlock(&p->lock);
-	for (unsigned int i = 0; i < p->nworkers; i++) {
+	for (unsigned int i = 0; i < out->nworkers; i++) {
 		struct nvmfd_rt_worker_stats ws;
 
 		nvmfd_rt_worker_stats(rt, pool, i, &ws);

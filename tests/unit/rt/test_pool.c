@@ -553,13 +553,14 @@ static void test_watch_pipe_oneshot(void **state)
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
 	assert_int_equal(write(p[1], "abc", 3), 3);
 	wait_ge(&r.got, 3);
+	wait_ge(&r.runs, 1); /* fn counts the run after the read */
 	assert_int_equal(ld(&r.runs), 1);
 	/* one-shot and not re-armed: the fd is not watched until re-armed */
 	assert_int_equal(write(p[1], "de", 2), 2);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
 	wait_ge(&r.got, 5);
+	nvmfd_rt_work_cancel_sync(&r.work); /* the run that read it has returned */
 	assert_int_equal(ld(&r.runs), 2);
-	nvmfd_rt_work_cancel_sync(&r.work);
 	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
 	/* a closed fd number can be watched again after unwatch */
 	close(p[0]);
@@ -712,6 +713,73 @@ static void test_hog_counted(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* An item in a blocking section lets the bound pool run other items. */
+struct blocker {
+	struct nvmfd_work work;
+	long gate;
+	long in_block;
+	long after;
+};
+
+static void blocker_fn(struct nvmfd_work *w)
+{
+	struct blocker *b = (struct blocker *)w;
+
+	nvmfd_rt_blocking_begin();
+	nvmfd_rt_blocking_begin(); /* nested: no-op */
+	inc(&b->in_block);
+	while (!ld(&b->gate))
+		usleep(50);
+	nvmfd_rt_blocking_end();
+	nvmfd_rt_blocking_end();
+	inc(&b->after);
+}
+
+static void test_blocking_section(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_worker_stats ws;
+	struct nvmfd_rt_pool_stats ps;
+	struct where x;
+	struct blocker b;
+
+	memset(&b, 0, sizeof(b));
+	memset(&x, 0, sizeof(x));
+	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
+	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
+	CPU_SET(test_cpu[0], &x.expect);
+	x.exact_affinity = true;
+	st(&x.target, 50);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.nworkers, 1);
+
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	wait_ge(&b.in_block, 1);
+	/* b is blocked on its worker: x must still run, on the same CPU */
+	assert_true(nvmfd_rt_queue_work(&x.work));
+	wait_ge(&x.runs, 50);
+	assert_int_equal(ld(&b.after), 0);
+	/* b cannot run twice even though a second worker exists */
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	st(&b.gate, 1);
+	wait_ge(&b.after, 2);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(ld(&x.bad_cpu), 0);
+	assert_int_equal(ld(&x.bad_affinity), 0);
+	assert_int_equal(ld(&b.in_block), 2);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.nworkers, 2);
+	assert_int_equal(ps.active_max, 2);
+	assert_int_equal(ps.runs, 52);
+	assert_int_equal(nvmfd_rt_worker_stats(rt, 0, 1, &ws), 0);
+	assert_true(CPU_EQUAL(&ws.affinity, &x.expect));
+	/* outside a work function: no-ops */
+	nvmfd_rt_blocking_begin();
+	nvmfd_rt_blocking_end();
+	nvmfd_rt_destroy(rt);
+}
+
 static void test_create_errors(void **state)
 {
 	struct nvmfd_rt_opts opts;
@@ -749,6 +817,7 @@ int main(void)
 		cmocka_unit_test(test_watch_moves_fd),
 		cmocka_unit_test(test_stats_json),
 		cmocka_unit_test(test_hog_counted),
+		cmocka_unit_test(test_blocking_section),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
