@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "internal/target.h"
+#include "tcp_client.h"
 #include "tgt_test.h"
 
 /* A TCP socket bound to 127.0.0.1:@port (0 = any); listening if @listen_too.
@@ -138,11 +139,50 @@ static void test_create_fails_cleanly(void **state)
 	free(cfg);
 }
 
+/* Keep-alive end to end: the housekeeping thread expires a controller
+ * whose host went quiet and the transport closes its queues. */
+static void test_keep_alive_expiry_closes_queues(void **state)
+{
+	struct nvmfd_cfg *cfg = calloc(1, sizeof(*cfg));
+	struct nvmfd_tgt *tgt = NULL;
+	struct tc_conn a, io;
+	struct nvmfd_cqe cqe;
+	struct nvmfd_sqe sqe;
+	uint16_t port, cntlid;
+
+	(void)state;
+	cfg_for_tcp(cfg);
+	cfg->kato_grace_ms = 0;
+	cfg->subsys[0].allow_any_host = true;
+	assert_int_equal(nvmfd_tgt_create(cfg, &tgt), 0);
+	assert_int_equal(nvmfd_tgt_start(tgt), 0);
+	port = nvmfd_tgt_listen_port(tgt, 0);
+	assert_int_equal(tc_admin_enable(&a, "127.0.0.1", port, SUB0, false, false, &cntlid), 0);
+	assert_int_equal(tc_io_connect(&io, "127.0.0.1", port, SUB0, cntlid, 1, 31, 0, false,
+				       false),
+			 0);
+	/* KATO 200 ms via Set Features, then silence */
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_SET_FEATURES;
+	sqe.cdw10 = NVMFD_FEAT_KATO;
+	sqe.cdw11 = 200;
+	assert_int_equal(tc_step(tc_cmd(&a, &sqe, NULL, 0, false, 0, &cqe), &cqe), 0);
+	/* both connections are closed by the target (the client's receive
+	 * timeout bounds the wait) */
+	assert_int_equal(tc_wait_eof(&a), 0);
+	assert_int_equal(tc_wait_eof(&io), 0);
+	tc_close(&a);
+	tc_close(&io);
+	nvmfd_tgt_destroy(&tgt);
+	free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifecycle),
 		cmocka_unit_test(test_create_fails_cleanly),
+		cmocka_unit_test(test_keep_alive_expiry_closes_queues),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
