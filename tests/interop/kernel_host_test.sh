@@ -42,7 +42,6 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
 MODE=nvmfd
 ARG_NVMFD=""
 while [ $# -gt 0 ]; do
@@ -64,34 +63,21 @@ KH_NS_MB=${KH_NS_MB:-128}
 
 # ---------------------------------------------------------------- prerequisites
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-HARNESS=""
-for d in "${KH_HARNESS:-}" "$REPO/../shared/interop/kernel-host" /work/shared/interop/kernel-host; do
-	if [ -n "$d" ] && [ -x "$d/run-guest.sh" ]; then
-		HARNESS=$(cd "$d" && pwd)
-		break
-	fi
-done
-[ -n "$HARNESS" ] || skip "kernel-host harness (run-guest.sh) not found; set KH_HARNESS"
-RUN_GUEST=$HARNESS/run-guest.sh
+# shellcheck source-path=SCRIPTDIR source=kh_common.sh
+. "$HERE/kh_common.sh"
+kh_find_harness || skip "kernel-host harness (run-guest.sh) not found; set KH_HARNESS"
+RUN_GUEST=$KH_RUN_GUEST
 
 NVMFD=""
 if [ "$MODE" = nvmfd ]; then
-	b=${NVMFD_BIN:-${ARG_NVMFD:-$REPO/build/bin}}
+	b=${NVMFD_BIN:-${ARG_NVMFD:-$KH_REPO/build/bin}}
 	[ -d "$b" ] && b=$b/nvmfd
 	[ -x "$b" ] || skip "no nvmfd binary at $b (build it first: scripts/build.sh)"
 	NVMFD=$(readlink -f "$b")
 	command -v ss >/dev/null || skip "ss (iproute2) not installed"
 fi
 
-if [ -z "${KERNEL_HOST_CACHE:-}" ]; then
-	if mkdir -p /var/cache/nvmfd-kernel-host 2>/dev/null && [ -w /var/cache/nvmfd-kernel-host ]; then
-		KERNEL_HOST_CACHE=/var/cache/nvmfd-kernel-host
-	else
-		KERNEL_HOST_CACHE=$REPO/.kernel-host-cache
-	fi
-fi
-export KERNEL_HOST_CACHE
-mkdir -p "$KERNEL_HOST_CACHE" || skip "cannot create $KERNEL_HOST_CACHE"
+kh_pick_cache || skip "cannot create the harness cache $KERNEL_HOST_CACHE"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvmfd-interop.XXXXXX")
 NVMFD_PID=""
@@ -144,8 +130,7 @@ trap 'log "interrupted"; exit 130' INT TERM HUP
 # ------------------------------------------------------------- harness cache
 # One guest at a time on this machine (2 shared cores): serialise runs of
 # this script through a lock in the cache directory.
-exec 8>"$KERNEL_HOST_CACHE/.nvmfd-interop.lock"
-if ! flock -w "$KH_TIMEOUT" 8; then
+if ! kh_lock "$KH_TIMEOUT"; then
 	log "FAIL: another interop run held the lock for ${KH_TIMEOUT}s"
 	exit 124
 fi
