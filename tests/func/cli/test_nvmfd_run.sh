@@ -8,11 +8,12 @@
 # embedded default (no arguments) when 127.0.0.1:4420 is free.
 #
 # Env: NVMFD = path of the nvmfd binary. Needs python3 for the UNIX socket
-# client (exit 77 without it).
+# client and ss from iproute2 (exit 77 without them).
 set -u
 
 NVMFD=${NVMFD:?NVMFD must point at the nvmfd binary}
 command -v python3 >/dev/null || { echo "python3 missing" >&2; exit 77; }
+command -v ss >/dev/null || { echo "ss (iproute2) missing" >&2; exit 77; }
 TMP=$(mktemp -d /tmp/nvmfd-run-XXXXXX)
 PID=
 cleanup() {
