@@ -149,6 +149,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns);
 void nvmfd__tgt_shutdown_all(struct nvmfd_tgt *tgt);
 int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, uint32_t nsid,
 			      bool enable);
+void nvmfd__tgt_disc_changed(struct nvmfd_tgt *tgt);
 uint64_t nvmfd__tgt_now_ns(void);
 bool nvmfd__tgt_ctrl_is_ready(const struct nvmfd_tgt_ctrl *ctrl);
 uint64_t nvmfd__tgt_cap(const struct nvmfd_tgt_ctrl *ctrl);

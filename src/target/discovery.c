@@ -155,6 +155,9 @@ static nvmfd_status_t disc_get_log(struct nvmfd_tgt_req *req)
 	memset(&hdr, 0, sizeof(hdr));
 	pthread_mutex_lock(&qp->tgt->lock);
 	hdr.genctr = qp->tgt->genctr;
+	/* reading the log re-arms the change AEN unless RAE */
+	if (!NVMFD_GET_LOG_RAE(&req->sqe))
+		qp->ctrl->aen_masked &= ~NVMFD_AEN_CFG_DISC_CHANGE;
 	pthread_mutex_unlock(&qp->tgt->lock);
 	hdr.numrec = numrec;
 	hdr.recfmt = 0;

@@ -722,6 +722,30 @@ int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, ui
 }
 
 /**
+ * nvmfd__tgt_disc_changed() - the discovery information changed (a port,
+ * subsystem link, host or referral): bump GENCTR and send a Discovery Log
+ * Page Change AEN to connected discovery controllers that enabled it (AEC
+ * bit 31) and have no unread change.
+ * @tgt: target.
+ * Context: control thread; takes tgt->lock.
+ */
+void nvmfd__tgt_disc_changed(struct nvmfd_tgt *tgt)
+{
+	pthread_mutex_lock(&tgt->lock);
+	tgt->genctr++;
+	for (struct nvmfd_tgt_ctrl *c = tgt->disc->ctrls; c; c = c->next) {
+		if (!(c->aen_cfg & NVMFD_AEN_CFG_DISC_CHANGE) ||
+		    (c->aen_masked & NVMFD_AEN_CFG_DISC_CHANGE))
+			continue;
+		c->aen_masked |= NVMFD_AEN_CFG_DISC_CHANGE;
+		nvmfd__tgt_ctrl_add_event_locked(c, NVMFD_AER_TYPE_NOTICE |
+							    (NVMFD_AER_NOTICE_DISC_CHANGED << 8) |
+							    ((uint32_t)NVMFD_LOG_DISC << 16));
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+/**
  * nvmfd__tgt_ctrl_is_ready() - CC.EN and CSTS.RDY both set.
  * @ctrl: controller.
  * Return: true if non-fabrics commands may run.

@@ -206,6 +206,44 @@ static void test_disc_wildcard_self(void **state)
 	tt_q_free(q);
 }
 
+static void test_disc_change_aen(void **state)
+{
+	struct tt_env *e = *state;
+	struct tt_q *q = tt_q_new(e, 0);
+	struct nvmfd_sqe s;
+	struct nvmfd_disc_log_hdr hdr;
+
+	disc_up(q, HOST_B);
+	/* not enabled: GENCTR moves, no event */
+	nvmfd__tgt_disc_changed(e->tgt);
+	assert_int_equal(disc_log(q, 0, 1024, NVMFD_LOG_DISC), 0);
+	memcpy(&hdr, q->out, sizeof(hdr));
+	assert_int_equal(hdr.genctr, 2);
+	s = tt_sqe(NVMFD_ADMIN_SET_FEATURES, 0, 0);
+	s.cdw10 = NVMFD_FEAT_ASYNC_EVENT;
+	s.cdw11 = NVMFD_AEN_CFG_DISC_CHANGE;
+	assert_int_equal(tt_cmd(q, &s, NULL, 0), 0);
+	s = tt_sqe(NVMFD_ADMIN_ASYNC_EVENT, 0, 0);
+	s.cid = 0x7a;
+	assert_int_equal(tt_submit(q, &s, NULL, 0), 0);
+	nvmfd__tgt_disc_changed(e->tgt);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&q->qp), 1);
+	assert_int_equal(q->last.cid, 0x7a);
+	assert_int_equal(q->last.result, 0x0070f002);
+	/* masked until the log is read */
+	s.cid = 0x7b;
+	assert_int_equal(tt_submit(q, &s, NULL, 0), 0);
+	nvmfd__tgt_disc_changed(e->tgt);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&q->qp), 0);
+	assert_int_equal(disc_log(q, 0, 1024, NVMFD_LOG_DISC), 0);
+	memcpy(&hdr, q->out, sizeof(hdr));
+	assert_int_equal(hdr.genctr, 4);
+	nvmfd__tgt_disc_changed(e->tgt);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&q->qp), 1);
+	assert_int_equal(q->last.cid, 0x7b);
+	tt_q_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +251,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disc_no_io_queues, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disc_log_acl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disc_wildcard_self, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disc_change_aen, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
