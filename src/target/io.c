@@ -4,12 +4,15 @@
  * Dataset Management (deallocate), executed as backend ios on the queue's
  * completion ring (qp->ring).
  *
- * Who flushes: the core calls nvmfd_bk_ring_flush() right after each
- * nvmfd_bk_submit(), so the transport only has to reap the ring (and a
- * flush of an empty ring by the transport is harmless). Completions arrive
- * from nvmfd_bk_ring_reap() on the queue owner and complete the command
- * through nvmfd__tgt_req_complete(). The errno -> status mapping is the
- * backend layer's nvmfd__status_from_errno().
+ * Who flushes: the transport. The core only queues ios with
+ * nvmfd_bk_submit(); the transport calls nvmfd_bk_ring_flush() once after
+ * each receive step of its io_work pass (and before reaping), so all
+ * commands of a pass go to the kernel in one io_uring_enter. A DSM range
+ * chained from a completion callback is flushed by the next step of the
+ * same pass. Only a full ring makes the core flush and reap itself.
+ * Completions arrive from nvmfd_bk_ring_reap() on the queue owner and
+ * complete the command through nvmfd__tgt_req_complete(). The errno ->
+ * status mapping is the backend layer's nvmfd__status_from_errno().
  */
 #include <errno.h>
 #include <limits.h>
@@ -109,8 +112,9 @@ static void account(struct nvmfd_tgt_req *req)
 	}
 }
 
-/* Submit req->bk_io and push it to the kernel. On a full ring, reap (which
- * may complete other commands of this queue) and try once more. */
+/* Queue req->bk_io on the ring (the transport flushes). On a full ring,
+ * flush and reap (which may complete other commands of this queue) and try
+ * once more. */
 static void submit(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
@@ -131,12 +135,7 @@ static void submit(struct nvmfd_tgt_req *req)
 		NVMFD_ERR_RATELIMIT(COMP, "ctrl %u qid %u cid %u: submit: %s", qp->ctrl->cntlid,
 				    qp->qid, req->sqe.cid, strerror(-ret));
 		nvmfd__tgt_req_complete(req, nvmfd__status_from_errno(ret, req->bk_io.op));
-		return;
 	}
-	ret = nvmfd_bk_ring_flush(qp->ring);
-	if (ret < 0)
-		NVMFD_ERR_RATELIMIT(COMP, "ctrl %u qid %u: ring flush: %s", qp->ctrl->cntlid,
-				    qp->qid, strerror(-ret));
 }
 
 /* Next DSM range with blocks to deallocate, from index req->nr_sub. */

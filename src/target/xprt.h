@@ -13,7 +13,9 @@
  *   transport: error -> nvmfd__tgt_req_complete(req, status)
  *              H2C -> take in-capsule data or run R2T/H2CData into req->data
  *              then nvmfd__tgt_req_execute(req)
- *   core:      executes (maybe asynchronously on qp->ring), then calls
+ *   core:      executes (maybe asynchronously on qp->ring: the core only
+ *              queues backend ios, the transport calls nvmfd_bk_ring_flush()
+ *              after each receive step and reaps the ring), then calls
  *              nvmfd__tgt_req_complete(req, status), which fills req->cqe
  *              and calls qp->ops->queue_response(req)
  *   transport: sends C2HData (req->data, req->data_len bytes, if C2H and

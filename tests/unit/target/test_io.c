@@ -253,6 +253,8 @@ static void test_pipelined(void **state)
 		nvmfd__tgt_req_execute(req);
 	}
 	assert_int_equal(c->io->nr_resp, before);
+	assert_int_equal(nvmfd_bk_ring_inflight(c->io->qp.ring), 8);
+	assert_int_equal(nvmfd_bk_ring_flush(c->io->qp.ring), 8); /* one batch */
 	for (int i = 0; i < 100 && c->io->nr_resp < before + 8; i++)
 		nvmfd_bk_ring_reap(c->io->qp.ring, 64);
 	assert_int_equal(c->io->nr_resp, before + 8);

@@ -254,9 +254,12 @@ static inline unsigned int tt_submit(struct tt_q *q, const struct nvmfd_sqe *sqe
 			memcpy(req->data, src, req->data_len);
 	}
 	nvmfd__tgt_req_execute(req);
+	/* as the transport's io_work: flush after the receive step, reap */
 	for (int i = 0; i < 1000 && q->nr_resp == before && nvmfd_bk_ring_inflight(q->qp.ring);
-	     i++)
+	     i++) {
+		nvmfd_bk_ring_flush(q->qp.ring);
 		nvmfd_bk_ring_reap(q->qp.ring, 64);
+	}
 	return q->nr_resp - before;
 }
 
