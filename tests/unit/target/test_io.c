@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* test_io.c - Read/Write/Flush/Write Zeroes/DSM on RAM namespaces through
  * the seam, with data verification and every error status. */
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "tgt_test.h"
 
 struct ictx {
@@ -265,6 +268,88 @@ static void test_pipelined(void **state)
 	assert_int_equal(c->io->last.sqhd, (1 + 8 + 1) % 128);
 }
 
+/* A file namespace: real io_uring I/O, Flush, and data on disk after the
+ * backends are closed (as nvmfd_tgt_stop() does). */
+static void test_file_backend(void **state)
+{
+	struct tt_env *e = calloc(1, sizeof(*e));
+	char path[] = "/tmp/nvmfd-tgt-io-XXXXXX";
+	struct tt_q *a, *io;
+	struct nvmfd_cfg_ns *ns;
+	struct nvmfd_sqe s;
+	uint16_t cntlid;
+	uint8_t *disk;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	tt_cfg_build(&e->cfg);
+	ns = &e->cfg.subsys[0].ns[0];
+	ns->bk.type = NVMFD_BK_FILE;
+	ns->bk.size = 1 << 20;
+	ns->bk.lba_shift = 9;
+	snprintf(ns->path, sizeof(ns->path), "%s", path);
+	ns->bk.path = ns->path;
+	assert_int_equal(nvmfd__tgt_core_create(&e->cfg, &e->tgt), 0);
+	a = tt_q_new(e, 0);
+	io = tt_q_new(e, 0);
+	cntlid = tt_admin_up(a, SUB0, HOST_A, 0);
+	assert_int_equal(tt_io_connect(io, 1, cntlid, SUB0, HOST_A), 0);
+	/* Identify NS reports the file geometry and read-zeroes */
+	s = tt_sqe(NVMFD_ADMIN_IDENTIFY, 1, 4096);
+	s.cdw10 = NVMFD_ID_CNS_NS;
+	assert_int_equal(tt_cmd(a, &s, NULL, 0), 0);
+	assert_int_equal(a->out[33], NVMFD_DLFEAT_READ_ZEROES);
+	pattern(wbuf, 64 * 1024, 9);
+	assert_int_equal(do_write(io, 1, 256, 128, 9, wbuf), 0);
+	s = tt_sqe(NVMFD_CMD_FLUSH, 1, 0);
+	assert_int_equal(tt_cmd(io, &s, NULL, 0), 0);
+	assert_int_equal(do_read(io, 1, 256, 128, 9), 0);
+	assert_memory_equal(io->out, wbuf, 64 * 1024);
+	/* Write Zeroes and a two-range deallocate read back as zeroes */
+	{
+		static const uint8_t zero[4096];
+		struct nvmfd_dsm_range r[2];
+
+		s = tt_sqe(NVMFD_CMD_WRITE_ZEROES, 1, 0);
+		s.cdw10 = 300;
+		s.cdw12 = 7;
+		assert_int_equal(tt_cmd(io, &s, NULL, 0), 0);
+		memset(r, 0, sizeof(r));
+		r[0].slba = 256;
+		r[0].nlb = 8;
+		r[1].slba = 376;
+		r[1].nlb = 8;
+		s = tt_sqe(NVMFD_CMD_DSM, 1, sizeof(r));
+		s.cdw10 = 1;
+		s.cdw11 = NVMFD_DSM_AD;
+		assert_int_equal(tt_cmd(io, &s, r, sizeof(r)), 0);
+		assert_int_equal(do_read(io, 1, 256, 128, 9), 0);
+		assert_memory_equal(io->out, zero, 4096);
+		assert_memory_equal(io->out + 4096, wbuf + 4096, (300 - 264) * 512);
+		assert_memory_equal(io->out + (300 - 256) * 512, zero, 4096);
+		assert_memory_equal(io->out + (308 - 256) * 512, wbuf + (308 - 256) * 512,
+				    (376 - 308) * 512);
+		assert_memory_equal(io->out + (376 - 256) * 512, zero, 4096);
+		/* restore the pattern for the on-disk check */
+		assert_int_equal(do_write(io, 1, 256, 128, 9, wbuf), 0);
+	}
+	tt_q_free(io);
+	tt_q_free(a);
+	assert_int_equal(nvmfd__tgt_core_close_backends(e->tgt), 0);
+	disk = malloc(64 * 1024);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, disk, 64 * 1024, 256 * 512), 64 * 1024);
+	assert_memory_equal(disk, wbuf, 64 * 1024);
+	close(fd);
+	free(disk);
+	unlink(path);
+	tt_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +359,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dsm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_io_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
+		cmocka_unit_test(test_file_backend),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

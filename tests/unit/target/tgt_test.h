@@ -16,6 +16,7 @@
 #define NVMFD_TESTS_TGT_TEST_H
 
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,8 +258,11 @@ static inline unsigned int tt_submit(struct tt_q *q, const struct nvmfd_sqe *sqe
 	/* as the transport's io_work: flush after the receive step, reap */
 	for (int i = 0; i < 1000 && q->nr_resp == before && nvmfd_bk_ring_inflight(q->qp.ring);
 	     i++) {
+		struct pollfd pfd = { .fd = nvmfd_bk_ring_event_fd(q->qp.ring), .events = POLLIN };
+
 		nvmfd_bk_ring_flush(q->qp.ring);
-		nvmfd_bk_ring_reap(q->qp.ring, 64);
+		if (nvmfd_bk_ring_reap(q->qp.ring, 64) == 0)
+			poll(&pfd, 1, 10); /* kernel I/O in progress */
 	}
 	return q->nr_resp - before;
 }
