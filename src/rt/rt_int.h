@@ -90,6 +90,7 @@ struct nvmfd__rt_placer {
 /** nvmfd__rt_placer_init() - counters at zero for the CPUs in @cpus (borrowed).
  *  Return: 0, -EINVAL if @cpus is empty. */
 int nvmfd__rt_placer_init(struct nvmfd__rt_placer *p, const cpu_set_t *cpus);
+/** nvmfd__rt_placer_fini() - release @p's lock; counters are forgotten. */
 void nvmfd__rt_placer_fini(struct nvmfd__rt_placer *p);
 
 /**
