@@ -521,9 +521,13 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	ctrl->info.nn = ctrl->id->nn;
 	ctrl->info.oncs = ctrl->id->oncs;
 	/* NVMe-oF 1.1 Figure 30: IOCCSZ counts the 64-byte SQE too. */
-	ctrl->info.in_capsule_max = ctrl->id->ioccsz > 4 ? ctrl->id->ioccsz * 16 - 64 : 0;
-	if (ctrl->info.in_capsule_max > ctrl->opts.max_io_size)
-		ctrl->info.in_capsule_max = ctrl->opts.max_io_size;
+	{
+		uint64_t icd = ctrl->id->ioccsz > 4 ? (uint64_t)ctrl->id->ioccsz * 16 - 64 : 0;
+
+		if (icd > ctrl->opts.max_io_size)
+			icd = ctrl->opts.max_io_size;
+		ctrl->info.in_capsule_max = (uint32_t)icd;
+	}
 	copy_trim(ctrl->info.sn, sizeof(ctrl->info.sn), ctrl->id->sn, sizeof(ctrl->id->sn));
 	copy_trim(ctrl->info.mn, sizeof(ctrl->info.mn), ctrl->id->mn, sizeof(ctrl->id->mn));
 	copy_trim(ctrl->info.fr, sizeof(ctrl->info.fr), ctrl->id->fr, sizeof(ctrl->id->fr));
@@ -657,11 +661,22 @@ struct nvmfd_host_qp *nvmfd_host_ctrl_qp(struct nvmfd_host_ctrl *ctrl, uint32_t 
 int nvmfd_host_discover(struct nvmfd_host_ctrl *ctrl, struct nvmfd_disc_log_hdr *hdr,
 			struct nvmfd_disc_log_entry **entries)
 {
+	size_t chunk;
 	int ret = -EIO;
 
 	if (!ctrl || !hdr || !entries)
 		return -EINVAL;
 	*entries = NULL;
+	/* One Get Log Page moves at most max_io_size and MDTS (2^MDTS pages of
+	 * CAP.MPSMIN, 0 = no limit); larger logs are read in LPO steps. */
+	chunk = ctrl->opts.max_io_size & ~(size_t)3;
+	if (ctrl->info.mdts && ctrl->info.mdts < 20) {
+		size_t mdts = ((size_t)1 << ctrl->info.mdts) *
+			      ((size_t)4096 << NVMFD_CAP_MPSMIN(ctrl->info.cap));
+
+		if (mdts < chunk)
+			chunk = mdts;
+	}
 	pthread_mutex_lock(&ctrl->admin_lock);
 	for (int attempt = 0; attempt < 3; attempt++) {
 		struct nvmfd_disc_log_hdr *full;
@@ -686,10 +701,15 @@ int nvmfd_host_discover(struct nvmfd_host_ctrl *ctrl, struct nvmfd_disc_log_hdr 
 			ret = -ENOMEM;
 			goto out_unlock;
 		}
-		ret = get_log_locked(ctrl, NVMFD_LOG_DISC, 0, 0, full, (uint32_t)len);
-		if (ret < 0) {
-			free(full);
-			goto out_unlock;
+		for (size_t off = 0; off < len; off += chunk) {
+			size_t n = len - off < chunk ? len - off : chunk;
+
+			ret = get_log_locked(ctrl, NVMFD_LOG_DISC, 0, off, (uint8_t *)full + off,
+					     (uint32_t)n);
+			if (ret < 0) {
+				free(full);
+				goto out_unlock;
+			}
 		}
 		/* NVMe-oF 1.1 §5.3: a changed GENCTR means the log moved under us. */
 		if (full->genctr != hdr->genctr || full->numrec != numrec) {

@@ -146,6 +146,9 @@ int nvmfd__host_qp_alloc(struct nvmfd_host_ctrl *ctrl, uint16_t qid, uint32_t de
 		qp->free_stack[i] = (uint16_t)(depth - 1 - i);
 	qp->nr_free = depth;
 	qp->max_io = ctrl->opts.max_io_size;
+	/* Identify pages must always fit on the admin queue. */
+	if (qid == 0 && qp->max_io < NVMFD_IDENTIFY_DATA_SIZE)
+		qp->max_io = NVMFD_IDENTIFY_DATA_SIZE;
 	qp->timeout_ns = (uint64_t)ctrl->opts.timeout_ms * 1000000ull;
 	*out = qp;
 	return 0;
