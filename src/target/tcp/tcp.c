@@ -57,6 +57,7 @@
 #define TCP_MAX_SLOTS 0xfffe /* TTAG is a slot index; 0xffff stays unused */
 #define TCP_DEF_QUEUE_SIZE 128
 #define TCP_DEF_DEADLINE_US 1000
+#define TCP_TX_BATCH 16 /* PDUs gathered into one sendmsg */
 #define TCP_TERM_BUF (sizeof(struct nvmfd_tcp_term) + NVMFD_TCP_TERM_ERR_DATA_MAX)
 
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
@@ -173,6 +174,7 @@ struct tcp_queue {
 	struct nvmfd_bk_ring *ring;
 	int ring_fd;
 	struct tcp_req *tx_head, *tx_tail;
+	struct tcp_req *tx_partial; /* slot whose PDU is partly on the wire */
 	uint8_t ctrl_pdu[TCP_TERM_BUF]; /* ICResp or C2HTermReq */
 	uint32_t ctrl_len;
 	uint32_t ctrl_sent;
@@ -305,13 +307,15 @@ static void tcp_tx_push(struct tcp_queue *q, struct tcp_req *r)
 	q->tx_tail = r;
 }
 
-static void tcp_tx_pop(struct tcp_queue *q)
+/* Unlink @r (whose predecessor on the tx list is @prev, NULL at the head). */
+static void tcp_tx_unlink(struct tcp_queue *q, struct tcp_req *prev, struct tcp_req *r)
 {
-	struct tcp_req *r = q->tx_head;
-
-	q->tx_head = r->tx_next;
-	if (!q->tx_head)
-		q->tx_tail = NULL;
+	if (prev)
+		prev->tx_next = r->tx_next;
+	else
+		q->tx_head = r->tx_next;
+	if (q->tx_tail == r)
+		q->tx_tail = prev;
 	r->tx_next = NULL;
 }
 
@@ -832,33 +836,35 @@ static int tcp_pdu_iov(const struct tcp_req *r, struct iovec iov[3])
 	return n;
 }
 
-/* One PDU of @r is on the wire: move the slot on. */
-static void tcp_pdu_done(struct tcp_queue *q, struct tcp_req *r)
+/* One PDU of @r is on the wire: move the slot on.
+ * Return: true when @r left the tx list. */
+static bool tcp_pdu_done(struct tcp_queue *q, struct tcp_req *prev, struct tcp_req *r)
 {
 	r->pdu_built = false;
 	switch (r->phase) {
 	case TCP_TX_R2T:
-		tcp_tx_pop(q);
+		tcp_tx_unlink(q, prev, r);
 		r->h2c_rcvd = 0;
 		tcp_req_set_state(q, r, TCP_REQ_H2C);
 		TCP_STAT_ADD(q, r2ts, 1);
-		return;
+		return true;
 	case TCP_TX_C2H:
 		r->c2h_off += r->pdu_dlen;
 		if (r->c2h_off < r->req.data_len)
-			return;
+			return false;
 		if (!r->c2h_success) {
 			r->phase = TCP_TX_RSP;
-			return;
+			return false;
 		}
 		break;
 	case TCP_TX_RSP:
 	default:
 		break;
 	}
-	tcp_tx_pop(q);
+	tcp_tx_unlink(q, prev, r);
 	TCP_STAT_ADD(q, completions, 1);
 	tcp_req_put(q, r);
+	return true;
 }
 
 static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress)
@@ -908,22 +914,42 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 	}
 	nvmfd_budget_start_slice(&q->tx_budget);
 	while (q->tx_head) {
-		struct tcp_req *r = q->tx_head;
-		struct iovec iov[3];
-		bool more;
+		struct iovec iov[3 * TCP_TX_BATCH];
+		struct tcp_req *r, *prev, *last = NULL;
+		unsigned int npdu = 0;
+		uint64_t left;
 		ssize_t n;
-		int cnt;
+		int cnt = 0;
 
 		if (!nvmfd_budget_left(&q->tx_budget)) {
 			TCP_STAT_ADD(q, tx_budget_exhausted, 1);
 			*progress = true;
 			return 0;
 		}
-		if (!r->pdu_built)
-			tcp_build_pdu(q, r);
-		cnt = tcp_pdu_iov(r, iov);
-		more = !r->pdu_last || r->tx_next != NULL;
-		n = nvmfd__sock_sendv(q->fd, iov, cnt, more);
+		/* Gather the current PDU of up to TCP_TX_BATCH slots (within the
+		 * PDU budget) into one sendmsg: fewer syscalls per command. A PDU
+		 * cut short by the last send must be finished first, alone: no
+		 * byte of another PDU may land inside it. */
+		if (q->tx_partial) {
+			r = q->tx_partial;
+			cnt = tcp_pdu_iov(r, iov);
+			last = r;
+			npdu = 1;
+			r = NULL;
+		}
+		for (r = q->tx_partial ? NULL : q->tx_head; r && npdu < TCP_TX_BATCH;
+		     r = r->tx_next) {
+			if (q->tx_budget.pdus_max &&
+			    q->tx_budget.pdus + npdu >= q->tx_budget.pdus_max && npdu)
+				break;
+			if (!r->pdu_built)
+				tcp_build_pdu(q, r);
+			cnt += tcp_pdu_iov(r, iov + cnt);
+			last = r;
+			npdu++;
+		}
+		n = nvmfd__sock_sendv(q->fd, iov, cnt,
+				      r != NULL || !last->pdu_last || last->tx_next != NULL);
 		if (n == -EAGAIN) {
 			TCP_STAT_ADD(q, eagain_sends, 1);
 			q->tx_blocked = true;
@@ -932,14 +958,38 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 		if (n < 0)
 			return (int)n;
 		*progress = true;
-		r->pdu_sent += (uint32_t)n;
 		TCP_STAT_ADD(q, bytes_tx, n);
 		nvmfd_budget_charge(&q->tx_budget, (uint64_t)n, 0);
-		if (r->pdu_sent < r->pdu_total)
-			continue;
-		TCP_STAT_ADD(q, pdus_tx, 1);
-		nvmfd_budget_charge(&q->tx_budget, 0, 1);
-		tcp_pdu_done(q, r);
+		/* Account the bytes to the gathered PDUs, in order. */
+		left = (uint64_t)n;
+		prev = NULL;
+		r = q->tx_head;
+		if (q->tx_partial) {
+			while (r != q->tx_partial) {
+				prev = r;
+				r = r->tx_next;
+			}
+			q->tx_partial = NULL;
+		}
+		while (left && r) {
+			struct tcp_req *next = r->tx_next;
+			uint32_t rem = r->pdu_total - r->pdu_sent;
+
+			if (left < rem) {
+				r->pdu_sent += (uint32_t)left;
+				q->tx_partial = r;
+				break;
+			}
+			left -= rem;
+			r->pdu_sent = r->pdu_total;
+			TCP_STAT_ADD(q, pdus_tx, 1);
+			nvmfd_budget_charge(&q->tx_budget, 0, 1);
+			if (!tcp_pdu_done(q, prev, r))
+				prev = r;
+			if (r == last)
+				break;
+			r = next;
+		}
 	}
 	return 0;
 }
@@ -1010,10 +1060,10 @@ static void tcp_port_release(struct nvmfd_tcp_port *port, struct tcp_queue *q);
 /* Best effort: finish a half-sent PDU, then the C2HTermReq, once each. */
 static void tcp_send_term(struct tcp_queue *q)
 {
-	struct tcp_req *r = q->tx_head;
+	struct tcp_req *r = q->tx_partial;
 	bool progress = false;
 
-	if (r && r->pdu_built && r->pdu_sent && r->pdu_sent < r->pdu_total) {
+	if (r) {
 		struct iovec iov[3];
 		int cnt = tcp_pdu_iov(r, iov);
 		ssize_t n = nvmfd__sock_sendv(q->fd, iov, cnt, true);
