@@ -123,6 +123,12 @@ static int tc_on_event(struct tc_conn *c, enum nvmfd_pdu_ev ev, uint8_t *hdr, vo
 		if (ch->type == NVMFD_TCP_C2H_DATA) {
 			const struct nvmfd_tcp_data *d = nvmfd_pdu_rx_hdr(&c->rx);
 			uint64_t end = (uint64_t)le32toh(d->datao) + le32toh(d->datal);
+			uint16_t cid = le16toh(d->cccid);
+
+			if (c->cid_data && cid < c->cid_data_n) {
+				data = c->cid_data[cid];
+				cap = c->cid_data_cap;
+			}
 
 			if (!data || end > cap)
 				return -EPROTO;
@@ -598,4 +604,19 @@ out_io:
 out_adm:
 	tc_close(&adm);
 	return ret;
+}
+
+int tc_send_cmd(struct tc_conn *c, struct nvmfd_sqe *sqe, const void *data, uint32_t icd_len,
+		 uint32_t xfer_len)
+{
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	size_t hlen;
+
+	sqe->flags = (uint8_t)((sqe->flags & ~NVMFD_SQE_FLAGS_PSDT_MASK) |
+			       NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG);
+	memset(&sqe->dptr, 0, sizeof(sqe->dptr));
+	sqe->dptr.length = htole32(icd_len ? icd_len : xfer_len);
+	sqe->dptr.type = icd_len ? NVMFD_SGL_ID_INCAPSULE : NVMFD_SGL_ID_TRANSPORT;
+	hlen = nvmfd_pdu_build_cmd(hdr, sqe, icd_len, c->hdgst, c->ddgst);
+	return tc_send_pdu(c, hdr, hlen, data, icd_len);
 }

@@ -49,6 +49,12 @@ struct tc_conn {
 	unsigned int c2h_pdus; /* C2HData PDUs seen by the last tc_cmd() */
 	unsigned int h2c_pdus; /* H2CData PDUs sent by the last tc_cmd() */
 	bool success_flag; /* last tc_cmd() completed through C2HData SUCCESS */
+	/* pipelined reads: when set, C2HData for cid < cid_data_n lands in
+	 * cid_data[cid] (cid_data_cap bytes each) instead of tc_recv_pdu()'s
+	 * @data */
+	uint8_t **cid_data;
+	uint32_t cid_data_n;
+	uint32_t cid_data_cap;
 	/* connection totals, to compare with the target's counters */
 	uint64_t bytes_sent;
 	uint64_t bytes_rcvd;
@@ -65,6 +71,14 @@ void tc_close(struct tc_conn *c);
 int tc_ic(struct tc_conn *c, bool hdgst, bool ddgst);
 /** tc_open_ic() - tc_open() + tc_ic(). */
 int tc_open_ic(struct tc_conn *c, const char *addr, uint16_t port, bool hdgst, bool ddgst);
+
+/**
+ * tc_send_cmd() - send one CapsuleCmd without waiting (pipelining): @sqe's
+ * dptr and flags are filled; in-capsule data when @icd_len > 0 (@data).
+ * Return: 0 or -errno.
+ */
+int tc_send_cmd(struct tc_conn *c, struct nvmfd_sqe *sqe, const void *data, uint32_t icd_len,
+		 uint32_t xfer_len);
 
 /** tc_send_raw() - write exactly @len bytes. Return: 0 or -errno. */
 int tc_send_raw(struct tc_conn *c, const void *buf, size_t len);
