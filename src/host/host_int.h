@@ -81,6 +81,7 @@ struct nvmfd_host_qp {
 	uint32_t tx_head;
 	uint32_t tx_count;
 	bool in_flush;
+	bool in_poll; /* callbacks are running: submissions wait for the poll's flush */
 	uint8_t ctl_tx[HOST_CTL_TX_LEN]; /* ICReq / H2CTermReq */
 	uint32_t ctl_len;
 	uint32_t ctl_off;

@@ -400,8 +400,14 @@ static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void
 	if (icd)
 		s->h2c_off = s->h2c_end = len; /* nothing left for an R2T */
 	txq_push(qp, cid);
-	/* A send failure fails the qp, which has then run @cb: still "submitted". */
-	qp_flush(qp);
+	/*
+	 * Inside nvmfd_host_qp_poll() (a callback resubmitting) the PDU waits
+	 * for the flush at the end of the poll, so a burst of completions
+	 * turns into one sendmsg(). Otherwise send now. A send failure fails
+	 * the qp, which has then run @cb: still "submitted".
+	 */
+	if (!qp->in_poll)
+		qp_flush(qp);
 	return 0;
 }
 
@@ -839,6 +845,8 @@ static void qp_check_timeouts(struct nvmfd_host_qp *qp)
 	}
 }
 
+static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max);
+
 static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 {
 	int ret;
@@ -849,6 +857,25 @@ static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 	ret = qp_flush(qp);
 	if (ret < 0)
 		return ret;
+	qp->in_poll = true;
+	ret = qp_poll_rx(qp, max);
+	qp->in_poll = false;
+	if (ret < 0)
+		return ret;
+	ret = qp_flush(qp);
+	if (ret < 0)
+		return ret;
+	qp_check_timeouts(qp);
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	return (int)qp->completed_in_poll;
+}
+
+/* Receive and process until the socket is drained or @max completions. */
+static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
+{
+	int ret;
+
 	for (;;) {
 		ssize_t n;
 
@@ -877,13 +904,7 @@ static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 		qp->rx_pos = 0;
 		qp->rx_end = (uint32_t)n;
 	}
-	ret = qp_flush(qp);
-	if (ret < 0)
-		return ret;
-	qp_check_timeouts(qp);
-	if (qp->state == HOST_QP_FAILED)
-		return qp->fail_err;
-	return (int)qp->completed_in_poll;
+	return 0;
 }
 
 int nvmfd_host_qp_poll(struct nvmfd_host_qp *qp, uint32_t max)

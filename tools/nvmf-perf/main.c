@@ -124,6 +124,8 @@ static void worker_fail(struct worker *w, int code, const char *fmt, ...)
 	__atomic_store_n(&w->run->stop, 1, __ATOMIC_RELAXED);
 }
 
+static int submit_one(struct worker *w, struct io_ctx *io);
+
 static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 {
 	struct io_ctx *io = arg;
@@ -179,6 +181,10 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 		else
 			w->writes++;
 	}
+	/* Resubmit from the callback (SPDK perf style): the library batches
+	 * these into one send at the end of the poll. */
+	if (end < run->end_ns && !__atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+		submit_one(w, io);
 }
 
 static bool pattern_is_random(enum perf_pattern p)
