@@ -191,6 +191,31 @@ static void test_unbound_strict_affinity(void **state)
 	free(x);
 }
 
+/* Non-strict: one pool per CPU (scope cpu), but the workers may run on any
+ * runtime CPU; they are only moved back into their unit at item start. */
+static void test_unbound_nonstrict_affinity(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_CPU, false, 0, 0);
+	struct nvmfd_rt_worker_stats ws;
+	struct where x;
+
+	memset(&x, 0, sizeof(x));
+	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
+	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[test_ncpus - 1]);
+	x.expect = test_cpus;
+	x.exact_affinity = true;
+	st(&x.target, 20);
+	assert_true(nvmfd_rt_queue_work(&x.work));
+	wait_ge(&x.runs, 20);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(ld(&x.bad_cpu), 0);
+	assert_int_equal(ld(&x.bad_affinity), 0);
+	assert_int_equal(nvmfd_rt_worker_stats(rt, (unsigned int)test_ncpus - 1, 0, &ws), 0);
+	assert_int_equal(ws.runs, 20);
+	assert_true(CPU_EQUAL(&ws.affinity, &test_cpus));
+	nvmfd_rt_destroy(rt);
+}
+
 static void test_unbound_system_runs_on_runtime_cpus(void **state)
 {
 	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 0, 0);
@@ -806,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_create_errors),
 		cmocka_unit_test(test_bound_runs_on_its_cpu),
 		cmocka_unit_test(test_unbound_strict_affinity),
+		cmocka_unit_test(test_unbound_nonstrict_affinity),
 		cmocka_unit_test(test_unbound_system_runs_on_runtime_cpus),
 		cmocka_unit_test(test_nonreentrant_bound),
 		cmocka_unit_test(test_nonreentrant_unbound_many_workers),
