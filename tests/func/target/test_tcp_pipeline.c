@@ -104,6 +104,81 @@ int main(void)
 			TF_CHECK(!memcmp(rbuf[i] + off, zero, sizeof(zero)));
 		free(rbuf[i]);
 	}
+
+	/* 32 writes of 256 KiB through R2T, all submitted first; the R2Ts are
+	 * answered as they arrive (H2CData in MAXH2CDATA pieces), then all are
+	 * read back at once. */
+	{
+		enum { NW = 32 };
+		const uint32_t wl = 256u << 10;
+		uint8_t **wb = calloc(NW + 1, sizeof(*wb));
+		unsigned int r2ts = 0, rsps = 0;
+
+		TF_CHECK(wb);
+		for (uint16_t i = 1; i <= NW; i++) {
+			wb[i] = malloc(wl);
+			TF_CHECK(wb[i]);
+			tc_pattern(wb[i], wl, 5000u + i);
+			fill_sqe(&sqe, NVMFD_CMD_WRITE, i, 65536 + (uint64_t)i * (wl / 512), wl);
+			TF_CHECK_EQ(tc_send_cmd(&io, &sqe, NULL, 0, wl), 0);
+		}
+		while (rsps < NW) {
+			uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+
+			TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+			if (hdr[0] == NVMFD_TCP_R2T) {
+				const struct nvmfd_tcp_r2t *r2t = (const void *)hdr;
+				uint16_t cid = le16toh(r2t->cccid);
+				uint8_t dh[NVMFD_TCP_MAX_HDR_DGST_LEN];
+
+				TF_CHECK(cid >= 1 && cid <= NW);
+				TF_CHECK_EQ(le32toh(r2t->r2to), 0);
+				TF_CHECK_EQ(le32toh(r2t->r2tl), wl);
+				for (uint32_t off = 0; off < wl; off += io.maxh2cdata) {
+					uint32_t n = wl - off < io.maxh2cdata ? wl - off : io.maxh2cdata;
+					size_t hl = nvmfd_pdu_build_data(
+						dh, NVMFD_TCP_H2C_DATA,
+						off + n == wl ? NVMFD_TCP_F_DATA_LAST : 0, cid,
+						le16toh(r2t->ttag), off, n, false, true);
+					uint32_t dg = htole32(nvmfd_digest(wb[cid] + off, n));
+
+					TF_CHECK_EQ(tc_send_raw(&io, dh, hl), 0);
+					TF_CHECK_EQ(tc_send_raw(&io, wb[cid] + off, n), 0);
+					TF_CHECK_EQ(tc_send_raw(&io, &dg, sizeof(dg)), 0);
+				}
+				r2ts++;
+				continue;
+			}
+			TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
+			TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+			rsps++;
+		}
+		TF_CHECK_EQ(r2ts, NW);
+		for (uint16_t i = 1; i <= NW; i++) {
+			rbuf[i] = malloc(wl);
+			TF_CHECK(rbuf[i]);
+			fill_sqe(&sqe, NVMFD_CMD_READ, i, 65536 + (uint64_t)i * (wl / 512), wl);
+			TF_CHECK_EQ(tc_send_cmd(&io, &sqe, NULL, 0, wl), 0);
+		}
+		io.cid_data_n = NW + 1;
+		io.cid_data_cap = wl;
+		for (unsigned int got = 0; got < NW;) {
+			uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+
+			TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+			if (hdr[0] == NVMFD_TCP_RSP) {
+				TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)),
+					    0);
+				got++;
+			}
+		}
+		for (uint16_t i = 1; i <= NW; i++) {
+			TF_CHECK(!memcmp(rbuf[i], wb[i], wl));
+			free(rbuf[i]);
+			free(wb[i]);
+		}
+		free(wb);
+	}
 	free(rbuf);
 	tc_close(&io);
 	tc_close(&adm);
