@@ -107,7 +107,8 @@ int nvmfd_host_default_hostnqn(char *buf, size_t len);
  * struct nvmfd_host_ctrl_opts - connection parameters; nvmfd_host_ctrl_opts_init().
  * @size:           sizeof(struct nvmfd_host_ctrl_opts), for ABI growth.
  * @hostnqn:        host NQN; empty: trid->hostnqn, else nvmfd_host_default_hostnqn().
- * @hostid:         128-bit host identifier; all-zero: random per controller.
+ * @hostid:         128-bit host identifier; all-zero: the UUID in /etc/nvme/hostid
+ *                  if readable, else random per controller.
  * @hdgst:          request header digests in ICReq.
  * @ddgst:          request data digests in ICReq.
  * @nr_io_queues:   I/O queue pairs to connect (clamped by Set Features

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host/host_int.h"
+#include "internal/log.h"
 
 #define DISC_MAX_RECORDS 4096
 #define CSTS_POLL_MS 10
@@ -38,6 +39,41 @@ static int ctrl_qp_err(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, i
 	else
 		ctrl_seterr(ctrl, "%s: %s", what, strerror(-ret));
 	return ret;
+}
+
+/* /etc/nvme/hostid holds a UUID string, as nvme-cli writes it. */
+static int read_etc_hostid(uint8_t id[16])
+{
+	char line[64];
+	unsigned int n = 0;
+	FILE *f;
+
+	f = fopen("/etc/nvme/hostid", "re");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	for (const char *p = line; *p && *p != '\n' && n < 32; p++) {
+		int v;
+
+		if (*p == '-')
+			continue;
+		if (*p >= '0' && *p <= '9')
+			v = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			v = (*p | 0x20) - 'a' + 10;
+		else
+			return -EINVAL;
+		if (n % 2 == 0)
+			id[n / 2] = (uint8_t)(v << 4);
+		else
+			id[n / 2] |= (uint8_t)v;
+		n++;
+	}
+	return n == 32 ? 0 : -EINVAL;
 }
 
 void nvmfd_host_ctrl_opts_init(struct nvmfd_host_ctrl_opts *opts, size_t size)
@@ -76,7 +112,8 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 	if (!ctrl)
 		return -ENOMEM;
 	ctrl->opts = o;
-	if (!memcmp(ctrl->opts.hostid, zero_id, sizeof(zero_id))) {
+	if (!memcmp(ctrl->opts.hostid, zero_id, sizeof(zero_id)) &&
+	    read_etc_hostid(ctrl->opts.hostid) < 0) {
 		if (getrandom(ctrl->opts.hostid, sizeof(ctrl->opts.hostid), 0) !=
 		    (ssize_t)sizeof(ctrl->opts.hostid)) {
 			uint64_t t = nvmfd__host_now_ns() ^ (uint64_t)getpid();
@@ -360,8 +397,20 @@ static void *ka_main(void *arg)
 			pthread_mutex_unlock(&ctrl->ka_lock);
 			memset(&sqe, 0, sizeof(sqe));
 			sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
+			/*
+			 * Not admin_exec_locked(): ctrl->errmsg belongs to the
+			 * user's thread. A failure here shows up as a failed
+			 * admin qp (its own message) on the next admin call.
+			 */
 			pthread_mutex_lock(&ctrl->admin_lock);
-			admin_exec_locked(ctrl, &sqe, NULL, 0, false, NULL);
+			if (ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
+				int r = nvmfd__host_qp_exec(ctrl->admin, &sqe, NULL, 0, false,
+							    NULL);
+
+				if (r < 0)
+					NVMFD_WARN("host", "ctrl %u: keep-alive failed: %s",
+						   ctrl->info.cntlid, strerror(-r));
+			}
 			pthread_mutex_unlock(&ctrl->admin_lock);
 			pthread_mutex_lock(&ctrl->ka_lock);
 		}
