@@ -24,7 +24,24 @@
  * Everything a queue does runs in its io_work on its io_cpu (one owner at a
  * time, STYLE §6.5): receive and parse PDUs, run commands, reap backend
  * completions, send PDUs. Other threads only set the shutdown flag or kick
- * the work item.
+ * the work item. One pass alternates rx (cfg exec.rx_budget_*), backend
+ * reaping and tx (exec.tx_budget_*) while something progresses and the
+ * pass deadline (exec.io_work_deadline_us) has not passed, then re-queues
+ * itself (work left, or idle polling: nvmfd_idle_poll) or re-arms
+ * readiness of the socket (EPOLLIN, plus EPOLLOUT when a send would block)
+ * and of the backend ring's eventfd.
+ *
+ * Transmit: slots with something to send form a FIFO; one sendmsg gathers
+ * the current PDU of up to TCP_TX_BATCH slots (header, data and data digest
+ * iovecs) with MSG_MORE while more is queued. A PDU cut short by a full
+ * socket is finished alone before any other byte is sent.
+ *
+ * Wire errors: a codec or transport rule violation gets a C2HTermReq with
+ * its FES/FEI and the offending header (an H2CTermReq is never answered),
+ * sent best effort; then that connection only is closed, logged once at
+ * WARN with the peer and the rule. A data digest error is the exception
+ * (NVMe/TCP 1.0 §7.4.6.2): the codec consumed the PDU whole, so the command
+ * fails with Transient Transport Error and the connection goes on.
  */
 #include <assert.h>
 #include <endian.h>
@@ -323,13 +340,13 @@ static void tcp_tx_unlink(struct tcp_queue *q, struct tcp_req *prev, struct tcp_
 /* Fatal errors                                                        */
 /* ------------------------------------------------------------------ */
 
+static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress);
+
 /*
  * Prepare a C2HTermReq (NVMe/TCP 1.0 §3.6.2.9) echoing the offending header
  * and mark the queue for teardown. Logged once per connection, at WARN.
  * Return: -EPROTO, for the caller to propagate.
  */
-static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress);
-
 static int tcp_fatal(struct tcp_queue *q, uint16_t fes, uint32_t fei, const void *hdr,
 		     size_t hdr_len, const char *rule)
 {
