@@ -696,7 +696,9 @@ static void progress(struct perf_run *run, uint64_t *last_ios, uint64_t *last_by
 		bytes += __atomic_load_n(&run->workers[i].progress_bytes, __ATOMIC_RELAXED);
 	}
 	fprintf(stderr, "\r[%5.0fs%s] %12.0f IOPS %10.2f MiB/s   ",
-		(double)(now - run->start_ns) / 1e9, now < run->warmup_end_ns ? " warmup" : "",
+		(double)(now - run->start_ns) / 1e9,
+		/* the second just reported started before the warmup ended */
+		now < run->warmup_end_ns + 500000000ull ? " warmup" : "",
 		(double)(ios - *last_ios), (double)(bytes - *last_bytes) / 1048576.0);
 	*last_ios = ios;
 	*last_bytes = bytes;
