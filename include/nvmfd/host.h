@@ -168,7 +168,8 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
  *         -ETIMEDOUT (no answer within the timeout); -EPROTO (ICResp
  *         mismatch, malformed PDU, wrong CID); -ECONNRESET (peer closed or
  *         sent a C2HTermReq); -EREMOTEIO (a command, e.g. Connect, completed
- *         with an error status); -EINVAL (bad trid); -ENOMEM; -EALREADY.
+ *         with an error status); -EIO (CSTS.CFS set after CC.EN);
+ *         -EINVAL (bad trid); -ENOMEM; -EALREADY (already connected).
  *         The message is in nvmfd_host_ctrl_errmsg(). On failure the handle
  *         must still be destroyed.
  * Context: any thread; blocks for at most a few timeouts.
