@@ -12,7 +12,7 @@
 
 #define COMP "target"
 
-#define ELPE 127 /* 128 error log entries, as nvmet */
+#define ELPE (NVMFD_TGT_ERR_LOG_MAX - 1)
 #define SUPPORTED_AEN NVMFD_AEN_CFG_NS_ATTR
 
 static nvmfd_status_t dnr(uint8_t sc)
@@ -280,6 +280,9 @@ static nvmfd_status_t log_smart(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win 
 	put_u128(sl.data_units_written, (bw / 512 + 999) / 1000);
 	put_u128(sl.host_reads, r);
 	put_u128(sl.host_writes, wr);
+	pthread_mutex_lock(&req->qp->tgt->lock);
+	put_u128(sl.num_err_log_entries, ctrl->err_count);
+	pthread_mutex_unlock(&req->qp->tgt->lock);
 	nvmfd__tgt_win_put(w, &sl, sizeof(sl));
 	return NVMFD_SC_SUCCESS;
 }
@@ -329,6 +332,21 @@ static void log_effects(struct nvmfd_tgt_win *w)
 	nvmfd__tgt_win_put(w, NULL, 4096 - sizeof(acs) - sizeof(iocs));
 }
 
+/* Newest entry first; unused entries are zero (error count 0). */
+static void log_errors(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win *w)
+{
+	struct nvmfd_tgt_ctrl *ctrl = req->qp->ctrl;
+	uint64_t n;
+
+	pthread_mutex_lock(&req->qp->tgt->lock);
+	n = ctrl->err_count < NVMFD_TGT_ERR_LOG_MAX ? ctrl->err_count : NVMFD_TGT_ERR_LOG_MAX;
+	for (uint64_t i = 0; i < n; i++)
+		nvmfd__tgt_win_put(w, &ctrl->err_log[(ctrl->err_count - 1 - i) %
+						     NVMFD_TGT_ERR_LOG_MAX],
+				   sizeof(ctrl->err_log[0]));
+	pthread_mutex_unlock(&req->qp->tgt->lock);
+}
+
 static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)
 {
 	uint8_t lid = NVMFD_GET_LOG_LID(&req->sqe);
@@ -371,8 +389,10 @@ static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)
 		return NVMFD_SC_SUCCESS;
 	}
 	case NVMFD_LOG_ERROR:
+		log_errors(req, &w);
+		return NVMFD_SC_SUCCESS;
 	case NVMFD_LOG_FW_SLOT:
-		return NVMFD_SC_SUCCESS; /* no entries / no firmware slots: zeroes */
+		return NVMFD_SC_SUCCESS; /* no firmware slots: zeroes */
 	case NVMFD_LOG_SMART:
 		return log_smart(req, &w);
 	case NVMFD_LOG_CHANGED_NS:

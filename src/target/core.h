@@ -31,6 +31,7 @@
 #define NVMFD_TGT_CAP_TO 15 /* CAP.TO, 500 ms units (7.5 s, as nvmet) */
 #define NVMFD_TGT_NN 1024 /* Identify NN/MNAN floor (nvmet's NVMET_MAX_NAMESPACES) */
 #define NVMFD_TGT_HK_TICK_MS 100 /* housekeeping tick */
+#define NVMFD_TGT_ERR_LOG_MAX 128 /* Error Information log entries (ELPE 127, as nvmet) */
 
 #ifndef NVMFD_VERSION
 #define NVMFD_VERSION "0.0.0"
@@ -99,6 +100,10 @@ struct nvmfd_tgt_ctrl {
 	unsigned int nr_aer;
 	uint32_t evt[NVMFD_TGT_EVT_MAX];
 	unsigned int nr_evt;
+	/* Error Information log: newest at err_log[(err_count - 1) % MAX],
+	 * tgt->lock */
+	uint64_t err_count;
+	struct nvmfd_error_log_entry err_log[NVMFD_TGT_ERR_LOG_MAX];
 	/* changed namespace list, tgt->lock; overflow = 0xffffffff entry */
 	unsigned int nr_changed;
 	uint32_t changed[NVMFD_CHANGED_NS_LIST_MAX];

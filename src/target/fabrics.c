@@ -129,9 +129,36 @@ int nvmfd__tgt_qp_drain_posted(struct nvmfd_tgt_qp *qp)
  * @status: NVMe status (without phase); result fields were set by the command.
  * Context: queue owner.
  */
+/* Base 2.0 §5.16.1.2: one Error Information entry per failed command of a
+ * controller (failed Connects have no controller yet). */
+static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
+	struct nvmfd_error_log_entry *e;
+
+	pthread_mutex_lock(&qp->tgt->lock);
+	e = &ctrl->err_log[ctrl->err_count % NVMFD_TGT_ERR_LOG_MAX];
+	memset(e, 0, sizeof(*e));
+	e->error_count = ++ctrl->err_count;
+	e->sqid = qp->qid;
+	e->cmdid = req->sqe.cid;
+	e->status_field = (uint16_t)(status << 1);
+	e->parm_error_location = 0xffff;
+	e->nsid = req->sqe.nsid;
+	if (qp->qid && (req->sqe.opc == NVMFD_CMD_READ || req->sqe.opc == NVMFD_CMD_WRITE ||
+			req->sqe.opc == NVMFD_CMD_WRITE_ZEROES))
+		e->lba = nvmfd_sqe_slba(&req->sqe);
+	e->trtype = NVMFD_TRTYPE_TCP;
+	pthread_mutex_unlock(&qp->tgt->lock);
+}
+
 void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
+
+	if (status && qp->ctrl && req->sqe.opc != NVMFD_ADMIN_FABRICS)
+		record_error(req, status);
 
 	req->cqe.cid = req->sqe.cid;
 	req->cqe.sqid = qp->qid;

@@ -274,6 +274,58 @@ static void test_smart_counts(void **state)
 	tt_q_free(io);
 }
 
+static void test_error_log(void **state)
+{
+	struct actx *c = *state;
+	struct tt_q *io = tt_q_new(c->e, 0);
+	const uint8_t *b = c->a->out;
+	struct nvmfd_error_log_entry en;
+	struct nvmfd_sqe s;
+
+	assert_int_equal(tt_io_connect(io, 1, c->cntlid, SUB0, HOST_A), 0);
+	/* an admin failure, then an I/O failure */
+	s = tt_sqe(0xc5, 0, 0);
+	s.cid = 0x51;
+	assert_int_equal(tt_cmd(c->a, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_OPCODE));
+	s = tt_sqe(NVMFD_CMD_READ, 1, 1024);
+	s.cid = 0x52;
+	s.cdw10 = 2047;
+	s.cdw12 = 1;
+	assert_int_equal(tt_cmd(io, &s, NULL, 0), TT_G(NVMFD_SC_LBA_RANGE));
+	assert_int_equal(get_log(c->a, NVMFD_LOG_ERROR, 0, 0, 192, false), 0);
+	memcpy(&en, b, sizeof(en)); /* newest first */
+	assert_int_equal(en.error_count, 2);
+	assert_int_equal(en.sqid, 1);
+	assert_int_equal(en.cmdid, 0x52);
+	assert_int_equal(en.status_field >> 1, TT_G(NVMFD_SC_LBA_RANGE));
+	assert_int_equal(en.lba, 2047);
+	assert_int_equal(en.nsid, 1);
+	assert_int_equal(en.trtype, NVMFD_TRTYPE_TCP);
+	memcpy(&en, b + 64, sizeof(en));
+	assert_int_equal(en.error_count, 1);
+	assert_int_equal(en.sqid, 0);
+	assert_int_equal(en.cmdid, 0x51);
+	assert_int_equal(en.status_field >> 1, TT_G(NVMFD_SC_INVALID_OPCODE));
+	memcpy(&en, b + 128, sizeof(en));
+	assert_int_equal(en.error_count, 0);
+	/* SMART counts the entries (the failed Get Log above is not one) */
+	assert_int_equal(get_log(c->a, NVMFD_LOG_SMART, 0xffffffff, 0, 512, false), 0);
+	assert_int_equal(u64at(b, 176), 2); /* Number of Error Information Log Entries */
+	/* wraps after 128 entries, newest first */
+	for (int i = 0; i < 130; i++) {
+		s = tt_sqe(0xc5, 0, 0);
+		s.cid = (uint16_t)(0x1000 + i);
+		assert_int_equal(tt_cmd(c->a, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_OPCODE));
+	}
+	assert_int_equal(get_log(c->a, NVMFD_LOG_ERROR, 0, 0, 8192, false), 0);
+	memcpy(&en, b, sizeof(en));
+	assert_int_equal(en.error_count, 132);
+	assert_int_equal(en.cmdid, 0x1000 + 129);
+	memcpy(&en, b + 127 * 64, sizeof(en));
+	assert_int_equal(en.error_count, 5);
+	tt_q_free(io);
+}
+
 static void test_features(void **state)
 {
 	struct actx *c = *state;
@@ -423,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_identify_ns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smart_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_features, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_misc_admin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aer_limit_and_ns_change, setup, teardown),
