@@ -18,6 +18,9 @@
  *   io-wrong-cid CapsuleResp for a CID that is not outstanding: -EPROTO.
  *   io-timeout   the fake never answers a read: it completes with
  *                -ETIMEDOUT within the configured timeout.
+ *   success-not-last, r2t-for-read, r2t-bad-offset, c2h-overflow: other
+ *                wire rule violations, each a -EPROTO qp failure.
+ *   random-garbage  header-shaped noise: the qp fails, nothing crashes.
  *
  * Usage: test_host_fake_io <scenario>; exit 0 pass, 1 fail.
  */
@@ -288,6 +291,37 @@ static void io_script(struct fake *f, int fd)
 		send_c2h(f, fd, p->sqe.cid, 512, data, 512, NVMFD_TCP_F_DATA_LAST, false);
 	} else if (!strcmp(f->scenario, "io-wrong-cid")) {
 		send_rsp(fd, (uint16_t)(p->sqe.cid + 3), 1, 0, 0, 0);
+	} else if (!strcmp(f->scenario, "success-not-last")) {
+		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_SUCCESS, false);
+	} else if (!strcmp(f->scenario, "r2t-for-read")) {
+		uint8_t b[64];
+		size_t n = nvmfd_pdu_build_r2t(b, p->sqe.cid, 1, 0, 512, false);
+
+		write_full(fd, b, n);
+	} else if (!strcmp(f->scenario, "r2t-bad-offset")) {
+		uint8_t b[64];
+		size_t n = nvmfd_pdu_build_r2t(b, p->sqe.cid, 1, 4096, 4096, false);
+
+		write_full(fd, b, n);
+	} else if (!strcmp(f->scenario, "c2h-overflow")) {
+		send_c2h(f, fd, p->sqe.cid, 0, data, 1024, NVMFD_TCP_F_DATA_LAST, false);
+	} else if (!strcmp(f->scenario, "random-garbage")) {
+		/* Deterministic noise shaped like PDU headers: must fail cleanly. */
+		uint64_t x = 0x243f6a8885a308d3ull;
+
+		for (int k = 0; k < 64; k++) {
+			uint8_t b[64];
+
+			for (size_t i = 0; i < sizeof(b); i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				b[i] = (uint8_t)x;
+			}
+			b[0] = (uint8_t)(k % 10);
+			b[2] = 24;
+			write_full(fd, b, sizeof(b));
+		}
 	}
 	/* io-timeout: say nothing. Then wait for the host to close. */
 	while (read_pdu(f, fd, p) == 0)
@@ -428,11 +462,43 @@ int main(int argc, char **argv)
 		CHECK(buf[1023] == (uint8_t)(1023 * 13 + 1) && buf[0] == 1, "data");
 		CHECK(nvmfd_host_qp_outstanding(qp) == 0, "slot not freed");
 	} else {
-		int want = !strcmp(sc, "io-timeout") ? -ETIMEDOUT : -EPROTO;
-		const char *msg = !strcmp(sc, "io-timeout") ? "timed out" :
-				  !strcmp(sc, "bad-datao") ? "invalid datao" : "wrong CID";
+		static const struct {
+			const char *sc;
+			int err;
+			const char *msg;
+		} ex[] = {
+			{ "io-timeout", -ETIMEDOUT, "timed out" },
+			{ "bad-datao", -EPROTO, "invalid datao" },
+			{ "io-wrong-cid", -EPROTO, "wrong CID" },
+			{ "success-not-last", -EPROTO, "invalid flags" }, /* the codec catches it */
+			{ "r2t-for-read", -EPROTO, "invalid R2T" },
+			{ "r2t-bad-offset", -EPROTO, "invalid R2T" },
+			{ "c2h-overflow", -EPROTO, "invalid datao" },
+			{ "random-garbage", -EPROTO, "" },
+		};
+		int want = -EPROTO;
+		const char *msg = "?";
+		bool write = !strcmp(sc, "r2t-bad-offset");
 
-		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+		for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+			if (!strcmp(ex[i].sc, sc)) {
+				want = ex[i].err;
+				msg = ex[i].msg;
+			}
+		}
+		CHECK(strcmp(msg, "?"), "unknown scenario %s", sc);
+		if (!strcmp(sc, "random-garbage")) {
+			/* Noise may also read as a closed/reset stream. */
+			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+			wait_done(qp, &r1);
+			CHECK(r1.done && r1.cpl.err < 0, "garbage accepted: err %d", r1.cpl.err);
+			printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
+			goto out_disconnect;
+		}
+		if (write)
+			CHECK(nvmfd_host_qp_write(qp, 1, 0, 16, buf, cb, &r1) == 0, "submit");
+		else
+			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
 		ret = wait_done(qp, &r1);
 		CHECK(r1.done && r1.cpl.err == want, "completion err %d, want %d", r1.cpl.err, want);
 		CHECK(nvmfd_host_qp_poll(qp, 0) == want, "poll after failure");
@@ -441,6 +507,7 @@ int main(int argc, char **argv)
 		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r2) == -ENOTCONN, "submit on failed qp");
 		printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
 	}
+out_disconnect:
 	ret = nvmfd_host_ctrl_disconnect(c);
 	CHECK(ret == 0, "disconnect %d: %s", ret, nvmfd_host_ctrl_errmsg(c));
 	nvmfd_host_ctrl_destroy(&c);
