@@ -374,7 +374,7 @@ int tc_connect(struct tc_conn *c, uint16_t qid, uint16_t sqsize, uint8_t cattr,
 	cc->qid = htole16(qid);
 	cc->sqsize = htole16(sqsize);
 	cc->cattr = cattr;
-	cc->kato = 0;
+	cc->kato = htole32(c->kato_ms);
 	for (int i = 0; i < 16; i++)
 		cd.hostid[i] = (uint8_t)(0x10 + i);
 	cd.cntlid = htole16(cntlid);

@@ -37,6 +37,7 @@ struct tc_conn {
 	uint32_t maxh2cdata; /* from ICResp */
 	uint32_t icd_max; /* writes up to this size go in-capsule (default 0: never) */
 	uint16_t next_cid;
+	uint32_t kato_ms; /* KATO sent by tc_connect() (0: none) */
 	struct nvmfd_pdu_rx rx;
 	/* last C2HTermReq */
 	bool got_term;
