@@ -453,6 +453,48 @@ uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp);
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp);
 
 /**
+ * struct nvmfd_host_qp_stats - counters of one qp (since connect).
+ * @submitted:   commands submitted.
+ * @completed:   callbacks run (any outcome).
+ * @failed:      completions with cpl->err or a non-zero status.
+ * @tx_pdus:     PDUs sent (ICReq, CapsuleCmd, H2CData, TermReq).
+ * @tx_bytes:    bytes sent.
+ * @rx_pdus:     PDUs received.
+ * @rx_bytes:    bytes received.
+ * @h2c_pdus:    H2CData PDUs sent.
+ * @c2h_pdus:    C2HData PDUs received.
+ * @r2ts:        R2T PDUs received.
+ * @sendmsgs:    sendmsg() calls.
+ * @send_eagain: sendmsg() calls that returned EAGAIN (socket buffer full).
+ * @recvs:       recv() calls that returned data.
+ * @polls:       nvmfd_host_qp_poll()/_wait() calls.
+ */
+struct nvmfd_host_qp_stats {
+	uint64_t submitted;
+	uint64_t completed;
+	uint64_t failed;
+	uint64_t tx_pdus;
+	uint64_t tx_bytes;
+	uint64_t rx_pdus;
+	uint64_t rx_bytes;
+	uint64_t h2c_pdus;
+	uint64_t c2h_pdus;
+	uint64_t r2ts;
+	uint64_t sendmsgs;
+	uint64_t send_eagain;
+	uint64_t recvs;
+	uint64_t polls;
+};
+
+/**
+ * nvmfd_host_qp_get_stats() - copy the qp's counters.
+ * @qp:  queue pair.
+ * @out: out.
+ * Context: the qp owner, or any thread after the owner stopped using it.
+ */
+void nvmfd_host_qp_get_stats(const struct nvmfd_host_qp *qp, struct nvmfd_host_qp_stats *out);
+
+/**
  * nvmfd_host_qp_errmsg() - why the qp failed, "" if it has not.
  * Return: string owned by the qp.
  * Context: qp owner thread.

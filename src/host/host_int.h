@@ -100,6 +100,7 @@ struct nvmfd_host_qp {
 	uint64_t timeout_ns;
 	uint64_t next_tmo_check_ns;
 	uint32_t completed_in_poll;
+	struct nvmfd_host_qp_stats stats; /* owner thread only */
 	char errmsg[HOST_ERRMSG_LEN];
 };
 

@@ -65,6 +65,9 @@ static void slot_complete(struct nvmfd_host_qp *qp, uint16_t cid, const struct n
 
 	if (c.err == 0 && s->status_override)
 		c.status = s->status_override;
+	qp->stats.completed++;
+	if (c.err || c.status)
+		qp->stats.failed++;
 	s->busy = false;
 	s->rsp_pending = false;
 	s->r2t_active = false;
@@ -220,6 +223,7 @@ static void slot_queue_h2c(struct nvmfd_host_qp *qp, uint16_t cid)
 						    s->h2c_off, chunk, qp->hdgst, qp->ddgst);
 	s->tx_data = s->buf + s->h2c_off;
 	s->tx_data_len = chunk;
+	qp->stats.h2c_pdus++;
 	s->ddgst_len = 0;
 	if (qp->ddgst) {
 		uint32_t d = nvmfd_digest(s->tx_data, chunk);
@@ -257,8 +261,10 @@ static void tx_consume(struct nvmfd_host_qp *qp, size_t n)
 			c = n;
 		qp->ctl_off += (uint32_t)c;
 		n -= c;
-		if (qp->ctl_off == qp->ctl_len)
+		if (qp->ctl_off == qp->ctl_len) {
 			qp->ctl_len = qp->ctl_off = 0;
+			qp->stats.tx_pdus++;
+		}
 	}
 	while (n > 0 && qp->tx_count > 0) {
 		uint16_t cid = qp->txq[qp->tx_head];
@@ -271,6 +277,7 @@ static void tx_consume(struct nvmfd_host_qp *qp, size_t n)
 		}
 		n -= left;
 		s->tx_off += (uint32_t)left;
+		qp->stats.tx_pdus++;
 		qp->tx_head = (qp->tx_head + 1) % qp->depth;
 		qp->tx_count--;
 		slot_tx_done(qp, cid);
@@ -321,15 +328,19 @@ static int qp_flush(struct nvmfd_host_qp *qp)
 		msg.msg_iov = iov;
 		msg.msg_iovlen = (size_t)cnt;
 		n = sendmsg(qp->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		qp->stats.sendmsgs++;
 		if (n < 0) {
 			int err = -errno;
 
-			if (err == -EAGAIN || err == -EINTR)
+			if (err == -EAGAIN || err == -EINTR) {
+				qp->stats.send_eagain++;
 				break;
+			}
 			nvmfd__host_qp_seterr(qp, "send failed: %s", strerror(-err));
 			qp->in_flush = false;
 			return qp_fail(qp, err == -EPIPE ? -ECONNRESET : err);
 		}
+		qp->stats.tx_bytes += (uint64_t)n;
 		tx_consume(qp, (size_t)n);
 	}
 	qp->in_flush = false;
@@ -400,6 +411,7 @@ static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void
 	if (icd)
 		s->h2c_off = s->h2c_end = len; /* nothing left for an R2T */
 	txq_push(qp, cid);
+	qp->stats.submitted++;
 	/*
 	 * Inside nvmfd_host_qp_poll() (a callback resubmitting) the PDU waits
 	 * for the flush at the end of the poll, so a burst of completions
@@ -700,6 +712,11 @@ static int qp_handle_pdu(struct nvmfd_host_qp *qp)
 {
 	const struct nvmfd_tcp_ch *ch = nvmfd_pdu_rx_ch(&qp->rx);
 
+	qp->stats.rx_pdus++;
+	if (ch->type == NVMFD_TCP_C2H_DATA)
+		qp->stats.c2h_pdus++;
+	else if (ch->type == NVMFD_TCP_R2T)
+		qp->stats.r2ts++;
 	if (qp->state == HOST_QP_IC_WAIT && ch->type != NVMFD_TCP_ICRESP &&
 	    ch->type != NVMFD_TCP_C2H_TERM) {
 		nvmfd__host_qp_seterr(qp, "ICResp mismatch: got %s (type %u) instead",
@@ -852,6 +869,7 @@ static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 	int ret;
 
 	qp->completed_in_poll = 0;
+	qp->stats.polls++;
 	if (qp->state == HOST_QP_FAILED)
 		return qp->fail_err;
 	ret = qp_flush(qp);
@@ -903,6 +921,8 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 		}
 		qp->rx_pos = 0;
 		qp->rx_end = (uint32_t)n;
+		qp->stats.recvs++;
+		qp->stats.rx_bytes += (uint64_t)n;
 	}
 	return 0;
 }
@@ -956,6 +976,11 @@ uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp)
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp)
 {
 	return qp->fd;
+}
+
+void nvmfd_host_qp_get_stats(const struct nvmfd_host_qp *qp, struct nvmfd_host_qp_stats *out)
+{
+	*out = qp->stats;
 }
 
 const char *nvmfd_host_qp_errmsg(const struct nvmfd_host_qp *qp)

@@ -480,9 +480,24 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		tot.writes += s.writes;
 		snprintf(name, sizeof(name), "q%u", i + 1);
 		if (root) {
-			struct json_object *q = json_stats(&s);
+			struct json_object *q = json_stats(&s), *h = json_object_new_object();
+			struct nvmfd_host_qp_stats hs;
 
 			json_object_object_add(q, "qid", json_object_new_int64(i + 1));
+			/* Whole-run transport counters (warmup included). */
+			nvmfd_host_qp_get_stats(w->qp, &hs);
+			json_object_object_add(h, "submitted", json_object_new_int64((int64_t)hs.submitted));
+			json_object_object_add(h, "tx_pdus", json_object_new_int64((int64_t)hs.tx_pdus));
+			json_object_object_add(h, "rx_pdus", json_object_new_int64((int64_t)hs.rx_pdus));
+			json_object_object_add(h, "h2c_pdus", json_object_new_int64((int64_t)hs.h2c_pdus));
+			json_object_object_add(h, "c2h_pdus", json_object_new_int64((int64_t)hs.c2h_pdus));
+			json_object_object_add(h, "r2ts", json_object_new_int64((int64_t)hs.r2ts));
+			json_object_object_add(h, "sendmsgs", json_object_new_int64((int64_t)hs.sendmsgs));
+			json_object_object_add(h, "send_eagain",
+					       json_object_new_int64((int64_t)hs.send_eagain));
+			json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
+			json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
+			json_object_object_add(q, "transport", h);
 			json_object_array_add(qarr, q);
 		} else {
 			print_stats(name, &s);

@@ -454,6 +454,16 @@ int main(int argc, char **argv)
 		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
 		CHECK(r1.cpl.err == 0 && r1.cpl.status == 0, "write %d 0x%x", r1.cpl.err,
 		      r1.cpl.status);
+		{
+			struct nvmfd_host_qp_stats st;
+
+			nvmfd_host_qp_get_stats(qp, &st);
+			CHECK(st.r2ts == 1 && st.h2c_pdus == 2 && st.submitted == 2 &&
+				      st.completed == 2 && st.failed == 0,
+			      "stats r2ts %llu h2c %llu submitted %llu completed %llu",
+			      (unsigned long long)st.r2ts, (unsigned long long)st.h2c_pdus,
+			      (unsigned long long)st.submitted, (unsigned long long)st.completed);
+		}
 	} else if (!strcmp(sc, "c2h-success")) {
 		memset(buf, 0, sizeof(buf));
 		CHECK(nvmfd_host_qp_read(qp, 1, 0, 2, buf, cb, &r1) == 0, "submit");
