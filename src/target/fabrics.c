@@ -123,12 +123,6 @@ int nvmfd__tgt_qp_drain_posted(struct nvmfd_tgt_qp *qp)
 	return n;
 }
 
-/**
- * nvmfd__tgt_req_complete() - fill the CQE and hand it to the transport.
- * @req:    the command.
- * @status: NVMe status (without phase); result fields were set by the command.
- * Context: queue owner.
- */
 /* Base 2.0 §5.16.1.2: one Error Information entry per failed command of a
  * controller (failed Connects have no controller yet). */
 static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
@@ -153,6 +147,13 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 	pthread_mutex_unlock(&qp->tgt->lock);
 }
 
+/**
+ * nvmfd__tgt_req_complete() - fill the CQE and hand it to the transport.
+ * @req:    the command.
+ * @status: NVMe status (without phase); result fields were set by the command.
+ *          A failed command of a controller is added to its Error Information log.
+ * Context: queue owner; not under tgt->lock.
+ */
 void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
