@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tcp_client.h"
@@ -429,6 +430,133 @@ static void case_cycles(void)
 	TF_CHECK_EQ(now, base);
 }
 
+/* Garbage after a valid ICReq: pure noise, and noise behind a plausible
+ * common header of every type. The target must close (with or without a
+ * TermReq) and never crash or hang. Deterministic seeds. */
+static void case_random(void)
+{
+	uint8_t pdu[600];
+
+	for (uint32_t i = 0; i < 200; i++) {
+		struct tc_conn c;
+		size_t len = 8 + (i * 37) % (sizeof(pdu) - 8);
+		int ret;
+
+		tc_pattern(pdu, sizeof(pdu), 7000 + i);
+		if (i % 2) {
+			static const uint8_t hl[] = { 128, 128, 24, 24, 72, 24, 24, 24, 24, 24 };
+			uint8_t type = (uint8_t)(i / 2 % 10);
+
+			pdu[0] = type;
+			pdu[1] &= 0x0f;
+			pdu[2] = hl[type];
+			pdu[3] = (i % 3) ? 0 : pdu[2];
+			{
+				uint32_t plen = htole32((uint32_t)len);
+
+				memcpy(pdu + 4, &plen, 4);
+			}
+		}
+		TF_CHECK_EQ(tc_open_ic(&c, TF_ADDR, t.port, i % 4 == 1, i % 4 == 3), 0);
+		ret = tc_send_raw(&c, pdu, len);
+		TF_CHECK(ret == 0 || ret == -ECONNRESET || ret == -EPIPE);
+		/* a plausible PDU may still be waiting for more bytes: stop
+		 * sending; the target must close once we do */
+		shutdown(c.fd, SHUT_WR);
+		ret = tc_expect_term(&c);
+		TF_CHECK(ret == TC_TERM || ret == 0);
+		if (ret == TC_TERM)
+			TF_CHECK(c.term_fes >= 1 && c.term_fes <= 6);
+		tc_close(&c);
+	}
+}
+
+/* Every byte of an in-capsule write, an R2T write (H2CData) and the
+ * ICReq in its own send: the receiver must reassemble any fragmentation. */
+static void case_byte_by_byte(void)
+{
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN], data[4096], rbuf[4096], all[200 + 4096];
+	struct nvmfd_tcp_r2t r2t;
+	struct tc_conn adm, io;
+	struct nvmfd_cqe cqe;
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid = 0;
+	size_t hlen, n;
+
+	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_open(&io, TF_ADDR, t.port), 0);
+	hlen = nvmfd_pdu_build_icreq(hdr, 0, NVMFD_TCP_DGST_HDR | NVMFD_TCP_DGST_DATA, 0);
+	for (size_t i = 0; i < hlen; i++)
+		TF_CHECK_EQ(tc_send_raw(&io, hdr + i, 1), 0);
+	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_ICRESP);
+	io.hdgst = io.ddgst = true;
+	nvmfd_pdu_rx_ic_done(&io.rx, true, true, 0);
+	io.maxh2cdata = le32toh(((struct nvmfd_tcp_icresp *)(void *)hdr)->maxh2cdata);
+	TF_CHECK_EQ(tc_connect(&io, 1, 31, 0, TF_SUBNQN, TC_HOSTNQN, cntlid, &cqe), 0);
+	TF_CHECK_EQ(tc_status(&cqe), 0);
+
+	/* in-capsule write, 1 byte per send */
+	tc_pattern(data, sizeof(data), 31);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_WRITE;
+	sqe.cid = 21;
+	sqe.nsid = htole32(1);
+	sqe.cdw10 = htole32(3000);
+	sqe.cdw12 = htole32(7);
+	sqe.flags = NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG;
+	sqe.dptr.type = NVMFD_SGL_ID_INCAPSULE;
+	sqe.dptr.length = htole32(sizeof(data));
+	n = nvmfd_pdu_build_cmd(all, &sqe, sizeof(data), true, true);
+	memcpy(all + n, data, sizeof(data));
+	n += sizeof(data);
+	{
+		uint32_t dg = htole32(nvmfd_digest(data, sizeof(data)));
+
+		memcpy(all + n, &dg, 4);
+		n += 4;
+	}
+	for (size_t i = 0; i < n; i++)
+		TF_CHECK_EQ(tc_send_raw(&io, all + i, 1), 0);
+	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
+	TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+
+	/* R2T write of the same data at another LBA, H2CData 1 byte per send */
+	sqe.cid = 22;
+	sqe.cdw10 = htole32(3100);
+	sqe.dptr.type = NVMFD_SGL_ID_TRANSPORT;
+	hlen = nvmfd_pdu_build_cmd(hdr, &sqe, 0, true, true);
+	TF_CHECK_EQ(tc_send_raw(&io, hdr, hlen), 0);
+	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_R2T);
+	memcpy(&r2t, hdr, sizeof(r2t));
+	n = nvmfd_pdu_build_data(all, NVMFD_TCP_H2C_DATA, NVMFD_TCP_F_DATA_LAST, 22,
+				 le16toh(r2t.ttag), 0, sizeof(data), true, true);
+	memcpy(all + n, data, sizeof(data));
+	n += sizeof(data);
+	{
+		uint32_t dg = htole32(nvmfd_digest(data, sizeof(data)));
+
+		memcpy(all + n, &dg, 4);
+		n += 4;
+	}
+	for (size_t i = 0; i < n; i++)
+		TF_CHECK_EQ(tc_send_raw(&io, all + i, 1), 0);
+	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
+	TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+
+	for (uint64_t lba = 3000; lba <= 3100; lba += 100) {
+		memset(rbuf, 0, sizeof(rbuf));
+		TF_CHECK_EQ(tc_rw(&io, false, 1, lba, 8, rbuf, sizeof(rbuf), 0, &cqe), 0);
+		TF_CHECK_EQ(tc_status(&cqe), 0);
+		TF_CHECK(!memcmp(rbuf, data, sizeof(data)));
+	}
+	tc_close(&io);
+	tc_close(&adm);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -451,6 +579,8 @@ static const struct {
 	{ "h2c_beyond_r2t", case_h2c_beyond_r2t },
 	{ "drop_mid_pdu", case_drop_mid_pdu },
 	{ "drop_mid_r2t", case_drop_mid_r2t },
+	{ "random", case_random },
+	{ "byte_by_byte", case_byte_by_byte },
 	{ "cycles", case_cycles },
 };
 
