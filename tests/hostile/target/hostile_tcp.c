@@ -329,8 +329,8 @@ static void r2t_setup(struct tc_conn *adm, struct tc_conn *io, struct nvmfd_tcp_
 	TF_CHECK_EQ(le32toh(r2t->r2tl), len);
 }
 
-static void h2c_expect_term(uint16_t ttag, uint32_t datao, uint32_t datal, uint16_t fes,
-			    uint32_t fei)
+static void h2c_expect_term_fl(uint16_t ttag, uint32_t datao, uint32_t datal, uint8_t flags,
+			       uint16_t fes, uint32_t fei)
 {
 	static uint8_t data[65536];
 	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
@@ -343,8 +343,8 @@ static void h2c_expect_term(uint16_t ttag, uint32_t datao, uint32_t datal, uint1
 		ttag = (uint16_t)(le16toh(r2t.ttag) + 1);
 	else
 		ttag = le16toh(r2t.ttag);
-	hlen = nvmfd_pdu_build_data(hdr, NVMFD_TCP_H2C_DATA, NVMFD_TCP_F_DATA_LAST, 9, ttag, datao,
-				    datal, false, false);
+	hlen = nvmfd_pdu_build_data(hdr, NVMFD_TCP_H2C_DATA, flags, 9, ttag, datao, datal, false,
+				    false);
 	TF_CHECK_EQ(tc_send_raw(&io, hdr, hlen), 0);
 	TF_CHECK_EQ(tc_send_raw(&io, data, datal), 0);
 	TF_CHECK_EQ(tc_expect_term(&io), TC_TERM);
@@ -353,6 +353,19 @@ static void h2c_expect_term(uint16_t ttag, uint32_t datao, uint32_t datal, uint1
 	TF_CHECK_EQ(io.term_hdr[0], NVMFD_TCP_H2C_DATA);
 	tc_close(&io);
 	tc_close(&adm);
+}
+
+static void h2c_expect_term(uint16_t ttag, uint32_t datao, uint32_t datal, uint16_t fes,
+			    uint32_t fei)
+{
+	h2c_expect_term_fl(ttag, datao, datal, NVMFD_TCP_F_DATA_LAST, fes, fei);
+}
+
+/* The last H2CData of the R2T without LAST_PDU, and LAST_PDU too early. */
+static void case_h2c_last_flag(void)
+{
+	h2c_expect_term_fl(0, 0, 8192, 0, NVMFD_TCP_FES_INVALID_HEADER, 1);
+	h2c_expect_term_fl(0, 0, 4096, NVMFD_TCP_F_DATA_LAST, NVMFD_TCP_FES_INVALID_HEADER, 1);
 }
 
 static void case_h2c_unknown_ttag(void)
@@ -577,6 +590,7 @@ static const struct {
 	{ "io_unconnected_qid", case_io_unconnected_qid },
 	{ "h2c_unknown_ttag", case_h2c_unknown_ttag },
 	{ "h2c_beyond_r2t", case_h2c_beyond_r2t },
+	{ "h2c_last_flag", case_h2c_last_flag },
 	{ "drop_mid_pdu", case_drop_mid_pdu },
 	{ "drop_mid_r2t", case_drop_mid_r2t },
 	{ "random", case_random },
