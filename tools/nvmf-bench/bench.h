@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvmf-bench - internal interfaces shared by the bench's source files.
+ *
+ * Ownership: a struct bench_scenario owns its cells (array) and every
+ * string in them; bench_scenario_free() releases all of it. Results
+ * (struct bench_result) live inside their cell. Child processes are owned
+ * by the process-group registry in proc.c: whoever spawns registers the
+ * group, bench_proc_reap_group() or bench_proc_kill_all() ends it.
+ *
+ * Context: the bench is single-threaded except for the builtin "hog"
+ * contention, which runs in a forked child process of its own.
+ */
+#ifndef NVMF_BENCH_H
+#define NVMF_BENCH_H
+
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BENCH_MAX_CPUS 1024
+#define BENCH_MAX_ARGS 48
+#define BENCH_MAX_REPEAT 100
+#define BENCH_MAX_CTRLS 64
+#define BENCH_NAME_MAX 64
+
+/* Exit statuses of nvmf-bench. */
+#define BENCH_EXIT_OK 0
+#define BENCH_EXIT_CELL_FAILED 1
+#define BENCH_EXIT_USAGE 2
+
+/* Set by the SIGINT/SIGTERM/SIGHUP handler: the signal number. */
+extern volatile sig_atomic_t bench_stop_sig;
+
+/* Metrics recorded for every cell run; see report.c for headings. */
+enum bench_metric {
+	BM_IOPS,
+	BM_MIBS,
+	BM_LAT_MIN,
+	BM_LAT_AVG,
+	BM_LAT_MAX,
+	BM_P50,
+	BM_P90,
+	BM_P99,
+	BM_P999,
+	BM_P9999,
+	BM_LAT_STDEV,
+	BM_HOST_CPU,
+	BM_HOST_CTXSW,
+	BM_TGT_CPU,
+	BM_TGT_CTXSW,
+	BM_TGT_CTXSW_PS,
+	BM_CQ_EVENTS_PS,
+	BM_CPE,
+	BM_REQUEUES_PS,
+	BM_IDLE_POLLS_PS,
+	BM_EAGAIN,
+	BM_NR
+};
+
+struct bench_metric_info {
+	const char *key; /* CSV/JSON/scenario "columns" name */
+	const char *heading; /* report.md column heading */
+	const char *fmt; /* printf format of one value */
+	double scale; /* value shown = value / scale */
+};
+
+extern const struct bench_metric_info bench_metrics[BM_NR];
+
+enum bench_load_kind { BENCH_LOAD_NONE, BENCH_LOAD_STRESS, BENCH_LOAD_HOG };
+
+struct bench_cpuset {
+	int nr;
+	int cpu[BENCH_MAX_CPUS];
+};
+
+/* Target (nvmfd) settings of a cell. Unset numbers are -1, strings "". */
+struct bench_target {
+	char exec[16];
+	char affinity_scope[16];
+	int affinity_strict; /* -1 unset, 0/1 */
+	long max_active;
+	int wq_per_ctrl;
+	long idle_poll_us;
+	int backend_poll;
+	char cq_pool[16];
+	long rx_budget;
+	long tx_budget;
+	long rx_budget_pdus;
+	long tx_budget_pdus;
+	long io_work_deadline_us;
+	char io_cpu[16];
+	char cpus[128]; /* CPU set spec, resolved when the cell runs */
+	char backend[8]; /* null | ram | file */
+	char backend_size[16]; /* e.g. "1G" */
+	int nr_extra;
+	char *extra[16]; /* owned */
+};
+
+/* Initiator (nvmf-perf) settings of a cell. */
+struct bench_perf {
+	char pattern[16];
+	long io_size; /* bytes */
+	long qd;
+	char queues[32]; /* "N" or "K*ncpu" */
+	long read_pct;
+	char digest[16]; /* "", hdr, data, hdr,data */
+	int busy_poll;
+	char controllers[32]; /* "N" or "K*ncpu": nvmf-perf processes */
+	char cpus[128]; /* CPU set spec for the perf processes, "" = any */
+	long timeout_ms;
+};
+
+struct bench_load {
+	enum bench_load_kind kind;
+	char cpus[128]; /* CPU set spec */
+	long nice; /* -20..19 */
+	long load_pct; /* 1..100 */
+	long buffer_mb; /* hog: per thread; stress-ng: --vm bytes total */
+};
+
+struct bench_result {
+	int nr; /* runs done */
+	int nr_ok;
+	double v[BENCH_MAX_REPEAT][BM_NR];
+	bool have[BENCH_MAX_REPEAT][BM_NR];
+	bool ok[BENCH_MAX_REPEAT];
+	char err[BENCH_MAX_REPEAT][160];
+	double median[BM_NR];
+	double stddev[BM_NR];
+	bool have_median[BM_NR];
+	double ratio; /* primary metric / baseline's, 0 if unknown */
+	/* What ran, for the record. */
+	char target_cmd[1024];
+	char perf_cmd[1024];
+	char load_desc[256];
+};
+
+struct bench_cell {
+	char name[BENCH_NAME_MAX];
+	char group[BENCH_NAME_MAX];
+	char series[BENCH_NAME_MAX];
+	char baseline[BENCH_NAME_MAX]; /* "" = the scenario's */
+	bool quick; /* part of the --quick matrix */
+	double duration; /* seconds measured */
+	double warmup;
+	int repeat;
+	struct bench_target target;
+	struct bench_perf perf;
+	struct bench_load load;
+	struct bench_result res;
+};
+
+struct bench_scenario {
+	char name[BENCH_NAME_MAX];
+	char *description; /* owned */
+	char source[256]; /* "builtin" or file path */
+	char baseline[BENCH_NAME_MAX];
+	int nr_columns;
+	enum bench_metric columns[BM_NR];
+	double quick_duration; /* "quick" section; <= 0: not given */
+	double quick_warmup; /* < 0: not given */
+	int quick_repeat; /* 0: not given */
+	int nr_cells;
+	struct bench_cell *cells; /* owned */
+};
+
+/* Overrides from the command line, applied after parsing. */
+struct bench_overrides {
+	bool quick;
+	double duration; /* < 0: keep */
+	double warmup;
+	int repeat; /* 0: keep */
+	const char *cell_filter; /* fnmatch pattern or NULL */
+};
+
+/* scenario.c */
+int bench_scenario_parse(struct json_object *root, const char *source, struct bench_scenario *sc,
+			 char *err, size_t errlen);
+int bench_scenario_load(const char *path, struct bench_scenario *sc, char *err, size_t errlen);
+void bench_scenario_apply(struct bench_scenario *sc, const struct bench_overrides *ov);
+void bench_scenario_free(struct bench_scenario *sc);
+int bench_cpuset_online(struct bench_cpuset *set);
+int bench_cpuset_resolve(const char *spec, const struct bench_cpuset *target, struct bench_cpuset *out);
+void bench_cpuset_format(const struct bench_cpuset *set, char *buf, size_t len);
+int bench_count_resolve(const char *spec, long *out);
+
+/* builtin.c */
+int bench_builtin_count(void);
+const char *bench_builtin_name(int i);
+const char *bench_builtin_text(const char *name);
+
+/* proc.c */
+pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
+		       const struct bench_cpuset *cpus, int nice_level);
+pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
+			   const char *log_path);
+int bench_proc_reap_group(pid_t pgid, int *status, double grace_s);
+int bench_proc_wait(pid_t pid, int *status, double timeout_s);
+void bench_proc_kill_all(void);
+int bench_proc_alive(void);
+int bench_proc_poll_exit(pid_t pid, int *status);
+int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx);
+int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len);
+double bench_now(void);
+void bench_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void bench_sleep(double s);
+
+/* run.c */
+struct bench_paths {
+	const char *nvmfd;
+	const char *perf;
+	const char *stress_ng;
+	const char *gnuplot;
+};
+
+int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,
+			const struct bench_paths *paths, void (*tick)(void *arg), void *tick_arg);
+
+/* report.c */
+void bench_result_aggregate(struct bench_scenario *sc);
+int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_paths *paths,
+		       const char *cmdline, double elapsed_s, bool interrupted);
+int bench_metric_lookup(const char *key);
+
+#endif

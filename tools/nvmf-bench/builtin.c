@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench built-in scenarios: the five experiments of SEEDS.md (A-E),
+ * scaled to the machine through CPU set keywords ("target", "all") and
+ * counts relative to the online CPUs ("2*ncpu"). They are generated as
+ * JSON trees (so they go through the same validation as user files) and
+ * `nvmf-bench --write-scenarios DIR` writes them out; bench/scenarios/
+ * holds that output.
+ *
+ * Departures from the seeds, forced by a small shared machine: loopback
+ * instead of a NIC, null/file backends instead of NVMe drives, hog
+ * buffers of 128 MiB per thread instead of 800 MB, shorter runs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define NR_BUILTIN 5
+
+static const char *const names[NR_BUILTIN] = { "seed-a-unbound", "seed-b-cpu-heavy", "seed-c-idle-poll",
+					       "seed-d-cq-pool", "seed-e-host-scaling" };
+
+static char texts[NR_BUILTIN][65536];
+
+static struct json_object *jstr(const char *s)
+{
+	return json_object_new_string(s);
+}
+
+static struct json_object *jint(long v)
+{
+	return json_object_new_int64(v);
+}
+
+static void add(struct json_object *o, const char *k, struct json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static struct json_object *columns(const char *const *cols)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (; *cols; cols++)
+		json_object_array_add(a, jstr(*cols));
+	return a;
+}
+
+static struct json_object *scenario(const char *name, const char *desc, const char *baseline, int duration,
+				    int warmup, int repeat, const char *const *cols, int qdur, int qwarm, int qrep)
+{
+	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
+
+	add(o, "name", jstr(name));
+	add(o, "description", jstr(desc));
+	add(o, "baseline", jstr(baseline));
+	add(o, "duration", jint(duration));
+	add(o, "warmup", jint(warmup));
+	add(o, "repeat", jint(repeat));
+	add(o, "columns", columns(cols));
+	add(q, "duration", jint(qdur));
+	add(q, "warmup", jint(qwarm));
+	add(q, "repeat", jint(qrep));
+	add(o, "quick", q);
+	return o;
+}
+
+static struct json_object *cell(const char *name, const char *group, const char *series, const char *baseline)
+{
+	struct json_object *c = json_object_new_object();
+
+	add(c, "name", jstr(name));
+	if (group)
+		add(c, "group", jstr(group));
+	if (series)
+		add(c, "series", jstr(series));
+	if (baseline)
+		add(c, "baseline", jstr(baseline));
+	return c;
+}
+
+static struct json_object *sub(struct json_object *o, const char *k)
+{
+	struct json_object *s;
+
+	if (json_object_object_get_ex(o, k, &s))
+		return s;
+	s = json_object_new_object();
+	add(o, k, s);
+	return s;
+}
+
+/* A: bound vs unbound x 4K/1M randrw 50 % x no / medium / heavy load. */
+static struct json_object *seed_a(void)
+{
+	static const char *const cols[] = { "iops", "lat_avg", "p99", "mib_s", "target_cpu", NULL };
+	static const char *const sizes[] = { "4k", "1m" };
+	static const char *const loads[] = { "none", "medium", "heavy" };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+	int e, s, l;
+
+	sc = scenario("seed-a-unbound",
+		      "SEEDS A: the target's per-queue I/O work on bound (per-CPU, pinned) vs unbound pools, "
+		      "4K and 1M random 50/50 read/write, without and with competing load on the target's CPUs "
+		      "(medium: stress-ng at 45 % per CPU plus a 256 MiB memory worker; heavy: the seed's hog, "
+		      "one thread per CPU at nice -20 rewriting a 128 MiB buffer then sleeping 10 ms). "
+		      "Each unbound cell's ratio is against the bound cell of the same size and load.",
+		      "bound-4k-none", 10, 2, 3, cols, 3, 1, 1);
+	add(sub(d, "target"), "backend", jstr("null"));
+	add(sub(d, "perf"), "pattern", jstr("randrw"));
+	add(sub(d, "perf"), "read_pct", jint(50));
+	add(sub(d, "perf"), "qd", jint(32));
+	add(sub(d, "perf"), "queues", jstr("2*ncpu"));
+	add(sc, "defaults", d);
+	for (s = 0; s < 2; s++) {
+		for (l = 0; l < 3; l++) {
+			for (e = 0; e < 2; e++) {
+				char name[64], group[64], base[64];
+				struct json_object *c, *ld;
+
+				snprintf(name, sizeof(name), "%s-%s-%s", e ? "unbound" : "bound", sizes[s], loads[l]);
+				snprintf(group, sizeof(group), "%s-%s-load", sizes[s], loads[l]);
+				snprintf(base, sizeof(base), "bound-%s-%s", sizes[s], loads[l]);
+				c = cell(name, group, e ? "unbound" : "bound", e ? base : NULL);
+				add(sub(c, "target"), "exec", jstr(e ? "unbound" : "bound"));
+				add(sub(c, "perf"), "io_size", jstr(sizes[s]));
+				if (s == 1)
+					add(sub(c, "perf"), "qd", jint(8));
+				ld = sub(c, "contention");
+				if (l == 0) {
+					add(ld, "kind", jstr("none"));
+				} else if (l == 1) {
+					add(ld, "kind", jstr("stress-ng"));
+					add(ld, "cpus", jstr("target"));
+					add(ld, "load_pct", jint(45));
+					add(ld, "buffer_mb", jint(256));
+					add(ld, "nice", jint(0));
+				} else {
+					add(ld, "kind", jstr("hog"));
+					add(ld, "cpus", jstr("target"));
+					add(ld, "load_pct", jint(100));
+					add(ld, "buffer_mb", jint(128));
+					add(ld, "nice", jint(-20));
+				}
+				json_object_array_add(cells, c);
+			}
+		}
+	}
+	add(sc, "cells", cells);
+	return sc;
+}
+
+/* B: CPU-heavy per-request work (data digest) x 1 / several streams x bound/unbound. */
+static struct json_object *seed_b(void)
+{
+	static const char *const cols[] = { "mib_s", "iops", "lat_avg", "target_cpu", "host_cpu", NULL };
+	static const char *const streams[] = { "1", "2*ncpu" };
+	static const char *const sname[] = { "1stream", "nstreams" };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+	int e, s;
+
+	sc = scenario("seed-b-cpu-heavy",
+		      "SEEDS B: CPU-bound per-request work (CRC32C data digest on every 128 KiB read) with one "
+		      "stream (one queue) and several (2 per CPU), bound vs unbound. Spreading should help the "
+		      "single stream most.",
+		      "bound-1stream", 10, 2, 3, cols, 3, 1, 1);
+	add(sub(d, "target"), "backend", jstr("null"));
+	add(sub(d, "perf"), "pattern", jstr("read"));
+	add(sub(d, "perf"), "io_size", jstr("128k"));
+	add(sub(d, "perf"), "qd", jint(8));
+	add(sub(d, "perf"), "digest", jstr("data"));
+	add(sc, "defaults", d);
+	for (s = 0; s < 2; s++) {
+		for (e = 0; e < 2; e++) {
+			char name[64], base[64];
+			struct json_object *c;
+
+			snprintf(name, sizeof(name), "%s-%s", e ? "unbound" : "bound", sname[s]);
+			snprintf(base, sizeof(base), "bound-%s", sname[s]);
+			c = cell(name, sname[s], e ? "unbound" : "bound", e ? base : NULL);
+			add(sub(c, "target"), "exec", jstr(e ? "unbound" : "bound"));
+			add(sub(c, "perf"), "queues", jstr(streams[s]));
+			json_object_array_add(cells, c);
+		}
+	}
+	add(sc, "cells", cells);
+	return sc;
+}
+
+/* C: idle polling and backend completion polling. */
+static struct json_object *seed_c(void)
+{
+	static const char *const cols[] = { "iops",	 "lat_avg",   "p99.99",	      "p99.9",	    "p99",
+					    "lat_stdev", "target_ctxsw", "target_cpu", "target_ctxsw_s", NULL };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object(), *c;
+
+	sc = scenario("seed-c-idle-poll",
+		      "SEEDS C: 4K random reads, QD 32, 4 connections per CPU on a file backend (io_uring): "
+		      "event driven vs idle polling (750 ms, as in the seed) vs idle polling plus backend "
+		      "completion polling. Context switches are nvmfd's, counted over the measured window.",
+		      "baseline", 10, 2, 3, cols, 3, 1, 1);
+	add(sub(d, "target"), "backend", jstr("file"));
+	add(sub(d, "target"), "backend_size", jstr("256M"));
+	add(sub(d, "perf"), "pattern", jstr("randread"));
+	add(sub(d, "perf"), "qd", jint(32));
+	add(sub(d, "perf"), "queues", jstr("4*ncpu"));
+	add(sc, "defaults", d);
+	c = cell("baseline", "4k-randread", "baseline", NULL);
+	json_object_array_add(cells, c);
+	c = cell("idle-poll", "4k-randread", "idle-poll", NULL);
+	add(sub(c, "target"), "idle_poll_us", jint(750000));
+	json_object_array_add(cells, c);
+	c = cell("idle-poll-backend-poll", "4k-randread", "idle-poll+backend-poll", NULL);
+	add(sub(c, "target"), "idle_poll_us", jint(750000));
+	add(sub(c, "target"), "backend_poll", json_object_new_boolean(1));
+	json_object_array_add(cells, c);
+	add(sc, "cells", cells);
+	return sc;
+}
+
+/* D: per-queue vs shared completion rings x 1, 2, 4, 8 controllers per CPU. */
+static struct json_object *seed_d(void)
+{
+	static const char *const cols[] = { "cq_events_s", "compl_per_event", "iops", "lat_avg", "p99.99", NULL };
+	static const int per_cpu[] = { 1, 2, 4, 8 };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+	int p, k;
+
+	sc = scenario("seed-d-cq-pool",
+		      "SEEDS D: one backend completion ring per queue vs one shared per CPU, with 1, 2, 4 and 8 "
+		      "controllers per CPU (each controller = one nvmf-perf process with one queue, QD 32, 4K "
+		      "random reads, file backend). Completion events/s and completions per event come from "
+		      "nvmfd's per-queue stats. Ratio: shared against per-queue at the same density.",
+		      "per-queue-1", 10, 2, 3, cols, 3, 1, 1);
+	add(sub(d, "target"), "backend", jstr("file"));
+	add(sub(d, "target"), "backend_size", jstr("256M"));
+	add(sub(d, "perf"), "pattern", jstr("randread"));
+	add(sub(d, "perf"), "qd", jint(32));
+	add(sub(d, "perf"), "queues", jint(1));
+	add(sc, "defaults", d);
+	for (k = 0; k < 4; k++) {
+		for (p = 0; p < 2; p++) {
+			char name[64], group[64], base[64], ctrls[32];
+			struct json_object *c;
+
+			snprintf(name, sizeof(name), "%s-%d", p ? "shared" : "per-queue", per_cpu[k]);
+			snprintf(group, sizeof(group), "%d-ctrl-per-cpu", per_cpu[k]);
+			snprintf(base, sizeof(base), "per-queue-%d", per_cpu[k]);
+			snprintf(ctrls, sizeof(ctrls), "%d*ncpu", per_cpu[k]);
+			c = cell(name, group, p ? "shared" : "per-queue", p ? base : NULL);
+			add(sub(c, "target"), "cq_pool", jstr(p ? "shared" : "per-queue"));
+			add(sub(c, "perf"), "controllers", jstr(ctrls));
+			if (per_cpu[k] == 2 || per_cpu[k] == 8)
+				add(c, "quick", json_object_new_boolean(0));
+			json_object_array_add(cells, c);
+		}
+	}
+	add(sc, "cells", cells);
+	return sc;
+}
+
+/* E: 4K seq/rand read/write x cumulative host-scaling steps x null/file, 2 controllers. */
+static struct json_object *seed_e(void)
+{
+	static const char *const cols[] = { "mib_s", "iops", "lat_avg", "p99", "target_cpu", NULL };
+	static const char *const wls[] = { "write", "randwrite", "read", "randread" };
+	static const char *const steps[] = { "baseline", "budgets", "least-loaded", "per-ctrl-pools" };
+	static const char *const bks[] = { "null", "file" };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+	int b, w, s;
+
+	sc = scenario("seed-e-host-scaling",
+		      "SEEDS E: 4K sequential/random read/write, 2 controllers x 1 queue per CPU, QD 32, on null "
+		      "and file backends, with the steps applied cumulatively: baseline; + rx/tx budgets in "
+		      "bytes (64 KiB each) with a 100 us io_work deadline; + least-loaded io_cpu placement; + "
+		      "per-controller worker pools. Ratio: against the baseline of the same workload and "
+		      "backend.",
+		      "null-write-baseline", 10, 2, 3, cols, 3, 1, 1);
+	add(sub(d, "target"), "backend_size", jstr("1G"));
+	add(sub(d, "perf"), "qd", jint(32));
+	add(sub(d, "perf"), "io_size", jstr("4k"));
+	add(sub(d, "perf"), "queues", jstr("1*ncpu"));
+	add(sub(d, "perf"), "controllers", jint(2));
+	add(sc, "defaults", d);
+	for (b = 0; b < 2; b++) {
+		for (w = 0; w < 4; w++) {
+			for (s = 0; s < 4; s++) {
+				char name[64], group[64], base[64];
+				struct json_object *c, *t;
+
+				snprintf(name, sizeof(name), "%s-%s-%s", bks[b], wls[w], steps[s]);
+				snprintf(group, sizeof(group), "%s-%s", bks[b], wls[w]);
+				snprintf(base, sizeof(base), "%s-%s-baseline", bks[b], wls[w]);
+				c = cell(name, group, steps[s], s ? base : (b || w) ? base : NULL);
+				t = sub(c, "target");
+				add(t, "backend", jstr(bks[b]));
+				if (b == 1)
+					add(t, "backend_size", jstr("256M"));
+				if (s >= 1) {
+					add(t, "rx_budget", jint(65536));
+					add(t, "tx_budget", jint(65536));
+					add(t, "io_work_deadline_us", jint(100));
+				}
+				if (s >= 2)
+					add(t, "io_cpu", jstr("least-loaded"));
+				if (s >= 3)
+					add(t, "wq_per_ctrl", json_object_new_boolean(1));
+				add(sub(c, "perf"), "pattern", jstr(wls[w]));
+				if (b == 1)
+					add(c, "quick", json_object_new_boolean(0));
+				json_object_array_add(cells, c);
+			}
+		}
+	}
+	add(sc, "cells", cells);
+	return sc;
+}
+
+/**
+ * bench_builtin_count() - number of built-in scenarios.
+ *
+ * Return: the count.
+ * Context: any.
+ */
+int bench_builtin_count(void)
+{
+	return NR_BUILTIN;
+}
+
+/**
+ * bench_builtin_name() - name of built-in scenario @i.
+ * @i: 0..bench_builtin_count()-1.
+ *
+ * Return: static string, or NULL if @i is out of range.
+ * Context: any.
+ */
+const char *bench_builtin_name(int i)
+{
+	return i >= 0 && i < NR_BUILTIN ? names[i] : NULL;
+}
+
+/**
+ * bench_builtin_text() - JSON text of the built-in scenario @name.
+ * @name: scenario name (borrowed).
+ *
+ * Return: pretty-printed JSON in static storage (valid until exit), or
+ * NULL if there is no such built-in.
+ * Context: main thread (fills a static cache on first use).
+ */
+const char *bench_builtin_text(const char *name)
+{
+	struct json_object *(*const gen[NR_BUILTIN])(void) = { seed_a, seed_b, seed_c, seed_d, seed_e };
+	int i;
+
+	for (i = 0; i < NR_BUILTIN; i++) {
+		struct json_object *o;
+
+		if (strcmp(names[i], name))
+			continue;
+		if (!texts[i][0]) {
+			o = gen[i]();
+			snprintf(texts[i], sizeof(texts[i]), "%s\n",
+				 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+									   JSON_C_TO_STRING_SPACED |
+									   JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		}
+		return texts[i];
+	}
+	return NULL;
+}

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench - run nvmfd + nvmf-perf experiment matrices end to end and
+ * write a results folder (report.md, cells.csv, cells.json, plots/).
+ * See usage() for the manual, bench/README.md for the scenario format.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+volatile sig_atomic_t bench_stop_sig;
+
+#define MAX_SCENARIOS 64
+/* per-run overhead beyond warmup + duration: nvmfd start/stop, connects */
+#define RUN_OVERHEAD_S 1.5
+
+static void usage(FILE *f)
+{
+	fputs("Usage: nvmf-bench [OPTION]... [SCENARIO]...\n"
+	      "\n"
+	      "Run nvmfd/nvmf-perf experiment matrices end to end and report medians.\n"
+	      "\n"
+	      "Each SCENARIO is the name of a built-in scenario or a path to a scenario\n"
+	      "file (JSON; anything containing '/' or ending in .json is a path). With no\n"
+	      "SCENARIO every built-in runs. A scenario is a list of cells; for each run of\n"
+	      "a cell nvmf-bench\n"
+	      "  1. starts nvmfd in its own process group on 127.0.0.1 (port 0: the port\n"
+	      "     the kernel picked is read back from the stats of its --control socket),\n"
+	      "     with the cell's execution flags and a null, ram or file namespace;\n"
+	      "  2. starts the cell's contention, if any: stress-ng on chosen CPUs, or the\n"
+	      "     builtin hog (one thread pinned per CPU, nice -20 if permitted, rewriting\n"
+	      "     a large buffer then sleeping 10 ms, as in SEEDS A);\n"
+	      "  3. runs one nvmf-perf --json per controller against it, polling nvmfd's\n"
+	      "     stats and /proc/<nvmfd> meanwhile;\n"
+	      "  4. stops everything (SIGTERM to each process group, SIGKILL after a grace\n"
+	      "     period, every process reaped) and records the metrics.\n"
+	      "Every cell runs --repeat times; the report shows medians, the standard\n"
+	      "deviation of the first column and the ratio to the cell's baseline.\n"
+	      "\n"
+	      "Built-in scenarios (SEEDS.md A-E, scaled to the online CPUs):\n"
+	      "  seed-a-unbound       bound vs unbound x 4K/1M randrw 50 % x no, medium,\n"
+	      "                       heavy load on the target's CPUs\n"
+	      "  seed-b-cpu-heavy     data digest on, 1 vs several streams, bound vs unbound\n"
+	      "  seed-c-idle-poll     event driven vs --idle-poll-us vs + --backend-poll\n"
+	      "  seed-d-cq-pool       --cq-pool per-queue vs shared x 1,2,4,8 controllers/CPU\n"
+	      "  seed-e-host-scaling  4K seq/rand read/write x baseline, +budgets,\n"
+	      "                       +least-loaded, +per-controller pools; null and file\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --out DIR          results folder (default results/<UTC timestamp>);\n"
+	      "                         created if missing\n"
+	      "  -r, --repeat N         runs per cell, 1..100 (default: the scenario's, 3)\n"
+	      "  -d, --duration S       measured seconds per run (default: the scenario's)\n"
+	      "  -w, --warmup S         warmup seconds per run (default: the scenario's)\n"
+	      "  -q, --quick            the reduced matrix: each scenario's \"quick\" run\n"
+	      "                         lengths and repeat count, cells marked quick:false\n"
+	      "                         dropped; all built-ins take a few minutes on 2 CPUs\n"
+	      "  -c, --cells GLOB       run only cells whose name matches GLOB (fnmatch)\n"
+	      "  -l, --list             list the built-in scenarios and their cells, exit\n"
+	      "  -n, --dry-run          validate the scenarios and print the plan (cells,\n"
+	      "                         runs, estimated time); start nothing\n"
+	      "      --write-scenarios DIR\n"
+	      "                         write the built-ins as DIR/<name>.json and exit\n"
+	      "      --nvmfd PATH       target binary (default: nvmfd next to nvmf-bench)\n"
+	      "      --perf PATH        initiator binary (default: nvmf-perf next to it)\n"
+	      "      --stress-ng PATH   default: stress-ng from PATH\n"
+	      "      --gnuplot PATH     default: gnuplot from PATH; missing = no plots\n"
+	      "      --no-plots         do not run gnuplot\n"
+	      "      --no-progress      no progress bar even on a terminal\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "Results folder:\n"
+	      "  report.md   one table per scenario (the SEEDS.md columns + ratio), the\n"
+	      "              exact commands of every cell, links to the plots\n"
+	      "  cells.csv   one row per cell: median and stddev of every metric\n"
+	      "  cells.json  every cell with every run's metrics and errors\n"
+	      "  plots/      <scenario>-bars.png (first column, grouped by cell group and\n"
+	      "              series), <scenario>-latency.png (p50..p99.99 curves)\n"
+	      "  raw/<scenario>/<cell>/rep<N>/  perf-K.json, nvmfd.log, stats.json (end),\n"
+	      "              stats-live.json (last snapshot with queues), nvmfd-config.json\n"
+	      "\n"
+	      "Metrics: iops, mib_s, lat_min/avg/max, p50..p99.99 (nvmf-perf, summed over\n"
+	      "controllers; latencies IOPS-weighted), host_cpu, host_ctxsw (nvmf-perf),\n"
+	      "target_cpu (utime+stime of nvmfd over the measured window, % of one CPU),\n"
+	      "target_ctxsw and target_ctxsw_s (voluntary + involuntary, summed over\n"
+	      "/proc/<pid>/task/*), cq_events_s, compl_per_event, requeues_s, idle_polls_s,\n"
+	      "eagain_sends (deltas of nvmfd's per-queue stats over the window).\n"
+	      "\n"
+	      "Signals: SIGINT, SIGTERM and SIGHUP stop the run: every child process group\n"
+	      "is killed and reaped, the report is written for the runs done so far.\n"
+	      "Children also die with the bench (PR_SET_PDEATHSIG).\n"
+	      "\n"
+	      "Exit status: 0 every run succeeded; 1 some run failed (see report.md);\n"
+	      "2 usage error or invalid scenario (the message names the field, e.g.\n"
+	      "'cells[2].perf.qd'); 128+N interrupted by signal N.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  nvmf-bench --quick\n"
+	      "  nvmf-bench -r 5 -d 60 seed-e-host-scaling -o results/e-60s\n"
+	      "  nvmf-bench --cells 'bound-4k-*' seed-a-unbound\n"
+	      "  nvmf-bench --write-scenarios bench/scenarios && nvmf-bench bench/scenarios/seed-c-idle-poll.json\n",
+	      f);
+}
+
+static void on_signal(int sig)
+{
+	bench_stop_sig = sig;
+}
+
+static int find_in_path(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[4096], *save = NULL, *dir;
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", dir, name);
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	out[0] = 0;
+	return -ENOENT;
+}
+
+static int load_one(const char *arg, struct bench_scenario *sc, char *err, size_t len)
+{
+	const char *text;
+	struct json_object *root;
+	char msg[512];
+	int ret;
+
+	if (strchr(arg, '/') || (strlen(arg) > 5 && !strcmp(arg + strlen(arg) - 5, ".json")))
+		return bench_scenario_load(arg, sc, err, len);
+	text = bench_builtin_text(arg);
+	if (!text) {
+		snprintf(err, len, "%s: no such built-in scenario (see --list)", arg);
+		return -ENOENT;
+	}
+	root = json_tokener_parse(text);
+	if (!root) {
+		snprintf(err, len, "%s: built-in is not valid JSON", arg);
+		return -EINVAL;
+	}
+	ret = bench_scenario_parse(root, "builtin", sc, msg, sizeof(msg));
+	json_object_put(root);
+	if (ret)
+		snprintf(err, len, "builtin %s: %s", arg, msg);
+	return ret;
+}
+
+struct progress {
+	bool tty;
+	int total_runs;
+	int done_runs;
+	double est_total; /* estimated seconds for all runs */
+	double est_done; /* estimate of the runs completed */
+	double t_start;
+	double last_draw;
+	const char *scenario;
+	const char *cell;
+	int rep, reps;
+};
+
+static void fmt_dur(double s, char *buf, size_t len)
+{
+	long t = lround(s < 0 ? 0 : s);
+
+	if (t >= 3600)
+		snprintf(buf, len, "%ldh%02ldm", t / 3600, t / 60 % 60);
+	else
+		snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void progress_draw(void *arg)
+{
+	struct progress *p = arg;
+	double el = bench_now() - p->t_start, rate, eta, frac;
+	char ebuf[32], tbuf[32];
+	int w = 30, fill, i;
+
+	if (!p->tty || bench_now() - p->last_draw < 0.25)
+		return;
+	p->last_draw = bench_now();
+	frac = p->est_total > 0 ? p->est_done / p->est_total : 0;
+	/* scale the estimate by how fast runs have really gone */
+	rate = p->est_done > 0 && el > 0 ? el / p->est_done : 1;
+	eta = (p->est_total - p->est_done) * rate;
+	fill = (int)(frac * w);
+	fmt_dur(eta, ebuf, sizeof(ebuf));
+	fmt_dur(el, tbuf, sizeof(tbuf));
+	fprintf(stderr, "\r\033[K[");
+	for (i = 0; i < w; i++)
+		fputc(i < fill ? '#' : '.', stderr);
+	fprintf(stderr, "] %d/%d %s/%s %d/%d  elapsed %s ETA %s", p->done_runs, p->total_runs, p->scenario, p->cell,
+		p->rep, p->reps, tbuf, ebuf);
+	fflush(stderr);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_scenarios(const char *dir)
+{
+	int i;
+
+	if (mkdir_p(dir)) {
+		fprintf(stderr, "nvmf-bench: cannot create %s: %s\n", dir, strerror(errno));
+		return BENCH_EXIT_USAGE;
+	}
+	for (i = 0; i < bench_builtin_count(); i++) {
+		char path[PATH_MAX];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s.json", dir, bench_builtin_name(i));
+		f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "nvmf-bench: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		fputs(bench_builtin_text(bench_builtin_name(i)), f);
+		fclose(f);
+		printf("%s\n", path);
+	}
+	return 0;
+}
+
+enum { OPT_WRITE = 256, OPT_NVMFD, OPT_PERF, OPT_STRESS, OPT_GNUPLOT, OPT_NO_PLOTS, OPT_NO_PROGRESS };
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "cells", required_argument, NULL, 'c' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "write-scenarios", required_argument, NULL, OPT_WRITE },
+		{ "nvmfd", required_argument, NULL, OPT_NVMFD },
+		{ "perf", required_argument, NULL, OPT_PERF },
+		{ "stress-ng", required_argument, NULL, OPT_STRESS },
+		{ "gnuplot", required_argument, NULL, OPT_GNUPLOT },
+		{ "no-plots", no_argument, NULL, OPT_NO_PLOTS },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct bench_scenario scs[MAX_SCENARIOS];
+	struct bench_overrides ov = { .duration = -1, .warmup = -1 };
+	static char exe_dir[PATH_MAX], nvmfd[PATH_MAX], perf[PATH_MAX], stress[PATH_MAX], gnuplot[PATH_MAX];
+	static char out_dir[PATH_MAX], cmdline[4096];
+	struct bench_paths paths = { 0 };
+	struct progress pg = { 0 };
+	bool list = false, dry = false, no_plots = false, no_progress = false;
+	const char *out = NULL;
+	struct sigaction sa;
+	int nr = 0, opt, i, s, c, r, failed = 0, ret;
+	double t_start;
+	ssize_t n;
+	char *end;
+
+	for (i = 0; i < argc; i++)
+		snprintf(cmdline + strlen(cmdline), sizeof(cmdline) - strlen(cmdline), "%s%s", i ? " " : "", argv[i]);
+	n = readlink("/proc/self/exe", exe_dir, sizeof(exe_dir) - 1);
+	if (n > 0) {
+		char *d;
+
+		exe_dir[n] = 0;
+		d = dirname(exe_dir); /* may point into exe_dir */
+		memmove(exe_dir, d, strlen(d) + 1);
+	} else {
+		snprintf(exe_dir, sizeof(exe_dir), ".");
+	}
+	if (snprintf(nvmfd, sizeof(nvmfd), "%s/nvmfd", exe_dir) >= (int)sizeof(nvmfd) ||
+	    snprintf(perf, sizeof(perf), "%s/nvmf-perf", exe_dir) >= (int)sizeof(perf)) {
+		fprintf(stderr, "nvmf-bench: path of the executable too long\n");
+		return BENCH_EXIT_USAGE;
+	}
+	find_in_path("stress-ng", stress, sizeof(stress));
+	find_in_path("gnuplot", gnuplot, sizeof(gnuplot));
+
+	while ((opt = getopt_long(argc, argv, "o:r:d:w:qc:lnh", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'r':
+			ov.repeat = (int)strtol(optarg, &end, 10);
+			if (*end || ov.repeat < 1 || ov.repeat > BENCH_MAX_REPEAT) {
+				fprintf(stderr, "nvmf-bench: --repeat: 1..%d\n", BENCH_MAX_REPEAT);
+				return BENCH_EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			ov.duration = strtod(optarg, &end);
+			if (*end || ov.duration < 1 || ov.duration > 86400 || ov.duration != floor(ov.duration)) {
+				fprintf(stderr, "nvmf-bench: --duration: whole seconds, 1..86400\n");
+				return BENCH_EXIT_USAGE;
+			}
+			break;
+		case 'w':
+			ov.warmup = strtod(optarg, &end);
+			if (*end || ov.warmup < 0 || ov.warmup > 3600 || ov.warmup != floor(ov.warmup)) {
+				fprintf(stderr, "nvmf-bench: --warmup: whole seconds, 0..3600\n");
+				return BENCH_EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			ov.quick = true;
+			break;
+		case 'c':
+			ov.cell_filter = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
+		case 'n':
+			dry = true;
+			break;
+		case OPT_WRITE:
+			return write_scenarios(optarg);
+		case OPT_NVMFD:
+			snprintf(nvmfd, sizeof(nvmfd), "%s", optarg);
+			break;
+		case OPT_PERF:
+			snprintf(perf, sizeof(perf), "%s", optarg);
+			break;
+		case OPT_STRESS:
+			snprintf(stress, sizeof(stress), "%s", optarg);
+			break;
+		case OPT_GNUPLOT:
+			snprintf(gnuplot, sizeof(gnuplot), "%s", optarg);
+			break;
+		case OPT_NO_PLOTS:
+			no_plots = true;
+			break;
+		case OPT_NO_PROGRESS:
+			no_progress = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'nvmf-bench --help'.\n");
+			return BENCH_EXIT_USAGE;
+		}
+	}
+
+	/* load and validate everything before starting anything */
+	if (optind == argc) {
+		for (i = 0; i < bench_builtin_count(); i++) {
+			char err[1024];
+
+			if (load_one(bench_builtin_name(i), &scs[nr], err, sizeof(err))) {
+				fprintf(stderr, "nvmf-bench: %s\n", err);
+				return BENCH_EXIT_USAGE;
+			}
+			nr++;
+		}
+	}
+	for (i = optind; i < argc; i++) {
+		char err[1024];
+
+		if (nr == MAX_SCENARIOS) {
+			fprintf(stderr, "nvmf-bench: at most %d scenarios\n", MAX_SCENARIOS);
+			return BENCH_EXIT_USAGE;
+		}
+		if (load_one(argv[i], &scs[nr], err, sizeof(err))) {
+			fprintf(stderr, "nvmf-bench: %s\n", err);
+			return BENCH_EXIT_USAGE;
+		}
+		nr++;
+	}
+	for (s = 0; s < nr; s++)
+		bench_scenario_apply(&scs[s], &ov);
+
+	for (s = 0; s < nr; s++) {
+		for (c = 0; c < scs[s].nr_cells; c++) {
+			struct bench_cell *cl = &scs[s].cells[c];
+
+			pg.total_runs += cl->repeat;
+			pg.est_total += cl->repeat * (cl->duration + cl->warmup + RUN_OVERHEAD_S);
+		}
+	}
+	if (list || dry) {
+		char e[32];
+
+		for (s = 0; s < nr; s++) {
+			printf("%s (%s, baseline %s)\n", scs[s].name, scs[s].source, scs[s].baseline);
+			for (c = 0; c < scs[s].nr_cells; c++) {
+				struct bench_cell *cl = &scs[s].cells[c];
+
+				if (dry && !cl->repeat)
+					continue;
+				printf("  %-32s %2d x (%.0f s + %.0f s warmup)%s\n", cl->name, cl->repeat, cl->duration,
+				       cl->warmup, cl->quick ? "" : "  [not in --quick]");
+			}
+		}
+		fmt_dur(pg.est_total, e, sizeof(e));
+		printf("%d runs, about %s\n", pg.total_runs, e);
+		return 0;
+	}
+	if (!pg.total_runs) {
+		fprintf(stderr, "nvmf-bench: no cell to run (check --cells)\n");
+		return BENCH_EXIT_USAGE;
+	}
+	if (access(nvmfd, X_OK) || access(perf, X_OK)) {
+		fprintf(stderr, "nvmf-bench: %s or %s is not executable (use --nvmfd/--perf)\n", nvmfd, perf);
+		return BENCH_EXIT_USAGE;
+	}
+	if (realpath(nvmfd, exe_dir))
+		snprintf(nvmfd, sizeof(nvmfd), "%s", exe_dir);
+	if (realpath(perf, exe_dir))
+		snprintf(perf, sizeof(perf), "%s", exe_dir);
+	paths.nvmfd = nvmfd;
+	paths.perf = perf;
+	paths.stress_ng = *stress ? stress : "stress-ng";
+	paths.gnuplot = no_plots || !*gnuplot ? NULL : gnuplot;
+	if (!no_plots && !*gnuplot)
+		fprintf(stderr, "nvmf-bench: warning: gnuplot not found, plots will be skipped\n");
+
+	if (!out) {
+		time_t now = time(NULL);
+		char ts[32];
+
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", gmtime(&now));
+		snprintf(out_dir, sizeof(out_dir), "results/%s", ts);
+	} else {
+		snprintf(out_dir, sizeof(out_dir), "%s", out);
+	}
+	if (mkdir_p(out_dir)) {
+		fprintf(stderr, "nvmf-bench: cannot create %s: %s\n", out_dir, strerror(errno));
+		return BENCH_EXIT_USAGE;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* orphaned grandchildren (stress-ng workers) come back to us */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	pg.tty = isatty(2) && !no_progress;
+	pg.t_start = t_start = bench_now();
+	for (s = 0; s < nr && !bench_stop_sig; s++) {
+		for (c = 0; c < scs[s].nr_cells && !bench_stop_sig; c++) {
+			struct bench_cell *cl = &scs[s].cells[c];
+
+			for (r = 0; r < cl->repeat && !bench_stop_sig; r++) {
+				pg.scenario = scs[s].name;
+				pg.cell = cl->name;
+				pg.rep = r + 1;
+				pg.reps = cl->repeat;
+				pg.last_draw = 0;
+				progress_draw(&pg);
+				ret = bench_cell_run_once(&scs[s], cl, r, out_dir, &paths, progress_draw, &pg);
+				if (ret == -EINTR)
+					break;
+				cl->res.nr = r + 1;
+				pg.done_runs++;
+				pg.est_done += cl->duration + cl->warmup + RUN_OVERHEAD_S;
+				if (ret) {
+					failed++;
+					if (pg.tty)
+						fprintf(stderr, "\r\033[K");
+					fprintf(stderr, "nvmf-bench: %s/%s run %d: %s\n", scs[s].name, cl->name, r + 1,
+						cl->res.err[r]);
+				} else if (!pg.tty) {
+					fprintf(stderr, "[%d/%d] %s/%s run %d/%d: %.0f IOPS, %.1f MiB/s, avg %.1f us\n",
+						pg.done_runs, pg.total_runs, scs[s].name, cl->name, r + 1, cl->repeat,
+						cl->res.v[r][BM_IOPS], cl->res.v[r][BM_MIBS], cl->res.v[r][BM_LAT_AVG]);
+				}
+			}
+		}
+	}
+	bench_proc_kill_all();
+	if (pg.tty)
+		fprintf(stderr, "\r\033[K");
+	ret = bench_report_write(scs, nr, out_dir, &paths, cmdline, bench_now() - t_start, bench_stop_sig != 0);
+	bench_proc_kill_all();
+	if (ret)
+		fprintf(stderr, "nvmf-bench: writing the report in %s failed: %s\n", out_dir, strerror(-ret));
+	else
+		fprintf(stderr, "nvmf-bench: %d runs in %.0f s, %d failed; report: %s/report.md\n", pg.done_runs,
+			bench_now() - t_start, failed, out_dir);
+	for (s = 0; s < nr; s++)
+		bench_scenario_free(&scs[s]);
+	if (bench_stop_sig)
+		return 128 + bench_stop_sig;
+	return failed || ret ? BENCH_EXIT_CELL_FAILED : BENCH_EXIT_OK;
+}

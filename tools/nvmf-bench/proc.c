@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench child processes: every child (nvmfd, nvmf-perf, stress-ng,
+ * the hog) is the leader of its own process group, asks the kernel to
+ * kill it when the bench dies (PR_SET_PDEATHSIG), and is recorded in a
+ * registry of live groups so that any exit path - normal, error, Ctrl-C,
+ * SIGTERM - can kill whole groups and reap them. The bench is also a
+ * child subreaper, so grandchildren (stress-ng's workers) that outlive
+ * their parent are reparented to us and reaped here rather than leaking.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define MAX_GROUPS 128
+
+/* Live process groups (leader pid == pgid); 0 = free slot. */
+static pid_t groups[MAX_GROUPS];
+
+/**
+ * bench_now() - monotonic time in seconds.
+ *
+ * Return: seconds since an arbitrary start.
+ * Context: any.
+ */
+double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/**
+ * bench_fmt() - snprintf() for messages where truncation is acceptable.
+ * @buf: output, always NUL-terminated.
+ * @len: size of @buf (> 0).
+ * @fmt: printf format.
+ *
+ * Context: any.
+ */
+void bench_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/**
+ * bench_sleep() - sleep @s seconds, returning early on a stop signal.
+ * @s: seconds.
+ *
+ * Context: main thread.
+ */
+void bench_sleep(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0 || bench_stop_sig)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+static void group_add(pid_t pg)
+{
+	int i;
+
+	for (i = 0; i < MAX_GROUPS; i++) {
+		if (!groups[i]) {
+			groups[i] = pg;
+			return;
+		}
+	}
+}
+
+static void group_del(pid_t pg)
+{
+	int i;
+
+	for (i = 0; i < MAX_GROUPS; i++)
+		if (groups[i] == pg)
+			groups[i] = 0;
+}
+
+/* In the child right after fork: own group, die with the parent. */
+static void child_setup(pid_t parent)
+{
+	sigset_t none;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127); /* the bench died between fork and prctl */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int redirect(const char *path, int fd, int flags)
+{
+	int f;
+
+	f = open(path ? path : "/dev/null", flags, 0644);
+	if (f < 0)
+		return -errno;
+	if (f != fd) {
+		dup2(f, fd);
+		close(f);
+	}
+	return 0;
+}
+
+static void set_affinity(const struct bench_cpuset *cpus)
+{
+	cpu_set_t set;
+	int i;
+
+	if (!cpus || !cpus->nr)
+		return;
+	CPU_ZERO(&set);
+	for (i = 0; i < cpus->nr; i++)
+		CPU_SET(cpus->cpu[i], &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/**
+ * bench_proc_spawn() - fork/exec @argv as the leader of a new process group.
+ * @argv: NULL-terminated, argv[0] is the path (borrowed).
+ * @out_path: file for stdout (truncated), NULL = /dev/null.
+ * @err_path: file for stderr (truncated), NULL = /dev/null.
+ * @cpus: CPU affinity of the child, NULL or empty = inherit.
+ * @nice_level: nice value for the child (0 = inherit).
+ *
+ * The child gets PR_SET_PDEATHSIG(SIGKILL) and default signal handling;
+ * its group is registered for bench_proc_kill_all().
+ *
+ * Return: the child's pid (== its pgid), or -errno if fork failed. An
+ * exec failure shows up as exit status 127 with a message in @err_path.
+ * Context: main thread.
+ */
+pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
+		       const struct bench_cpuset *cpus, int nice_level)
+{
+	pid_t parent = getpid();
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		child_setup(parent);
+		if (redirect(NULL, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
+		    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
+			_exit(127);
+		set_affinity(cpus);
+		if (nice_level)
+			setpriority(PRIO_PROCESS, 0, nice_level);
+		execv(argv[0], argv);
+		fprintf(stderr, "nvmf-bench: cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid); /* also in the parent: no window without a group */
+	group_add(pid);
+	return pid;
+}
+
+struct hog_arg {
+	int cpu;
+	int nice_level;
+	long load_pct;
+	size_t bytes;
+};
+
+static double hog_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * SEEDS A's competing load: pinned to one CPU at high priority, rewrite a
+ * large buffer, sleep 10 ms, repeat. Below 100 % load the rewrite stops
+ * after the share of a period that gives load_pct of one CPU.
+ */
+static void *hog_thread(void *p)
+{
+	struct hog_arg *a = p;
+	const struct timespec pause = { 0, 10 * 1000 * 1000 };
+	cpu_set_t set;
+	unsigned char *buf;
+	size_t off = 0;
+	unsigned char v = 1;
+	double work_s;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	/* nice is per thread on Linux */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), a->nice_level))
+		fprintf(stderr, "hog cpu %d: nice %d not permitted: %s\n", a->cpu, a->nice_level, strerror(errno));
+	buf = malloc(a->bytes);
+	if (!buf) {
+		fprintf(stderr, "hog cpu %d: cannot allocate %zu bytes\n", a->cpu, a->bytes);
+		return NULL;
+	}
+	work_s = a->load_pct >= 100 ? -1 : 0.010 * a->load_pct / (100 - a->load_pct);
+	for (;;) {
+		double t0 = hog_now();
+
+		for (;;) {
+			size_t n = a->bytes - off < 65536 ? a->bytes - off : 65536;
+
+			memset(buf + off, v, n);
+			off += n;
+			if (off >= a->bytes) {
+				off = 0;
+				v++;
+				if (work_s < 0)
+					break; /* full rewrite, then the pause */
+			}
+			if (work_s >= 0 && hog_now() - t0 >= work_s)
+				break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+/**
+ * bench_proc_spawn_hog() - start the builtin competing load (SEEDS A).
+ * @cpus: one thread pinned to each of these CPUs (borrowed).
+ * @nice_level: nice of each thread (-20 needs CAP_SYS_NICE; a failure is
+ *              logged to @log_path and the thread runs at its default).
+ * @load_pct: share of each CPU the thread keeps busy, 1..100.
+ * @buffer_mb: buffer each thread rewrites, MiB (0 -> 1 MiB).
+ * @log_path: stderr of the hog process.
+ *
+ * The hog is a forked child process (its own process group) whose
+ * threads run until it is killed.
+ *
+ * Return: its pid, or -errno if fork failed.
+ * Context: main thread.
+ */
+pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
+			   const char *log_path)
+{
+	pid_t parent = getpid();
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct hog_arg *args;
+		pthread_t th;
+		int i;
+
+		child_setup(parent);
+		redirect(NULL, 0, O_RDONLY);
+		redirect(NULL, 1, O_WRONLY);
+		redirect(log_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+		prctl(PR_SET_NAME, "nvmf-bench-hog");
+		args = calloc(cpus->nr, sizeof(*args));
+		if (!args)
+			_exit(1);
+		for (i = 0; i < cpus->nr; i++) {
+			args[i].cpu = cpus->cpu[i];
+			args[i].nice_level = nice_level;
+			args[i].load_pct = load_pct;
+			args[i].bytes = (size_t)(buffer_mb ? buffer_mb : 1) << 20;
+			if (pthread_create(&th, NULL, hog_thread, &args[i])) {
+				fprintf(stderr, "hog: pthread_create failed\n");
+				_exit(1);
+			}
+		}
+		fprintf(stderr, "hog: %d threads, nice %d, load %ld%%, %ld MiB each\n", cpus->nr, nice_level,
+			load_pct, buffer_mb);
+		for (;;)
+			pause();
+	}
+	setpgid(pid, pid);
+	group_add(pid);
+	return pid;
+}
+
+/* Reap any exited child (ours or reparented grandchildren), no blocking. */
+static void reap_any(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/**
+ * bench_proc_poll_exit() - has child @pid exited?
+ * @pid: a child spawned by this file.
+ * @status: its wait status when it has.
+ *
+ * Return: 1 if it exited (reaped now), 0 if still running, -ECHILD if it
+ * is not (or no longer) our child.
+ * Context: main thread.
+ */
+int bench_proc_poll_exit(pid_t pid, int *status)
+{
+	pid_t r = waitpid(pid, status, WNOHANG);
+
+	if (r == pid)
+		return 1;
+	if (r == 0)
+		return 0;
+	return -ECHILD;
+}
+
+/**
+ * bench_proc_reap_group() - end process group @pgid and reap its leader.
+ * @pgid: a group from bench_proc_spawn*().
+ * @status: the leader's wait status if it was reaped here (may be NULL).
+ * @grace_s: seconds to wait after SIGTERM before SIGKILL.
+ *
+ * Sends SIGTERM to the group, waits up to @grace_s for the whole group to
+ * be gone, then SIGKILLs what remains and waits until kill(-pgid, 0)
+ * reports no member left.
+ *
+ * Return: 0 when the group is empty; -ETIMEDOUT if members survived
+ * SIGKILL for 5 s (should not happen).
+ * Context: main thread.
+ */
+int bench_proc_reap_group(pid_t pgid, int *status, double grace_s)
+{
+	double t0;
+	int st;
+	bool killed = false;
+
+	if (pgid <= 0)
+		return 0;
+	kill(-pgid, SIGTERM);
+	t0 = bench_now();
+	for (;;) {
+		pid_t r = waitpid(pgid, &st, WNOHANG);
+
+		if (r == pgid && status)
+			*status = st;
+		reap_any();
+		if (kill(-pgid, 0) && errno == ESRCH)
+			break;
+		if (!killed && bench_now() - t0 > grace_s) {
+			kill(-pgid, SIGKILL);
+			killed = true;
+		}
+		if (bench_now() - t0 > grace_s + 5) {
+			group_del(pgid);
+			return -ETIMEDOUT;
+		}
+		{
+			const struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	group_del(pgid);
+	return 0;
+}
+
+/**
+ * bench_proc_wait() - wait for child @pid to exit on its own, then end
+ *                     its group.
+ * @pid: a group leader from bench_proc_spawn*().
+ * @status: its wait status (set when it exited within @timeout_s).
+ * @timeout_s: seconds to wait before the group is killed.
+ *
+ * Return: 0 if it exited by itself; -ETIMEDOUT if it had to be killed;
+ * -EINTR if a stop signal arrived first (the group is killed too).
+ * Context: main thread.
+ */
+int bench_proc_wait(pid_t pid, int *status, double timeout_s)
+{
+	double t0 = bench_now();
+	int ret = -ETIMEDOUT;
+
+	while (bench_now() - t0 < timeout_s) {
+		if (bench_proc_poll_exit(pid, status) == 1) {
+			ret = 0;
+			break;
+		}
+		if (bench_stop_sig) {
+			ret = -EINTR;
+			break;
+		}
+		{
+			const struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	bench_proc_reap_group(pid, NULL, 0);
+	return ret;
+}
+
+/**
+ * bench_proc_kill_all() - SIGKILL every registered group and reap it.
+ *
+ * Used on interruption and fatal errors; safe to call more than once.
+ * Context: main thread.
+ */
+void bench_proc_kill_all(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_GROUPS; i++)
+		if (groups[i])
+			kill(-groups[i], SIGKILL);
+	for (i = 0; i < MAX_GROUPS; i++)
+		if (groups[i])
+			bench_proc_reap_group(groups[i], NULL, 0);
+	reap_any();
+}
+
+/**
+ * bench_proc_alive() - number of registered groups still alive.
+ *
+ * Return: count of groups with at least one member.
+ * Context: main thread.
+ */
+int bench_proc_alive(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < MAX_GROUPS; i++)
+		if (groups[i] && !(kill(-groups[i], 0) && errno == ESRCH))
+			n++;
+	return n;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
+
+/**
+ * bench_proc_sample() - CPU time and context switches of process @pid.
+ * @pid: any process.
+ * @cpu_ticks: utime + stime of the whole process (clock ticks, includes
+ *             exited threads).
+ * @vctx: voluntary context switches summed over /proc/@pid/task/ *.
+ * @ictx: involuntary context switches, same.
+ *
+ * Return: 0, or -ESRCH if the process is gone.
+ * Context: any.
+ */
+int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx)
+{
+	char path[64], buf[4096];
+	unsigned long long ut, st;
+	struct dirent *de;
+	char *p;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)))
+		return -ESRCH;
+	/* fields after "(comm)": state is 3rd, utime 14th, stime 15th */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -ESRCH;
+	*cpu_ticks = ut + st;
+	*vctx = *ictx = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while ((de = readdir(d))) {
+		char tpath[300];
+		char *l;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/status", pid, de->d_name);
+		if (read_file(tpath, buf, sizeof(buf)))
+			continue;
+		l = strstr(buf, "\nvoluntary_ctxt_switches:");
+		if (l)
+			*vctx += strtoull(l + 25, NULL, 10);
+		l = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+		if (l)
+			*ictx += strtoull(l + 28, NULL, 10);
+	}
+	closedir(d);
+	return 0;
+}
+
+/**
+ * bench_control_query() - one request on nvmfd's --control socket.
+ * @sock_path: UNIX socket path (borrowed).
+ * @cmd: command name, e.g. "stats" (sent as {"cmd":"..."} plus newline).
+ * @buf: the one-line reply, NUL-terminated, newline stripped.
+ * @len: size of @buf.
+ *
+ * Return: 0; -errno if connect/send/receive failed; -EMSGSIZE if the reply
+ * did not fit; -ETIMEDOUT after 2 s without a full reply.
+ * Context: main thread.
+ */
+int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 2, 0 };
+	char req[128];
+	size_t off = 0;
+	int fd, ret;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		goto out_close;
+	}
+	snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}\n", cmd);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+		ret = -EIO;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (off + 1 >= len) {
+			ret = -EMSGSIZE;
+			goto out_close;
+		}
+		n = recv(fd, buf + off, len - 1 - off, 0);
+		if (n < 0) {
+			ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
+			goto out_close;
+		}
+		if (n == 0)
+			break;
+		off += n;
+		if (memchr(buf + off - n, '\n', n))
+			break;
+	}
+	buf[off] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	ret = off ? 0 : -EIO;
+out_close:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench results: medians and standard deviations over repeats,
+ * ratios to each cell's baseline, and the results folder:
+ *   report.md    one table per scenario (SEEDS.md's columns + ratio)
+ *   cells.csv    one row per cell: every metric's median and stddev
+ *   cells.json   every cell with every run's metrics and the commands
+ *   plots/       gnuplot PNGs: grouped bars of the scenario's first
+ *                column, latency percentile curves (skipped with a
+ *                warning when gnuplot is missing)
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+const struct bench_metric_info bench_metrics[BM_NR] = {
+	[BM_IOPS] = { "iops", "IOPS (k)", "%.1f", 1000 },
+	[BM_MIBS] = { "mib_s", "MiB/s", "%.1f", 1 },
+	[BM_LAT_MIN] = { "lat_min", "min lat µs", "%.1f", 1 },
+	[BM_LAT_AVG] = { "lat_avg", "avg lat µs", "%.1f", 1 },
+	[BM_LAT_MAX] = { "lat_max", "max lat µs", "%.0f", 1 },
+	[BM_P50] = { "p50", "p50 µs", "%.1f", 1 },
+	[BM_P90] = { "p90", "p90 µs", "%.1f", 1 },
+	[BM_P99] = { "p99", "p99 µs", "%.1f", 1 },
+	[BM_P999] = { "p99.9", "p99.9 µs", "%.1f", 1 },
+	[BM_P9999] = { "p99.99", "p99.99 µs", "%.1f", 1 },
+	[BM_LAT_STDEV] = { "lat_stdev", "stdev µs", "%.1f", 1 },
+	[BM_HOST_CPU] = { "host_cpu", "host CPU %", "%.0f", 1 },
+	[BM_HOST_CTXSW] = { "host_ctxsw", "host ctx sw", "%.0f", 1 },
+	[BM_TGT_CPU] = { "target_cpu", "target CPU %", "%.0f", 1 },
+	[BM_TGT_CTXSW] = { "target_ctxsw", "ctx switches", "%.0f", 1 },
+	[BM_TGT_CTXSW_PS] = { "target_ctxsw_s", "ctx sw/s", "%.0f", 1 },
+	[BM_CQ_EVENTS_PS] = { "cq_events_s", "completion events/s (k)", "%.1f", 1000 },
+	[BM_CPE] = { "compl_per_event", "completions/event", "%.2f", 1 },
+	[BM_REQUEUES_PS] = { "requeues_s", "requeues/s (k)", "%.1f", 1000 },
+	[BM_IDLE_POLLS_PS] = { "idle_polls_s", "idle polls/s (k)", "%.1f", 1000 },
+	[BM_EAGAIN] = { "eagain_sends", "would-block sends", "%.0f", 1 },
+};
+
+/**
+ * bench_metric_lookup() - metric index of a column name.
+ * @key: e.g. "iops", "p99.99" (borrowed).
+ *
+ * Return: enum bench_metric value, or -ENOENT.
+ * Context: any.
+ */
+int bench_metric_lookup(const char *key)
+{
+	int i;
+
+	for (i = 0; i < BM_NR; i++)
+		if (!strcmp(bench_metrics[i].key, key))
+			return i;
+	return -ENOENT;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct bench_cell *find_cell(const struct bench_scenario *sc, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sc->nr_cells; i++)
+		if (!strcmp(sc->cells[i].name, name))
+			return &sc->cells[i];
+	return NULL;
+}
+
+/**
+ * bench_result_aggregate() - medians, sample stddevs and baseline ratios.
+ * @sc: scenario whose cells have run (borrowed, results updated).
+ *
+ * The ratio is the median of the scenario's first column over the
+ * baseline cell's median of the same metric.
+ * Context: main thread.
+ */
+void bench_result_aggregate(struct bench_scenario *sc)
+{
+	enum bench_metric prim = sc->columns[0];
+	int i, k, r;
+
+	for (i = 0; i < sc->nr_cells; i++) {
+		struct bench_result *res = &sc->cells[i].res;
+
+		res->nr_ok = 0;
+		for (r = 0; r < res->nr; r++)
+			res->nr_ok += res->ok[r];
+		for (k = 0; k < BM_NR; k++) {
+			double vals[BENCH_MAX_REPEAT], sum = 0, sq = 0;
+			int n = 0;
+
+			for (r = 0; r < res->nr; r++)
+				if (res->ok[r] && res->have[r][k])
+					vals[n++] = res->v[r][k];
+			res->have_median[k] = n > 0;
+			res->median[k] = res->stddev[k] = 0;
+			if (!n)
+				continue;
+			qsort(vals, n, sizeof(vals[0]), cmp_double);
+			res->median[k] = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
+			for (r = 0; r < n; r++)
+				sum += vals[r];
+			for (r = 0; r < n; r++)
+				sq += (vals[r] - sum / n) * (vals[r] - sum / n);
+			res->stddev[k] = n > 1 ? sqrt(sq / (n - 1)) : 0;
+		}
+	}
+	for (i = 0; i < sc->nr_cells; i++) {
+		struct bench_cell *c = &sc->cells[i];
+		const struct bench_cell *b = find_cell(sc, *c->baseline ? c->baseline : sc->baseline);
+
+		c->res.ratio = 0;
+		if (b && b->res.have_median[prim] && c->res.have_median[prim] && b->res.median[prim] != 0)
+			c->res.ratio = c->res.median[prim] / b->res.median[prim];
+	}
+}
+
+static bool cell_ran(const struct bench_cell *c)
+{
+	return c->res.nr > 0;
+}
+
+/* The metric's format: "%.<d>f" with d from the table. */
+static void fmt_value(char *buf, size_t len, int m, double v)
+{
+	const char *p = strchr(bench_metrics[m].fmt, '.');
+	int digits = p ? atoi(p + 1) : 0;
+
+	snprintf(buf, len, "%.*f", digits, v / bench_metrics[m].scale);
+}
+
+static void fmt_metric(char *buf, size_t len, const struct bench_result *res, int m)
+{
+	if (!res->have_median[m]) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	fmt_value(buf, len, m, res->median[m]);
+}
+
+static void md_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const char *cmdline,
+		    double elapsed_s, bool interrupted, bool plots)
+{
+	struct bench_cpuset online;
+	struct utsname u;
+	char path[1100], host[256] = "?";
+	time_t now = time(NULL);
+	char ts[64];
+	FILE *f;
+	int s, i, k;
+
+	snprintf(path, sizeof(path), "%s/report.md", out_dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+	online.nr = 0;
+	bench_cpuset_online(&online);
+	fprintf(f, "# nvmf-bench report\n\n");
+	fprintf(f, "- date: %s; run time %.0f s%s\n", ts, elapsed_s, interrupted ? " — **interrupted**" : "");
+	fprintf(f, "- machine: %s, %s %s, %d online CPUs\n", host, u.sysname, u.release, online.nr);
+	fprintf(f, "- command: `%s`\n", cmdline);
+	fprintf(f, "- values are medians over the repeats; `±` is the sample standard deviation of the first "
+		   "column; ratio = first column / the baseline cell's.\n");
+	fprintf(f, "- target CPU %% and context switches: /proc deltas of nvmfd over the measured window; "
+		   "completion events from nvmfd's per-queue stats.\n\n");
+	for (s = 0; s < nr; s++) {
+		struct bench_scenario *sc = &scs[s];
+		enum bench_metric prim = sc->columns[0];
+		bool any = false;
+
+		for (i = 0; i < sc->nr_cells; i++)
+			any |= cell_ran(&sc->cells[i]);
+		if (!any)
+			continue;
+		fprintf(f, "## %s\n\n", sc->name);
+		if (sc->description && *sc->description)
+			fprintf(f, "%s\n\n", sc->description);
+		fprintf(f, "Baseline: `%s`. Source: %s.\n\n", sc->baseline, sc->source);
+		fprintf(f, "| cell | runs |");
+		for (k = 0; k < sc->nr_columns; k++)
+			fprintf(f, " %s |", bench_metrics[sc->columns[k]].heading);
+		fprintf(f, " ratio |\n|---|---|");
+		for (k = 0; k <= sc->nr_columns; k++)
+			fprintf(f, "---|");
+		fprintf(f, "\n");
+		for (i = 0; i < sc->nr_cells; i++) {
+			struct bench_cell *c = &sc->cells[i];
+			char v[64];
+
+			if (!cell_ran(c))
+				continue;
+			fprintf(f, "| %s | %d/%d |", c->name, c->res.nr_ok, c->res.nr);
+			for (k = 0; k < sc->nr_columns; k++) {
+				fmt_metric(v, sizeof(v), &c->res, sc->columns[k]);
+				fprintf(f, " %s", v);
+				if (k == 0 && c->res.nr_ok > 1 && c->res.have_median[prim]) {
+					fprintf(f, " ± ");
+					fmt_value(v, sizeof(v), prim, c->res.stddev[prim]);
+					fputs(v, f);
+				}
+				fprintf(f, " |");
+			}
+			if (c->res.ratio > 0)
+				fprintf(f, " %.2f |\n", c->res.ratio);
+			else
+				fprintf(f, " – |\n");
+		}
+		fprintf(f, "\n<details><summary>cells: commands and contention</summary>\n\n");
+		for (i = 0; i < sc->nr_cells; i++) {
+			struct bench_cell *c = &sc->cells[i];
+			int r;
+
+			if (!cell_ran(c))
+				continue;
+			fprintf(f, "- **%s** (%.0f s + %.0f s warmup, baseline `%s`)\n", c->name, c->duration, c->warmup,
+				*c->baseline ? c->baseline : sc->baseline);
+			fprintf(f, "  - target: `");
+			md_escape(f, c->res.target_cmd);
+			fprintf(f, "`\n  - perf: `");
+			md_escape(f, c->res.perf_cmd);
+			fprintf(f, "`\n  - contention: %s\n", c->res.load_desc);
+			for (r = 0; r < c->res.nr; r++)
+				if (c->res.err[r][0])
+					fprintf(f, "  - run %d: %s\n", r + 1, c->res.err[r]);
+		}
+		fprintf(f, "\n</details>\n\n");
+		if (plots)
+			fprintf(f, "![%s](plots/%s-bars.png)\n![%s latency](plots/%s-latency.png)\n\n", sc->name, sc->name,
+				sc->name, sc->name);
+	}
+	fclose(f);
+	return 0;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
+{
+	char path[1100];
+	FILE *f;
+	int s, i, k;
+
+	snprintf(path, sizeof(path), "%s/cells.csv", out_dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "scenario,cell,group,series,baseline,runs,runs_ok,duration_s,warmup_s");
+	for (k = 0; k < BM_NR; k++)
+		fprintf(f, ",%s,%s_stddev", bench_metrics[k].key, bench_metrics[k].key);
+	fprintf(f, ",ratio,target_cmd,perf_cmd,contention\n");
+	for (s = 0; s < nr; s++) {
+		for (i = 0; i < scs[s].nr_cells; i++) {
+			struct bench_cell *c = &scs[s].cells[i];
+
+			if (!cell_ran(c))
+				continue;
+			fprintf(f, "%s,%s,%s,%s,%s,%d,%d,%g,%g", scs[s].name, c->name, c->group, c->series,
+				*c->baseline ? c->baseline : scs[s].baseline, c->res.nr, c->res.nr_ok, c->duration,
+				c->warmup);
+			for (k = 0; k < BM_NR; k++) {
+				if (c->res.have_median[k])
+					fprintf(f, ",%.6g,%.6g", c->res.median[k], c->res.stddev[k]);
+				else
+					fprintf(f, ",,");
+			}
+			if (c->res.ratio > 0)
+				fprintf(f, ",%.4f,", c->res.ratio);
+			else
+				fprintf(f, ",,");
+			csv_str(f, c->res.target_cmd);
+			fputc(',', f);
+			csv_str(f, c->res.perf_cmd);
+			fputc(',', f);
+			csv_str(f, c->res.load_desc);
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static struct json_object *metrics_obj(const double *v, const bool *have)
+{
+	struct json_object *o = json_object_new_object();
+	int k;
+
+	for (k = 0; k < BM_NR; k++)
+		if (have[k])
+			json_object_object_add(o, bench_metrics[k].key, json_object_new_double(v[k]));
+	return o;
+}
+
+static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, const char *cmdline,
+		      bool interrupted)
+{
+	struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	char path[1100];
+	int s, i, r, k, ret;
+
+	json_object_object_add(root, "command", json_object_new_string(cmdline));
+	json_object_object_add(root, "interrupted", json_object_new_boolean(interrupted));
+	for (s = 0; s < nr; s++) {
+		for (i = 0; i < scs[s].nr_cells; i++) {
+			struct bench_cell *c = &scs[s].cells[i];
+			struct json_object *o, *runs, *sd;
+
+			if (!cell_ran(c))
+				continue;
+			o = json_object_new_object();
+			json_object_object_add(o, "scenario", json_object_new_string(scs[s].name));
+			json_object_object_add(o, "cell", json_object_new_string(c->name));
+			json_object_object_add(o, "group", json_object_new_string(c->group));
+			json_object_object_add(o, "series", json_object_new_string(c->series));
+			json_object_object_add(o, "baseline",
+					       json_object_new_string(*c->baseline ? c->baseline : scs[s].baseline));
+			json_object_object_add(o, "duration_s", json_object_new_double(c->duration));
+			json_object_object_add(o, "warmup_s", json_object_new_double(c->warmup));
+			json_object_object_add(o, "target_cmd", json_object_new_string(c->res.target_cmd));
+			json_object_object_add(o, "perf_cmd", json_object_new_string(c->res.perf_cmd));
+			json_object_object_add(o, "contention", json_object_new_string(c->res.load_desc));
+			json_object_object_add(o, "runs_ok", json_object_new_int(c->res.nr_ok));
+			json_object_object_add(o, "median", metrics_obj(c->res.median, c->res.have_median));
+			sd = json_object_new_object();
+			for (k = 0; k < BM_NR; k++)
+				if (c->res.have_median[k])
+					json_object_object_add(sd, bench_metrics[k].key,
+							       json_object_new_double(c->res.stddev[k]));
+			json_object_object_add(o, "stddev", sd);
+			if (c->res.ratio > 0)
+				json_object_object_add(o, "ratio", json_object_new_double(c->res.ratio));
+			runs = json_object_new_array();
+			for (r = 0; r < c->res.nr; r++) {
+				struct json_object *ro = json_object_new_object();
+
+				json_object_object_add(ro, "ok", json_object_new_boolean(c->res.ok[r]));
+				if (c->res.err[r][0])
+					json_object_object_add(ro, "error", json_object_new_string(c->res.err[r]));
+				json_object_object_add(ro, "metrics", metrics_obj(c->res.v[r], c->res.have[r]));
+				json_object_array_add(runs, ro);
+			}
+			json_object_object_add(o, "runs", runs);
+			json_object_array_add(arr, o);
+		}
+	}
+	json_object_object_add(root, "cells", arr);
+	snprintf(path, sizeof(path), "%s/cells.json", out_dir);
+	ret = json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object_put(root);
+	return ret ? -EIO : 0;
+}
+
+static bool in_list(char list[][BENCH_NAME_MAX], int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* Grouped bars (rows = groups, columns = series) and percentile curves. */
+static int write_plot(const struct bench_scenario *sc, const char *pdir)
+{
+	static char groups[512][BENCH_NAME_MAX], series[64][BENCH_NAME_MAX];
+	static const int pct[] = { BM_P50, BM_P90, BM_P99, BM_P999, BM_P9999 };
+	enum bench_metric prim = sc->columns[0];
+	int ng = 0, ns = 0, i, g, s;
+	char path[1200];
+	FILE *f;
+
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i];
+		const char *gn = *c->group ? c->group : c->name;
+		const char *sn = *c->series ? c->series : bench_metrics[prim].key;
+
+		if (!cell_ran(c))
+			continue;
+		if (!in_list(groups, ng, gn) && ng < 512)
+			snprintf(groups[ng++], BENCH_NAME_MAX, "%s", gn);
+		if (!in_list(series, ns, sn) && ns < 64)
+			snprintf(series[ns++], BENCH_NAME_MAX, "%s", sn);
+	}
+	if (!ng)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s-bars.dat", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "group");
+	for (s = 0; s < ns; s++)
+		fprintf(f, " \"%s\"", series[s]);
+	fprintf(f, "\n");
+	for (g = 0; g < ng; g++) {
+		fprintf(f, "\"%s\"", groups[g]);
+		for (s = 0; s < ns; s++) {
+			const struct bench_cell *hit = NULL;
+
+			for (i = 0; i < sc->nr_cells; i++) {
+				const struct bench_cell *c = &sc->cells[i];
+				const char *gn = *c->group ? c->group : c->name;
+				const char *sn = *c->series ? c->series : bench_metrics[prim].key;
+
+				if (cell_ran(c) && !strcmp(gn, groups[g]) && !strcmp(sn, series[s]))
+					hit = c;
+			}
+			if (hit && hit->res.have_median[prim])
+				fprintf(f, " %g", hit->res.median[prim] / bench_metrics[prim].scale);
+			else
+				fprintf(f, " -");
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+
+	snprintf(path, sizeof(path), "%s/%s-latency.dat", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "pct");
+	for (i = 0; i < sc->nr_cells; i++)
+		if (cell_ran(&sc->cells[i]))
+			fprintf(f, " \"%s\"", sc->cells[i].name);
+	fprintf(f, "\n");
+	for (g = 0; g < 5; g++) {
+		fprintf(f, "\"%s\"", bench_metrics[pct[g]].key);
+		for (i = 0; i < sc->nr_cells; i++) {
+			const struct bench_cell *c = &sc->cells[i];
+
+			if (!cell_ran(c))
+				continue;
+			if (c->res.have_median[pct[g]] && c->res.median[pct[g]] > 0)
+				fprintf(f, " %g", c->res.median[pct[g]]);
+			else
+				fprintf(f, " -");
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+
+	snprintf(path, sizeof(path), "%s/%s.gp", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "set terminal pngcairo size 1200,600 noenhanced font ',10'\n");
+	fprintf(f, "set datafile missing '-'\nset key outside right top\nset grid ytics\n");
+	fprintf(f, "set output '%s/%s-bars.png'\n", pdir, sc->name);
+	fprintf(f, "set title '%s: %s (median)'\n", sc->name, bench_metrics[prim].heading);
+	fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n");
+	fprintf(f, "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset yrange [0:*]\n");
+	fprintf(f, "set xtics rotate by -30\nset ylabel '%s'\n", bench_metrics[prim].heading);
+	fprintf(f, "plot for [i=2:%d] '%s/%s-bars.dat' using i:xtic(1) title columnheader(i)\n", ns + 1, pdir,
+		sc->name);
+	fprintf(f, "reset\nset terminal pngcairo size 1200,600 noenhanced font ',10'\n");
+	fprintf(f, "set datafile missing '-'\nset key outside right top\nset grid\nset logscale y\n");
+	fprintf(f, "set output '%s/%s-latency.png'\n", pdir, sc->name);
+	fprintf(f, "set title '%s: latency percentiles (median over runs)'\n", sc->name);
+	fprintf(f, "set ylabel 'latency (us)'\nset xlabel 'percentile'\n");
+	fprintf(f, "plot for [i=2:%d] '%s/%s-latency.dat' using 0:i:xtic(1) with linespoints title columnheader(i)\n",
+		sc->nr_cells + 1, pdir, sc->name);
+	fclose(f);
+	return 0;
+}
+
+static int cells_ran(const struct bench_scenario *sc)
+{
+	int i, n = 0;
+
+	for (i = 0; i < sc->nr_cells; i++)
+		n += cell_ran(&sc->cells[i]);
+	return n;
+}
+
+/**
+ * bench_report_write() - aggregate and write report.md, cells.csv,
+ *                        cells.json and plots/ into @out_dir.
+ * @scs: scenarios (borrowed; results aggregated in place).
+ * @nr: number of scenarios.
+ * @out_dir: existing results folder.
+ * @paths: executables (gnuplot; NULL path or missing file = no plots).
+ * @cmdline: the bench's command line, for the record.
+ * @elapsed_s: wall time of the whole run.
+ * @interrupted: the run was cut short by a signal.
+ *
+ * Return: 0; -errno of the first file that could not be written.
+ * Context: main thread.
+ */
+int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_paths *paths,
+		       const char *cmdline, double elapsed_s, bool interrupted)
+{
+	bool plots = paths->gnuplot && access(paths->gnuplot, X_OK) == 0;
+	char pdir[1100];
+	int s, ret = 0;
+
+	for (s = 0; s < nr; s++)
+		bench_result_aggregate(&scs[s]);
+	if (plots) {
+		snprintf(pdir, sizeof(pdir), "%s/plots", out_dir);
+		mkdir(pdir, 0755);
+		for (s = 0; s < nr; s++) {
+			char *argv[3];
+			char gp[1200];
+			int st;
+			pid_t pid;
+
+			if (!cells_ran(&scs[s]))
+				continue;
+			if (write_plot(&scs[s], pdir))
+				continue;
+			snprintf(gp, sizeof(gp), "%s/%s.gp", pdir, scs[s].name);
+			argv[0] = (char *)paths->gnuplot;
+			argv[1] = gp;
+			argv[2] = NULL;
+			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
+			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
+				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
+		}
+	} else {
+		fprintf(stderr, "nvmf-bench: warning: gnuplot not found, no plots\n");
+	}
+	ret = write_md(scs, nr, out_dir, cmdline, elapsed_s, interrupted, plots);
+	if (!ret)
+		ret = write_csv(scs, nr, out_dir);
+	if (!ret)
+		ret = write_json(scs, nr, out_dir, cmdline, interrupted);
+	return ret;
+}

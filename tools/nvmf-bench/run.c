@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench: one run of one cell, end to end.
+ *
+ *   nvmfd (own group, -l 127.0.0.1:0, --control) -> read the port it got
+ *   from the stats JSON -> contention (stress-ng or the hog) -> N x
+ *   nvmf-perf --json -> poll the control socket and /proc/<nvmfd> while
+ *   they run -> tear every group down -> parse the JSON into metrics.
+ *
+ * The measured window is [spawn + warmup, spawn + warmup + duration] on
+ * the bench's clock: target CPU % and context switches are /proc deltas
+ * over it, completion events/s and completions per event are deltas of
+ * the per-queue counters over it. nvmfd forgets a queue when its
+ * connection closes, so the bench keeps the last snapshot of every queue
+ * it has seen (polled every 200 ms) and sums those.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define MAX_QUEUES 1024
+#define STATS_BUF (1 << 20)
+#define NQN "nqn.2026-11.io.nvmfd:bench"
+
+enum qfield { QF_EVENTS, QF_BCOMPL, QF_REQUEUES, QF_IDLE_POLLS, QF_EAGAIN, QF_NR };
+
+static const char *const qfield_names[QF_NR] = { "completion_events", "backend_completions", "requeues",
+						 "idle_polls", "eagain_sends" };
+
+struct qsnap {
+	char key[96];
+	double f[QF_NR];
+};
+
+struct run_state {
+	struct qsnap q[MAX_QUEUES];
+	int nr_q;
+	char *stats_buf;
+	char *last_live; /* last stats reply that listed queues */
+	char sock[108];
+	long port;
+};
+
+static void mkdirs(const char *path)
+{
+	char tmp[1024];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0755);
+}
+
+static struct qsnap *qfind(struct run_state *rs, const char *key)
+{
+	int i;
+
+	for (i = 0; i < rs->nr_q; i++)
+		if (!strcmp(rs->q[i].key, key))
+			return &rs->q[i];
+	if (rs->nr_q == MAX_QUEUES)
+		return NULL;
+	snprintf(rs->q[rs->nr_q].key, sizeof(rs->q[0].key), "%s", key);
+	return &rs->q[rs->nr_q++];
+}
+
+/* Merge one stats reply into the per-queue table; 1 if it listed I/O queues. */
+static int stats_merge(struct run_state *rs, const char *text)
+{
+	struct json_object *root, *ports;
+	size_t i, j;
+	int live = 0;
+
+	root = json_tokener_parse(text);
+	if (!root)
+		return -EINVAL;
+	if (json_object_object_get_ex(root, "ports", &ports) && json_object_is_type(ports, json_type_array)) {
+		for (i = 0; i < json_object_array_length(ports); i++) {
+			struct json_object *pt = json_object_array_get_idx(ports, i), *qs, *v;
+			long portid = 0;
+
+			if (json_object_object_get_ex(pt, "portid", &v))
+				portid = (long)json_object_get_int64(v);
+			if (json_object_object_get_ex(pt, "trsvcid", &v) && rs->port <= 0)
+				rs->port = (long)json_object_get_int64(v);
+			if (!json_object_object_get_ex(pt, "queues", &qs) ||
+			    !json_object_is_type(qs, json_type_array))
+				continue;
+			for (j = 0; j < json_object_array_length(qs); j++) {
+				struct json_object *q = json_object_array_get_idx(qs, j);
+				const char *peer = "";
+				char key[96];
+				struct qsnap *s;
+				long id = -1, qid = -1;
+				int k;
+
+				if (json_object_object_get_ex(q, "id", &v))
+					id = (long)json_object_get_int64(v);
+				if (json_object_object_get_ex(q, "qid", &v))
+					qid = (long)json_object_get_int64(v);
+				if (json_object_object_get_ex(q, "peer", &v))
+					peer = json_object_get_string(v);
+				if (qid > 0)
+					live = 1;
+				snprintf(key, sizeof(key), "%ld/%ld/%s", portid, id, peer);
+				s = qfind(rs, key);
+				if (!s)
+					continue;
+				for (k = 0; k < QF_NR; k++)
+					if (json_object_object_get_ex(q, qfield_names[k], &v))
+						s->f[k] = json_object_get_double(v);
+			}
+		}
+	}
+	json_object_put(root);
+	return live;
+}
+
+static void qsum(const struct run_state *rs, double out[QF_NR])
+{
+	int i, k;
+
+	for (k = 0; k < QF_NR; k++)
+		out[k] = 0;
+	for (i = 0; i < rs->nr_q; i++)
+		for (k = 0; k < QF_NR; k++)
+			out[k] += rs->q[i].f[k];
+}
+
+static void poll_stats(struct run_state *rs)
+{
+	if (bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF))
+		return;
+	if (stats_merge(rs, rs->stats_buf) > 0)
+		snprintf(rs->last_live, STATS_BUF, "%s", rs->stats_buf);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return;
+	fputs(text, f);
+	fputc('\n', f);
+	fclose(f);
+}
+
+static void tail_file(const char *path, char *out, size_t len)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f;
+	char *p;
+
+	out[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	if (ftell(f) > (long)sizeof(buf) - 1)
+		fseek(f, -(long)sizeof(buf) + 1, SEEK_END);
+	else
+		fseek(f, 0, SEEK_SET);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	p = strrchr(buf, '\n');
+	bench_fmt(out, len, "%s", p ? p + 1 : buf);
+}
+
+static void append_arg(char **argv, int *argc, char *store, size_t *off, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static void append_arg(char **argv, int *argc, char *store, size_t *off, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*argc >= BENCH_MAX_ARGS - 1 || *off >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(store + *off, cap - *off, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *off)
+		return;
+	argv[(*argc)++] = store + *off;
+	argv[*argc] = NULL;
+	*off += n + 1;
+}
+
+static void join_argv(char *const *argv, char *out, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	out[0] = 0;
+	for (i = 0; argv[i] && off < len; i++) {
+		bool q = strchr(argv[i], ' ') != NULL;
+
+		off += snprintf(out + off, len - off, "%s%s%s%s", i ? " " : "", q ? "'" : "", argv[i], q ? "'" : "");
+	}
+}
+
+static double jget(struct json_object *o, const char *k, bool *have)
+{
+	struct json_object *v;
+
+	if (o && json_object_object_get_ex(o, k, &v) &&
+	    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
+		if (have)
+			*have = true;
+		return json_object_get_double(v);
+	}
+	if (have)
+		*have = false;
+	return 0;
+}
+
+/*
+ * Merge the perf reports of @n controllers: throughput and CPU add up;
+ * latency avg and percentiles are IOPS-weighted means (an approximation
+ * when controllers differ: the histograms are not in the JSON), min/max
+ * are min/max.
+ */
+static int parse_perf_reports(const char *dir, int n, double *v, bool *have, char *err, size_t elen)
+{
+	static const struct {
+		const char *key;
+		int m;
+	} lat[] = { { "avg", BM_LAT_AVG },   { "p50", BM_P50 },	    { "p90", BM_P90 }, { "p99", BM_P99 },
+		    { "p99.9", BM_P999 }, { "p99.99", BM_P9999 }, { "stdev", BM_LAT_STDEV } };
+	double wsum = 0;
+	int i, k;
+
+	for (k = 0; k < BM_NR; k++) {
+		v[k] = 0;
+		have[k] = false;
+	}
+	v[BM_LAT_MIN] = 1e300;
+	for (i = 0; i < n; i++) {
+		struct json_object *root, *tot, *l;
+		char path[1100];
+		double iops;
+		bool h;
+
+		snprintf(path, sizeof(path), "%s/perf-%d.json", dir, i);
+		root = json_object_from_file(path);
+		if (!root || !json_object_object_get_ex(root, "total", &tot)) {
+			snprintf(err, elen, "controller %d: no JSON report from nvmf-perf", i);
+			if (root)
+				json_object_put(root);
+			return -EINVAL;
+		}
+		iops = jget(tot, "iops", &h);
+		if (!h) {
+			json_object_put(root);
+			snprintf(err, elen, "controller %d: report without total.iops", i);
+			return -EINVAL;
+		}
+		v[BM_IOPS] += iops;
+		v[BM_MIBS] += jget(tot, "mib_per_s", NULL);
+		v[BM_HOST_CPU] += jget(tot, "cpu_user_pct", NULL) + jget(tot, "cpu_sys_pct", NULL);
+		v[BM_HOST_CTXSW] += jget(tot, "voluntary_ctxsw", NULL) + jget(tot, "involuntary_ctxsw", NULL);
+		if (json_object_object_get_ex(tot, "latency_us", &l)) {
+			double mn = jget(l, "min", NULL), mx = jget(l, "max", NULL);
+
+			if (mn < v[BM_LAT_MIN])
+				v[BM_LAT_MIN] = mn;
+			if (mx > v[BM_LAT_MAX])
+				v[BM_LAT_MAX] = mx;
+			have[BM_LAT_MIN] = have[BM_LAT_MAX] = true;
+			for (k = 0; k < (int)(sizeof(lat) / sizeof(lat[0])); k++) {
+				double x = jget(l, lat[k].key, &h);
+
+				if (!h && lat[k].m == BM_LAT_STDEV)
+					x = jget(l, "stddev", &h);
+				if (h) {
+					v[lat[k].m] += x * (iops > 0 ? iops : 1);
+					have[lat[k].m] = true;
+				}
+			}
+			wsum += iops > 0 ? iops : 1;
+		}
+		json_object_put(root);
+	}
+	for (k = 0; k < (int)(sizeof(lat) / sizeof(lat[0])); k++)
+		if (have[lat[k].m] && wsum > 0)
+			v[lat[k].m] /= wsum;
+	have[BM_IOPS] = have[BM_MIBS] = have[BM_HOST_CPU] = have[BM_HOST_CTXSW] = true;
+	if (!have[BM_LAT_MIN])
+		v[BM_LAT_MIN] = 0;
+	return 0;
+}
+
+static int build_target_argv(const struct bench_cell *c, const char *nvmfd, const char *dir, struct run_state *rs,
+			     const struct bench_cpuset *tcpus, char **argv, char *store, size_t cap)
+{
+	const struct bench_target *t = &c->target;
+	size_t off = 0;
+	int argc = 0, i;
+	char cpus[512];
+
+	append_arg(argv, &argc, store, &off, cap, "%s", nvmfd);
+	append_arg(argv, &argc, store, &off, cap, "-l");
+	append_arg(argv, &argc, store, &off, cap, "127.0.0.1:0");
+	append_arg(argv, &argc, store, &off, cap, "-s");
+	append_arg(argv, &argc, store, &off, cap, NQN);
+	append_arg(argv, &argc, store, &off, cap, "-n");
+	if (!strcmp(t->backend, "file"))
+		append_arg(argv, &argc, store, &off, cap, "file:%s/backing.img,size=%s", dir, t->backend_size);
+	else
+		append_arg(argv, &argc, store, &off, cap, "%s:%s", t->backend, t->backend_size);
+	append_arg(argv, &argc, store, &off, cap, "--allow-any-host");
+	append_arg(argv, &argc, store, &off, cap, "--control");
+	append_arg(argv, &argc, store, &off, cap, "%s", rs->sock);
+	append_arg(argv, &argc, store, &off, cap, "--log-level");
+	append_arg(argv, &argc, store, &off, cap, "info");
+	if (*t->exec) {
+		append_arg(argv, &argc, store, &off, cap, "--exec");
+		append_arg(argv, &argc, store, &off, cap, "%s", t->exec);
+	}
+	if (*t->affinity_scope) {
+		append_arg(argv, &argc, store, &off, cap, "--affinity-scope");
+		append_arg(argv, &argc, store, &off, cap, "%s", t->affinity_scope);
+	}
+	if (t->affinity_strict > 0)
+		append_arg(argv, &argc, store, &off, cap, "--affinity-strict");
+	if (t->max_active >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--max-active");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->max_active);
+	}
+	if (t->wq_per_ctrl > 0)
+		append_arg(argv, &argc, store, &off, cap, "--wq-per-ctrl");
+	if (t->idle_poll_us >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--idle-poll-us");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->idle_poll_us);
+	}
+	if (t->backend_poll > 0)
+		append_arg(argv, &argc, store, &off, cap, "--backend-poll");
+	if (*t->cq_pool) {
+		append_arg(argv, &argc, store, &off, cap, "--cq-pool");
+		append_arg(argv, &argc, store, &off, cap, "%s", t->cq_pool);
+	}
+	if (t->rx_budget >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--rx-budget");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->rx_budget);
+	}
+	if (t->tx_budget >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--tx-budget");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->tx_budget);
+	}
+	if (t->rx_budget_pdus >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--rx-budget-pdus");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->rx_budget_pdus);
+	}
+	if (t->tx_budget_pdus >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--tx-budget-pdus");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->tx_budget_pdus);
+	}
+	if (t->io_work_deadline_us >= 0) {
+		append_arg(argv, &argc, store, &off, cap, "--io-work-deadline-us");
+		append_arg(argv, &argc, store, &off, cap, "%ld", t->io_work_deadline_us);
+	}
+	if (*t->io_cpu) {
+		append_arg(argv, &argc, store, &off, cap, "--io-cpu");
+		append_arg(argv, &argc, store, &off, cap, "%s", t->io_cpu);
+	}
+	if (*t->cpus && strcmp(t->cpus, "all")) {
+		bench_cpuset_format(tcpus, cpus, sizeof(cpus));
+		append_arg(argv, &argc, store, &off, cap, "--cpus");
+		append_arg(argv, &argc, store, &off, cap, "%s", cpus);
+	}
+	for (i = 0; i < t->nr_extra; i++)
+		append_arg(argv, &argc, store, &off, cap, "%s", t->extra[i]);
+	return argc;
+}
+
+static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, char **argv,
+			   char *store, size_t cap)
+{
+	const struct bench_perf *p = &c->perf;
+	size_t off = 0;
+	int argc = 0;
+
+	append_arg(argv, &argc, store, &off, cap, "%s", perf);
+	append_arg(argv, &argc, store, &off, cap, "-r");
+	append_arg(argv, &argc, store, &off, cap, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s",
+		   port, NQN);
+	append_arg(argv, &argc, store, &off, cap, "-q");
+	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
+	append_arg(argv, &argc, store, &off, cap, "-o");
+	append_arg(argv, &argc, store, &off, cap, "%ld", p->io_size);
+	append_arg(argv, &argc, store, &off, cap, "-w");
+	append_arg(argv, &argc, store, &off, cap, "%s", p->pattern);
+	append_arg(argv, &argc, store, &off, cap, "-M");
+	append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
+	append_arg(argv, &argc, store, &off, cap, "-t");
+	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->duration));
+	append_arg(argv, &argc, store, &off, cap, "--warmup");
+	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->warmup));
+	append_arg(argv, &argc, store, &off, cap, "-P");
+	append_arg(argv, &argc, store, &off, cap, "%ld", queues);
+	append_arg(argv, &argc, store, &off, cap, "--timeout");
+	append_arg(argv, &argc, store, &off, cap, "%ld", p->timeout_ms);
+	if (*p->digest && strcmp(p->digest, "none")) {
+		append_arg(argv, &argc, store, &off, cap, "--digest");
+		append_arg(argv, &argc, store, &off, cap, "%s", p->digest);
+	}
+	if (p->busy_poll > 0)
+		append_arg(argv, &argc, store, &off, cap, "--busy-poll");
+	append_arg(argv, &argc, store, &off, cap, "--json");
+	return argc;
+}
+
+static pid_t start_load(const struct bench_cell *c, const char *dir, const struct bench_cpuset *lcpus,
+			const struct bench_paths *paths, char *desc, size_t dlen)
+{
+	const struct bench_load *l = &c->load;
+	char cpus[512], log[1100];
+	char *argv[BENCH_MAX_ARGS];
+	char store[2048];
+	size_t off = 0;
+	int argc = 0;
+
+	bench_cpuset_format(lcpus, cpus, sizeof(cpus));
+	snprintf(log, sizeof(log), "%s/contention.log", dir);
+	if (l->kind == BENCH_LOAD_HOG) {
+		bench_fmt(desc, dlen, "hog on CPUs %s, nice %ld, load %ld%%, %ld MiB/thread", cpus, l->nice,
+			 l->load_pct, l->buffer_mb);
+		return bench_proc_spawn_hog(lcpus, (int)l->nice, l->load_pct, l->buffer_mb, log);
+	}
+	append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->stress_ng);
+	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu");
+	append_arg(argv, &argc, store, &off, sizeof(store), "%d", lcpus->nr);
+	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu-load");
+	append_arg(argv, &argc, store, &off, sizeof(store), "%ld", l->load_pct);
+	append_arg(argv, &argc, store, &off, sizeof(store), "--taskset");
+	append_arg(argv, &argc, store, &off, sizeof(store), "%s", cpus);
+	if (l->buffer_mb > 0) {
+		append_arg(argv, &argc, store, &off, sizeof(store), "--vm");
+		append_arg(argv, &argc, store, &off, sizeof(store), "1");
+		append_arg(argv, &argc, store, &off, sizeof(store), "--vm-bytes");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%ldM", l->buffer_mb);
+	}
+	append_arg(argv, &argc, store, &off, sizeof(store), "--timeout");
+	append_arg(argv, &argc, store, &off, sizeof(store), "0");
+	append_arg(argv, &argc, store, &off, sizeof(store), "-q");
+	join_argv(argv, desc, dlen);
+	snprintf(desc + strlen(desc), dlen - strlen(desc), " (nice %ld)", l->nice);
+	return bench_proc_spawn(argv, NULL, log, NULL, (int)l->nice);
+}
+
+static bool have_exe(const char *path)
+{
+	return path && access(path, X_OK) == 0;
+}
+
+/**
+ * bench_cell_run_once() - run @cell once (repeat index @rep) and record it.
+ * @sc: the cell's scenario (borrowed).
+ * @cell: the cell; its res.v[@rep] etc. are filled (borrowed).
+ * @rep: repeat index, 0..BENCH_MAX_REPEAT-1.
+ * @out_dir: results folder; raw files go to raw/<scenario>/<cell>/rep<N>.
+ * @paths: executables (borrowed).
+ * @tick: called about every 200 ms while waiting (progress bar), or NULL.
+ * @tick_arg: passed to @tick.
+ *
+ * Every process started here is stopped and reaped before returning,
+ * also on failure and when bench_stop_sig is set.
+ *
+ * Return: 0 if the run produced metrics; -EINTR if interrupted by a
+ * signal; -EIO (reason in res.err[@rep]) if a process failed.
+ * Context: main thread.
+ */
+int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,
+			const struct bench_paths *paths, void (*tick)(void *arg), void *tick_arg)
+{
+	struct bench_result *res = &cell->res;
+	char *targv[BENCH_MAX_ARGS], *pargv[BENCH_MAX_ARGS];
+	char tstore[4096], pstore[2048];
+	char dir[1024], path[1100], logp[1100];
+	struct bench_cpuset online, tcpus, lcpus, pcpus;
+	pid_t tpid = 0, lpid = 0, ppid[BENCH_MAX_CTRLS] = { 0 };
+	bool pdone[BENCH_MAX_CTRLS] = { false };
+	int pstatus[BENCH_MAX_CTRLS];
+	long nctrl, queues;
+	struct run_state *rs;
+	double t_start, t0, t1, deadline, q0[QF_NR], q1[QF_NR];
+	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0;
+	bool s0 = false, s1 = false;
+	char *err = res->err[rep];
+	int ret = -EIO, i, st, ndone = 0;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	res->ok[rep] = false;
+	err[0] = 0;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		snprintf(err, sizeof(res->err[0]), "out of memory");
+		return -EIO;
+	}
+	rs->stats_buf = malloc(STATS_BUF);
+	rs->last_live = calloc(1, STATS_BUF);
+	if (!rs->stats_buf || !rs->last_live) {
+		snprintf(err, sizeof(res->err[0]), "out of memory");
+		goto out_free;
+	}
+	snprintf(dir, sizeof(dir), "%s/raw/%s/%s/rep%d", out_dir, sc->name, cell->name, rep + 1);
+	mkdirs(dir);
+	snprintf(rs->sock, sizeof(rs->sock), "/tmp/nvmf-bench.%d.%s.sock", (int)getpid(), cell->name);
+	if (strlen(rs->sock) > 100)
+		snprintf(rs->sock, sizeof(rs->sock), "/tmp/nvmf-bench.%d.sock", (int)getpid());
+	unlink(rs->sock);
+
+	if (bench_cpuset_online(&online) || bench_cpuset_resolve(cell->target.cpus, &online, &tcpus) ||
+	    bench_cpuset_resolve(cell->load.cpus, &tcpus, &lcpus) ||
+	    bench_count_resolve(cell->perf.controllers, &nctrl) || bench_count_resolve(cell->perf.queues, &queues)) {
+		snprintf(err, sizeof(res->err[0]), "cannot resolve CPU sets or counts on this machine");
+		goto out_free;
+	}
+	pcpus.nr = 0;
+	if (*cell->perf.cpus && bench_cpuset_resolve(cell->perf.cpus, &tcpus, &pcpus)) {
+		snprintf(err, sizeof(res->err[0]), "cannot resolve perf.cpus");
+		goto out_free;
+	}
+	if (nctrl > BENCH_MAX_CTRLS)
+		nctrl = BENCH_MAX_CTRLS;
+	if (cell->load.kind == BENCH_LOAD_STRESS && !have_exe(paths->stress_ng)) {
+		snprintf(err, sizeof(res->err[0]), "stress-ng not found (%s)", paths->stress_ng);
+		goto out_free;
+	}
+
+	/* target */
+	build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
+	join_argv(targv, res->target_cmd, sizeof(res->target_cmd));
+	snprintf(logp, sizeof(logp), "%s/nvmfd.log", dir);
+	tpid = bench_proc_spawn(targv, NULL, logp, NULL, 0);
+	if (tpid < 0) {
+		snprintf(err, sizeof(res->err[0]), "fork: %s", strerror(-tpid));
+		tpid = 0;
+		goto out_free;
+	}
+	t_start = bench_now();
+	while (rs->port <= 0) {
+		if (bench_stop_sig) {
+			ret = -EINTR;
+			goto out_stop;
+		}
+		if (bench_proc_poll_exit(tpid, &st) == 1) {
+			char tail[200];
+
+			tail_file(logp, tail, sizeof(tail));
+			bench_fmt(err, sizeof(res->err[0]), "nvmfd exited (status %d): %s",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), tail);
+			bench_proc_reap_group(tpid, NULL, 0);
+			tpid = 0;
+			goto out_free;
+		}
+		if (!bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF))
+			stats_merge(rs, rs->stats_buf);
+		if (rs->port > 0)
+			break;
+		if (bench_now() - t_start > 10) {
+			snprintf(err, sizeof(res->err[0]), "nvmfd did not answer on %s within 10 s", rs->sock);
+			goto out_stop;
+		}
+		bench_sleep(0.02);
+	}
+	if (!bench_control_query(rs->sock, "config", rs->stats_buf, STATS_BUF)) {
+		snprintf(path, sizeof(path), "%s/nvmfd-config.json", dir);
+		write_text(path, rs->stats_buf);
+	}
+
+	/* contention */
+	res->load_desc[0] = 0;
+	if (cell->load.kind != BENCH_LOAD_NONE) {
+		lpid = start_load(cell, dir, &lcpus, paths, res->load_desc, sizeof(res->load_desc));
+		if (lpid < 0) {
+			snprintf(err, sizeof(res->err[0]), "cannot start contention: %s", strerror(-lpid));
+			lpid = 0;
+			goto out_stop;
+		}
+		bench_sleep(0.3); /* let it ramp up before measuring */
+		if (bench_proc_poll_exit(lpid, &st) == 1) {
+			bench_fmt(err, sizeof(res->err[0]), "contention exited early (see %s/contention.log)", dir);
+			bench_proc_reap_group(lpid, NULL, 0);
+			lpid = 0;
+			goto out_stop;
+		}
+	} else {
+		snprintf(res->load_desc, sizeof(res->load_desc), "none");
+	}
+
+	/* initiators */
+	build_perf_argv(cell, paths->perf, rs->port, queues, pargv, pstore, sizeof(pstore));
+	join_argv(pargv, res->perf_cmd, sizeof(res->perf_cmd));
+	if (nctrl > 1)
+		snprintf(res->perf_cmd + strlen(res->perf_cmd), sizeof(res->perf_cmd) - strlen(res->perf_cmd),
+			 "  (x%ld controllers)", nctrl);
+	t_start = bench_now();
+	for (i = 0; i < nctrl; i++) {
+		char outp[1100], errp[1100];
+
+		snprintf(outp, sizeof(outp), "%s/perf-%d.json", dir, i);
+		snprintf(errp, sizeof(errp), "%s/perf-%d.log", dir, i);
+		ppid[i] = bench_proc_spawn(pargv, outp, errp, &pcpus, 0);
+		if (ppid[i] < 0) {
+			snprintf(err, sizeof(res->err[0]), "fork: %s", strerror(-ppid[i]));
+			ppid[i] = 0;
+			goto out_stop;
+		}
+	}
+	t0 = t_start + cell->warmup + 0.1;
+	t1 = t0 + cell->duration - 0.2;
+	deadline = t_start + cell->warmup + cell->duration + cell->perf.timeout_ms / 1000.0 + 15;
+	while (ndone < nctrl) {
+		double now;
+
+		if (bench_stop_sig) {
+			ret = -EINTR;
+			goto out_stop;
+		}
+		for (i = 0; i < nctrl; i++) {
+			if (!pdone[i] && bench_proc_poll_exit(ppid[i], &pstatus[i]) == 1) {
+				pdone[i] = true;
+				ndone++;
+				bench_proc_reap_group(ppid[i], NULL, 0);
+				ppid[i] = 0;
+			}
+		}
+		poll_stats(rs);
+		now = bench_now();
+		if (!s0 && (now >= t0 || ndone)) {
+			bench_proc_sample(tpid, &c0, &v0, &i0);
+			qsum(rs, q0);
+			t0 = now;
+			s0 = true;
+		}
+		if (s0 && !s1 && (now >= t1 || ndone)) {
+			bench_proc_sample(tpid, &c1, &v1, &i1);
+			qsum(rs, q1);
+			t1 = now;
+			s1 = true;
+		}
+		if (now > deadline) {
+			snprintf(err, sizeof(res->err[0]), "nvmf-perf did not finish within %.0f s",
+				 deadline - t_start);
+			goto out_stop;
+		}
+		if (bench_proc_poll_exit(tpid, &st) == 1) {
+			snprintf(err, sizeof(res->err[0]), "nvmfd died during the run (status %d)",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+			bench_proc_reap_group(tpid, NULL, 0);
+			tpid = 0;
+			goto out_stop;
+		}
+		if (tick)
+			tick(tick_arg);
+		bench_sleep(0.2);
+	}
+	/* final snapshots */
+	snprintf(path, sizeof(path), "%s/stats-live.json", dir);
+	if (*rs->last_live)
+		write_text(path, rs->last_live);
+	if (!bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF)) {
+		snprintf(path, sizeof(path), "%s/stats.json", dir);
+		write_text(path, rs->stats_buf);
+	}
+	for (i = 0; i < nctrl; i++) {
+		if (!WIFEXITED(pstatus[i]) || WEXITSTATUS(pstatus[i])) {
+			char tail[200];
+
+			snprintf(path, sizeof(path), "%s/perf-%d.log", dir, i);
+			tail_file(path, tail, sizeof(tail));
+			bench_fmt(err, sizeof(res->err[0]), "nvmf-perf %d failed (status %d): %s", i,
+				 WIFEXITED(pstatus[i]) ? WEXITSTATUS(pstatus[i]) : 128 + WTERMSIG(pstatus[i]), tail);
+			goto out_stop;
+		}
+	}
+	if (parse_perf_reports(dir, (int)nctrl, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
+		goto out_stop;
+	if (s0 && s1 && t1 > t0) {
+		double w = t1 - t0;
+		double *v = res->v[rep];
+		bool *h = res->have[rep];
+
+		v[BM_TGT_CPU] = 100.0 * (double)(c1 - c0) / tck / w;
+		v[BM_TGT_CTXSW] = (double)(v1 - v0 + i1 - i0);
+		v[BM_TGT_CTXSW_PS] = v[BM_TGT_CTXSW] / w;
+		h[BM_TGT_CPU] = h[BM_TGT_CTXSW] = h[BM_TGT_CTXSW_PS] = true;
+		if (rs->nr_q) {
+			double ev = q1[QF_EVENTS] - q0[QF_EVENTS];
+
+			v[BM_CQ_EVENTS_PS] = ev / w;
+			v[BM_CPE] = ev > 0 ? (q1[QF_BCOMPL] - q0[QF_BCOMPL]) / ev : 0;
+			v[BM_REQUEUES_PS] = (q1[QF_REQUEUES] - q0[QF_REQUEUES]) / w;
+			v[BM_IDLE_POLLS_PS] = (q1[QF_IDLE_POLLS] - q0[QF_IDLE_POLLS]) / w;
+			v[BM_EAGAIN] = q1[QF_EAGAIN] - q0[QF_EAGAIN];
+			h[BM_CQ_EVENTS_PS] = h[BM_CPE] = h[BM_REQUEUES_PS] = h[BM_IDLE_POLLS_PS] = h[BM_EAGAIN] =
+				true;
+		}
+	}
+	res->ok[rep] = true;
+	ret = 0;
+
+out_stop:
+	for (i = 0; i < nctrl; i++)
+		if (ppid[i] > 0)
+			bench_proc_reap_group(ppid[i], NULL, 1);
+	if (lpid > 0)
+		bench_proc_reap_group(lpid, NULL, 1);
+	if (tpid > 0 && bench_proc_reap_group(tpid, &st, 10) == 0 && ret == 0 && WIFSIGNALED(st) &&
+	    WTERMSIG(st) != SIGTERM)
+		snprintf(err, sizeof(res->err[0]), "warning: nvmfd ended by signal %d at teardown", WTERMSIG(st));
+out_free:
+	if (!strcmp(cell->target.backend, "file")) {
+		snprintf(path, sizeof(path), "%s/backing.img", dir);
+		unlink(path);
+	}
+	unlink(rs->sock);
+	if (ret == -EINTR)
+		snprintf(err, sizeof(res->err[0]), "interrupted");
+	free(rs->stats_buf);
+	free(rs->last_live);
+	free(rs);
+	return ret;
+}
