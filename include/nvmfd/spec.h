@@ -339,7 +339,9 @@ NVMFD_ASSERT_OFF(struct nvmfd_connect_data, subnqn, 256);
 NVMFD_ASSERT_OFF(struct nvmfd_connect_data, hostnqn, 512);
 
 /* Connect response DW0 on success: cntlid in bits 15:0. On CONNECT_INVALID_PARAM
- * DW0 carries IATTR (bit 16: 1 = in connect data) and IPO (bits 31:16 offset). */
+ * or CONNECT_INVALID_HOST, DW0 carries IPO (bits 15:0, byte offset of the bad
+ * field) and IATTR (bits 23:16; bit 16 set = the field is in the connect data,
+ * clear = in the SQE), as the Linux target encodes it. */
 #define NVMFD_CONNECT_RSP_IATTR_DATA 1u
 
 /* Property Set / Get (NVMe-oF 1.1 Figures 24, 26). */
