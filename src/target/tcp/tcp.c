@@ -149,6 +149,7 @@ struct tcp_qstats {
 	uint64_t cq_completions;
 	uint64_t kicks;
 	uint64_t ddgst_errors;
+	uint64_t wakeups; /* passes not started by our own re-queue */
 };
 
 #define TCP_STAT_ADD(q, f, n) \
@@ -197,6 +198,7 @@ struct tcp_queue {
 	uint32_t ctrl_sent;
 	bool term_pending; /* ctrl_pdu holds a C2HTermReq */
 	bool tx_blocked; /* last send returned -EAGAIN */
+	bool requeued; /* the next pass comes from our own re-queue */
 	struct nvmfd_idle_poll idle;
 	struct nvmfd_budget rx_budget;
 	struct nvmfd_budget tx_budget;
@@ -1164,6 +1166,9 @@ static void tcp_io_work(struct nvmfd_work *w)
 	if (q->state == TCP_Q_DEAD)
 		return;
 	TCP_STAT_ADD(q, passes, 1);
+	if (!q->requeued)
+		TCP_STAT_ADD(q, wakeups, 1);
+	q->requeued = false;
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
 				tcp_exec(q)->io_work_deadline_us ?: TCP_DEF_DEADLINE_US);
 	do {
@@ -1188,6 +1193,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 		TCP_STAT_ADD(q, deadline_exhausted, 1);
 		TCP_STAT_ADD(q, requeues, 1);
 		nvmfd_idle_poll_update(&q->idle, true, nvmfd_now_ns());
+		q->requeued = true;
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
 	}
@@ -1197,6 +1203,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 		if (!any)
 			TCP_STAT_ADD(q, idle_polls, 1);
 		TCP_STAT_ADD(q, requeues, 1);
+		q->requeued = true;
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
 	}
@@ -1576,7 +1583,7 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		",\"requeues\":%" PRIu64 ",\"idle_polls\":%" PRIu64 ",\"rearms\":%" PRIu64
 		",\"eagain_sends\":%" PRIu64 ",\"completion_events\":%" PRIu64
 		",\"backend_completions\":%" PRIu64 ",\"completions_per_event\":%.2f"
-		",\"kicks\":%" PRIu64 ",\"ddgst_errors\":%" PRIu64,
+		",\"kicks\":%" PRIu64 ",\"ddgst_errors\":%" PRIu64 ",\"wakeups\":%" PRIu64,
 		TCP_STAT_LOAD(q, pdus_rx), TCP_STAT_LOAD(q, bytes_rx), TCP_STAT_LOAD(q, pdus_tx),
 		TCP_STAT_LOAD(q, bytes_tx), TCP_STAT_LOAD(q, cmds), TCP_STAT_LOAD(q, completions),
 		TCP_STAT_LOAD(q, r2ts), TCP_STAT_LOAD(q, passes),
@@ -1584,7 +1591,7 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		TCP_STAT_LOAD(q, deadline_exhausted), TCP_STAT_LOAD(q, requeues),
 		TCP_STAT_LOAD(q, idle_polls), TCP_STAT_LOAD(q, rearms),
 		TCP_STAT_LOAD(q, eagain_sends), ev, cmpl, ev ? (double)cmpl / (double)ev : 0.0,
-		TCP_STAT_LOAD(q, kicks), TCP_STAT_LOAD(q, ddgst_errors));
+		TCP_STAT_LOAD(q, kicks), TCP_STAT_LOAD(q, ddgst_errors), TCP_STAT_LOAD(q, wakeups));
 	fprintf(out, ",\"slots\":%u,\"slot_states\":{", q->nr_reqs);
 	for (int i = 0; i < TCP_REQ__MAX; i++)
 		fprintf(out, "%s\"%s\":%u", i ? "," : "", tcp_req_state_names[i],
