@@ -16,6 +16,7 @@
 #   6. connect with header and data digests (-g -G): the pattern of step 3 is
 #      still there, a fresh pattern is written/read/compared
 #   7. connect to IOP_DENY_NQN (which does not allow this host) must fail
+#   8. the kernel log has no I/O timeout, reset, digest error or warning
 #
 # Every check prints one "PASS: ..." or "FAIL: ..." line; the last line is
 # "INTEROP RESULT: PASS|FAIL (pass=N fail=N skip=N)". Exit status 0 when no
@@ -88,12 +89,24 @@ run() { timeout "$IOP_STEP_TIMEOUT" "$@"; }
 trim() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'; }
 
 finish() {
-	step "summary"
 	if [ -n "$(ls /sys/class/nvme 2>/dev/null)" ]; then
 		echo "(controllers still connected, disconnecting)"
 		nvme list
 		timeout 60 nvme disconnect-all
 	fi
+	step "8. kernel log: no I/O timeouts, resets, digest errors or warnings"
+	dmesg | grep -E 'nvme|Oops|BUG:|WARNING:|Call Trace' >/tmp/dmesg.txt
+	cat /tmp/dmesg.txt
+	{
+		grep -E 'Oops|BUG:|WARNING:|Call Trace' /tmp/dmesg.txt
+		grep -iE 'nvme.*(timeout|timed out|digest|reset|reconnect|error)' /tmp/dmesg.txt
+	} >/tmp/dmesg-bad.txt
+	if [ -s /tmp/dmesg-bad.txt ]; then
+		fail "kernel log: $(wc -l </tmp/dmesg-bad.txt) suspicious line(s), first: $(head -1 /tmp/dmesg-bad.txt)"
+	else
+		pass "kernel log clean ($(wc -l </tmp/dmesg.txt) nvme lines)"
+	fi
+	step "summary"
 	if [ "$NFAIL" -eq 0 ] && [ "$NPASS" -gt 0 ]; then
 		res=PASS
 	else
@@ -292,7 +305,7 @@ fi
 pass "nvme connect: controller /dev/$CTRL, namespace /dev/$NS"
 c=/sys/class/nvme/$CTRL
 echo "state=$(cat "$c/state") transport=$(cat "$c/transport") address=$(cat "$c/address")" \
-     "io queues=$(find "/sys/block/$NS/mq" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
+     "queue_count=$(cat "$c/queue_count" 2>/dev/null) sqsize=$(cat "$c/sqsize" 2>/dev/null)"
 
 step "nvme list"
 run nvme list | tee /tmp/list.txt
