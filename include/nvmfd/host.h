@@ -113,7 +113,8 @@ int nvmfd_host_default_hostnqn(char *buf, size_t len);
  * @ddgst:          request data digests in ICReq.
  * @nr_io_queues:   I/O queue pairs to connect (clamped by Set Features
  *                  Number of Queues); default 1. Ignored for discovery.
- * @io_queue_size:  I/O queue entries (sqsize + 1), default 128; clamped to
+ * @io_queue_size:  I/O queue entries (sqsize + 1), default 128; a qp keeps
+ *                  at most io_queue_size - 1 commands outstanding; clamped to
  *                  CAP.MQES + 1 and MAXCMD.
  * @admin_queue_size: admin queue entries, default 32.
  * @kato_ms:        Keep Alive Timeout sent in the admin Connect; 0 disables
@@ -216,7 +217,8 @@ const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl);
  * @oncs:       Identify ONCS.
  * @maxh2cdata: MAXH2CDATA from the admin queue's ICResp.
  * @nr_io_queues: I/O qps actually connected.
- * @io_queue_size: entries per I/O qp (sqsize + 1).
+ * @io_queue_size: entries per I/O qp (sqsize + 1); nvmfd_host_qp_depth()
+ *               is one less.
  * @in_capsule_max: largest write sent in-capsule on I/O queues (bytes).
  * @sn, @mn, @fr, @subnqn: NUL-terminated, trailing blanks removed.
  */

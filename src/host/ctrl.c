@@ -479,7 +479,9 @@ static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl)
 		struct nvmfd_host_qp *qp = NULL;
 		struct nvmfd_host_cpl cpl;
 
-		ret = nvmfd__host_qp_alloc(ctrl, (uint16_t)(i + 1), qsize, &qp);
+		/* A queue of qsize entries holds qsize - 1 commands (one SQ slot
+		 * always stays empty), as the Linux host's tag depth = sqsize. */
+		ret = nvmfd__host_qp_alloc(ctrl, (uint16_t)(i + 1), qsize - 1, &qp);
 		if (ret < 0)
 			return ret;
 		qp->icd_max = ctrl->info.in_capsule_max;
@@ -538,7 +540,7 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	}
 	disc = !strcmp(ctrl->trid.subnqn, NVMFD_DISC_NQN);
 
-	ret = nvmfd__host_qp_alloc(ctrl, 0, ctrl->opts.admin_queue_size, &ctrl->admin);
+	ret = nvmfd__host_qp_alloc(ctrl, 0, ctrl->opts.admin_queue_size - 1, &ctrl->admin);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ctrl->admin_lock);

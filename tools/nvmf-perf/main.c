@@ -760,6 +760,11 @@ static int run_perf(struct perf_run *run)
 			goto out_destroy;
 		}
 	}
+	if (nvmfd_host_qp_depth(nvmfd_host_ctrl_qp(run->ctrl, 0)) < o->depth) {
+		fprintf(stderr, "nvmf-perf: controller queues hold %u commands; -q %u lowered\n",
+			nvmfd_host_qp_depth(nvmfd_host_ctrl_qp(run->ctrl, 0)), o->depth);
+		o->depth = nvmfd_host_qp_depth(nvmfd_host_ctrl_qp(run->ctrl, 0));
+	}
 	run->ns = o->nsid ? nvmfd_host_ctrl_find_ns(run->ctrl, o->nsid) :
 			    nvmfd_host_ctrl_ns(run->ctrl, 0);
 	if (!run->ns) {
