@@ -366,7 +366,8 @@ int nvmfd_host_discover(struct nvmfd_host_ctrl *ctrl, struct nvmfd_disc_log_hdr 
  * @cpl: completion, valid during the call only.
  * Context: runs inside nvmfd_host_qp_poll() (or a submit/destroy call
  * that fails the queue) on the qp's owner thread. It may submit new
- * commands on the same qp.
+ * commands on the same qp (they are sent when the poll returns); it must
+ * not poll, wait on or destroy the qp.
  */
 typedef void (*nvmfd_host_cb)(void *arg, const struct nvmfd_host_cpl *cpl);
 
