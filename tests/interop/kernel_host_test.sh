@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel-target) MODE=kernel; shift ;;
 	--nvmfd) ARG_NVMFD=${2:-}; shift 2 ;;
-	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "kernel_host_test.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
