@@ -33,6 +33,16 @@
 /* Live process groups (leader pid == pgid); 0 = free slot. */
 static pid_t groups[MAX_GROUPS];
 
+/*
+ * Leaders reaped by reap_any() (which must collect reparented
+ * grandchildren with waitpid(-1)) before their owner asked: their status
+ * is kept here for bench_proc_poll_exit().
+ */
+static struct {
+	pid_t pid;
+	int status;
+} early[MAX_GROUPS];
+
 /**
  * bench_now() - monotonic time in seconds.
  *
@@ -310,11 +320,49 @@ pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long
 	return pid;
 }
 
+static bool is_leader(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < MAX_GROUPS; i++)
+		if (groups[i] == pid)
+			return true;
+	return false;
+}
+
 /* Reap any exited child (ours or reparented grandchildren), no blocking. */
 static void reap_any(void)
 {
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	pid_t pid;
+	int st, i;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (!is_leader(pid))
+			continue;
+		for (i = 0; i < MAX_GROUPS; i++) {
+			if (!early[i].pid) {
+				early[i].pid = pid;
+				early[i].status = st;
+				break;
+			}
+		}
+	}
+}
+
+/* Status of @pid if reap_any() got it first (and forget it). */
+static bool take_early(pid_t pid, int *status)
+{
+	int i;
+
+	for (i = 0; i < MAX_GROUPS; i++) {
+		if (early[i].pid == pid) {
+			if (status)
+				*status = early[i].status;
+			early[i].pid = 0;
+			return true;
+		}
+	}
+	return false;
 }
 
 /**
@@ -328,13 +376,16 @@ static void reap_any(void)
  */
 int bench_proc_poll_exit(pid_t pid, int *status)
 {
-	pid_t r = waitpid(pid, status, WNOHANG);
+	pid_t r;
 
+	if (take_early(pid, status))
+		return 1;
+	r = waitpid(pid, status, WNOHANG);
 	if (r == pid)
 		return 1;
 	if (r == 0)
 		return 0;
-	return -ECHILD;
+	return take_early(pid, status) ? 1 : -ECHILD;
 }
 
 /**
@@ -366,6 +417,8 @@ int bench_proc_reap_group(pid_t pgid, int *status, double grace_s)
 
 		if (r == pgid && status)
 			*status = st;
+		if (r != pgid && take_early(pgid, &st) && status)
+			*status = st;
 		reap_any();
 		if (kill(-pgid, 0) && errno == ESRCH)
 			break;
@@ -384,6 +437,7 @@ int bench_proc_reap_group(pid_t pgid, int *status, double grace_s)
 		}
 	}
 	group_del(pgid);
+	take_early(pgid, NULL);
 	return 0;
 }
 

@@ -1,0 +1,129 @@
+#!/bin/bash
+# nvmf-bench scenario validation: every bad file exits 2 with one message
+# naming the offending field path; the built-ins validate; the files in
+# bench/scenarios are exactly what --write-scenarios produces.
+set -u
+: "${NVMF_BENCH:?}" "${BENCH_SCENARIOS:?}" "${BENCH_TESTDIR:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# expect_bad NAME FIELD-TEXT JSON: exit status 2 and FIELD-TEXT on stderr
+expect_bad() {
+	local name=$1 want=$2 json=$3 rc
+	printf '%s\n' "$json" > "$tmp/$name.json"
+	"$NVMF_BENCH" --dry-run "$tmp/$name.json" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ]; then
+		bad "$name: exit $rc, want 2 ($(cat "$tmp/err"))"
+	elif ! grep -qF -- "$want" "$tmp/err"; then
+		bad "$name: message does not name '$want': $(cat "$tmp/err")"
+	elif [ "$(wc -l < "$tmp/err")" -ne 1 ]; then
+		bad "$name: want one line of error, got: $(cat "$tmp/err")"
+	else
+		ok "$name -> $(cat "$tmp/err")"
+	fi
+}
+
+C='"cells": [{"name": "a"}]'
+expect_bad not-json 'not valid JSON' '{"name": "x", '
+expect_bad not-object '(top level): must be an object' '[1, 2]'
+expect_bad no-name 'name: missing' "{ $C }"
+expect_bad bad-name 'name: "a b"' "{\"name\": \"a b\", $C}"
+expect_bad unknown-top 'colums: unknown field' "{\"name\": \"x\", \"colums\": [], $C}"
+expect_bad no-cells 'cells: missing' '{"name": "x"}'
+expect_bad empty-cells 'cells: must be a non-empty array' '{"name": "x", "cells": []}'
+expect_bad cell-no-name 'cells[0].name: missing' '{"name": "x", "cells": [{}]}'
+expect_bad dup-cell 'cells[1].name: "a" is already the name of cells[0]' \
+	'{"name": "x", "cells": [{"name": "a"}, {"name": "a"}]}'
+expect_bad qd-zero 'cells[1].perf.qd: 0 is out of range 1..1024' \
+	'{"name": "x", "cells": [{"name": "a"}, {"name": "b", "perf": {"qd": 0}}]}'
+expect_bad qd-string 'cells[0].perf.qd: must be an integer' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"qd": "deep"}}]}'
+expect_bad perf-unknown 'cells[0].perf.depth: unknown field' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"depth": 4}}]}'
+expect_bad exec-mode 'cells[0].target.exec: "sideways" is not one of: bound, unbound' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"exec": "sideways"}}]}'
+expect_bad cq-pool 'cells[0].target.cq_pool' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"cq_pool": "global"}}]}'
+expect_bad backend-poll-type 'cells[0].target.backend_poll: must be true or false' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"backend_poll": 1}}]}'
+expect_bad extra-args 'cells[0].target.extra_args[1]: must be a string' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"extra_args": ["--x", 3]}}]}'
+expect_bad backend-size 'cells[0].target.backend_size' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"backend_size": "12"}}]}'
+expect_bad io-size 'defaults.perf.io_size: "4q" is not a size' \
+	'{"name": "x", "defaults": {"perf": {"io_size": "4q"}}, "cells": [{"name": "a"}]}'
+expect_bad io-size-align 'cells[0].perf.io_size: 1000 is not a multiple of 512' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"io_size": 1000}}]}'
+expect_bad queues 'cells[0].perf.queues: "x*ncpu"' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"queues": "x*ncpu"}}]}'
+expect_bad pattern 'cells[0].perf.pattern' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"pattern": "sideways"}}]}'
+expect_bad digest 'cells[0].perf.digest' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"digest": "crc"}}]}'
+expect_bad cpus-offline 'cells[0].contention.cpus: "1023" names a CPU that is not online' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"cpus": "1023"}}]}'
+expect_bad cpus-syntax 'cells[0].contention.cpus: "0-" is not a CPU set' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"cpus": "0-"}}]}'
+expect_bad load-kind 'cells[0].contention.kind' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"kind": "fire"}}]}'
+expect_bad nice 'cells[0].contention.nice: 40 is out of range -20..19' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"nice": 40}}]}'
+expect_bad load-pct 'defaults.contention.load_pct: 0 is out of range 1..100' \
+	'{"name": "x", "defaults": {"contention": {"load_pct": 0}}, "cells": [{"name": "a"}]}'
+expect_bad duration 'cells[0].duration: 0 is out of range' \
+	'{"name": "x", "cells": [{"name": "a", "duration": 0}]}'
+expect_bad repeat 'repeat: 0 is out of range 1..100' "{\"name\": \"x\", \"repeat\": 0, $C}"
+expect_bad quick-key 'quick.repeats: unknown field' "{\"name\": \"x\", \"quick\": {\"repeats\": 1}, $C}"
+expect_bad baseline 'baseline: "nope" is not the name of a cell' "{\"name\": \"x\", \"baseline\": \"nope\", $C}"
+expect_bad cell-baseline 'cells[0].baseline: "nope" is not the name of a cell' \
+	'{"name": "x", "cells": [{"name": "a", "baseline": "nope"}]}'
+expect_bad columns 'columns[1]: unknown metric "speed"' "{\"name\": \"x\", \"columns\": [\"iops\", \"speed\"], $C}"
+expect_bad defaults-key 'defaults.cells: unknown field' "{\"name\": \"x\", \"defaults\": {\"cells\": 1}, $C}"
+expect_bad section-type 'cells[0].target: must be an object' \
+	'{"name": "x", "cells": [{"name": "a", "target": "bound"}]}'
+
+# missing file and unknown built-in: exit 2 as well
+"$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'No such file' "$tmp/err" && ok "missing file" || bad "missing file: $rc $(cat "$tmp/err")"
+"$NVMF_BENCH" --dry-run no-such-builtin 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'no such built-in' "$tmp/err" && ok "unknown built-in" || bad "unknown built-in: $rc"
+"$NVMF_BENCH" --bogus-option 2> /dev/null; rc=$?
+[ $rc -eq 2 ] && ok "bad option" || bad "bad option: exit $rc"
+"$NVMF_BENCH" -r 0 2> /dev/null; rc=$?
+[ $rc -eq 2 ] && ok "bad --repeat" || bad "bad --repeat: exit $rc"
+
+# --help is the manual
+"$NVMF_BENCH" --help > "$tmp/help"; rc=$?
+for w in --quick --repeat --out 'Exit status' seed-a-unbound seed-e-host-scaling report.md; do
+	grep -qF -- "$w" "$tmp/help" || { bad "--help lacks $w"; }
+done
+[ $rc -eq 0 ] && ok "--help" || bad "--help exit $rc"
+
+# the built-ins and the good smoke file validate; --quick plans fewer runs
+"$NVMF_BENCH" --dry-run > "$tmp/plan" || bad "built-ins do not validate"
+"$NVMF_BENCH" --dry-run --quick > "$tmp/qplan" || bad "--quick built-ins do not validate"
+full=$(tail -1 "$tmp/plan" | awk '{print $1}')
+quick=$(tail -1 "$tmp/qplan" | awk '{print $1}')
+[ "$quick" -gt 0 ] && [ "$quick" -lt "$full" ] && ok "quick plan $quick runs < full $full" ||
+	bad "quick plan $quick vs full $full"
+for s in seed-a-unbound seed-b-cpu-heavy seed-c-idle-poll seed-d-cq-pool seed-e-host-scaling; do
+	grep -q "^$s " "$tmp/plan" || bad "built-in $s missing from the plan"
+done
+"$NVMF_BENCH" --dry-run "$BENCH_TESTDIR/smoke.json" > /dev/null || bad "smoke.json does not validate"
+
+# bench/scenarios/*.json are the built-ins, and they validate as files
+"$NVMF_BENCH" --write-scenarios "$tmp/scen" > /dev/null || bad "--write-scenarios failed"
+for f in "$tmp"/scen/*.json; do
+	b=$(basename "$f")
+	cmp -s "$f" "$BENCH_SCENARIOS/$b" && ok "bench/scenarios/$b up to date" ||
+		bad "bench/scenarios/$b differs from the built-in (run nvmf-bench --write-scenarios bench/scenarios)"
+	"$NVMF_BENCH" --dry-run "$f" > /dev/null || bad "$b does not validate as a file"
+done
+[ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 5 ] || bad "want 5 built-in scenario files"
+
+exit $fail

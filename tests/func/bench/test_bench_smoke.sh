@@ -1,0 +1,108 @@
+#!/bin/bash
+# nvmf-bench end to end: the 2-cell smoke scenario (2 s per cell, repeat
+# 1) produces every output file with sane values, and no process it
+# started survives it - neither after a normal run nor after SIGTERM in
+# the middle of a run. The bench runs in a session of its own, so every
+# process it ever started (whatever its process group) carries that
+# session id and can be looked for afterwards.
+set -u
+: "${NVMF_BENCH:?}" "${BENCH_TESTDIR:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+command -v setsid > /dev/null || { echo "SKIP: no setsid"; exit 77; }
+
+# run_in_session OUT ARGS...: start the bench as a session leader in the
+# background; its pid (= session id) is written to $tmp/sid.
+run_in_session() {
+	setsid -w sh -c 'echo $$ > "$0"; exec "$@"' "$tmp/sid" "$NVMF_BENCH" "$@" &
+	bgpid=$!
+	for _ in $(seq 100); do [ -s "$tmp/sid" ] && break; sleep 0.05; done
+	sid=$(cat "$tmp/sid")
+}
+
+# leftovers SID: processes still in the session
+leftovers() {
+	ps -e -o sid= -o pid= -o comm= | awk -v s="$1" '$1 == s'
+}
+
+# col FILE CELL NAME: a column of cells.csv by header name
+col() {
+	awk -F, -v cell="$2" -v name="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+		$2 == cell { print $c }' "$1"
+}
+
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+# 1. normal run
+out=$tmp/run1
+run_in_session -o "$out" --no-progress "$BENCH_TESTDIR/smoke.json"
+wait $bgpid
+rc=$?
+[ $rc -eq 0 ] && ok "smoke run exit 0" || bad "smoke run exit $rc"
+left=$(leftovers "$sid")
+[ -z "$left" ] && ok "no stray process after the run" || bad "stray processes: $left"
+for f in report.md cells.csv cells.json raw/smoke/bound/rep1/perf-0.json raw/smoke/bound/rep1/nvmfd.log \
+	raw/smoke/bound/rep1/stats.json raw/smoke/unbound-hog/rep1/contention.log; do
+	[ -s "$out/$f" ] && ok "$f written" || bad "$f missing or empty"
+done
+if command -v gnuplot > /dev/null; then
+	for f in smoke-bars.png smoke-latency.png; do
+		[ -s "$out/plots/$f" ] && ok "plots/$f written" || bad "plots/$f missing"
+	done
+fi
+csv=$out/cells.csv
+[ "$(grep -c '^smoke,' "$csv")" -eq 2 ] && ok "2 cells in cells.csv" || bad "cells.csv rows: $(cat "$csv")"
+for cell in bound unbound-hog; do
+	iops=$(col "$csv" $cell iops)
+	ge "$iops" 1 && ok "$cell: iops $iops > 0" || bad "$cell: iops '$iops'"
+	[ "$(col "$csv" $cell runs_ok)" = 1 ] && ok "$cell: 1 run ok" || bad "$cell: runs_ok $(col "$csv" $cell runs_ok)"
+	prev=0
+	for p in lat_min p50 p90 p99 p99.9 p99.99 lat_max; do
+		v=$(col "$csv" $cell $p)
+		ge "$v" "$prev" && ge "$v" 0.001 || bad "$cell: $p=$v not >= previous percentile $prev"
+		prev=$v
+	done
+	ok "$cell: latency percentiles monotone, max $prev us"
+	avg=$(col "$csv" $cell lat_avg)
+	ge "$avg" "$(col "$csv" $cell lat_min)" && ge "$(col "$csv" $cell lat_max)" "$avg" &&
+		ok "$cell: min <= avg $avg <= max" || bad "$cell: avg $avg outside min..max"
+	cpu=$(col "$csv" $cell target_cpu)
+	ge "$cpu" 0.1 && ok "$cell: target CPU $cpu %" || bad "$cell: target_cpu '$cpu'"
+	ev=$(col "$csv" $cell cq_events_s)
+	cpe=$(col "$csv" $cell compl_per_event)
+	ge "$ev" 1 && ge "$cpe" 1 && ok "$cell: $ev completion events/s, $cpe per event" ||
+		bad "$cell: cq_events_s '$ev' compl_per_event '$cpe'"
+done
+[ "$(col "$csv" bound ratio)" = "1.0000" ] && ok "baseline ratio 1" || bad "baseline ratio $(col "$csv" bound ratio)"
+ge "$(col "$csv" unbound-hog ratio)" 0.0001 && ok "ratio of unbound-hog" || bad "no ratio for unbound-hog"
+grep -q '^| bound | 1/1 |' "$out/report.md" && grep -q '^| unbound-hog | 1/1 |' "$out/report.md" &&
+	ok "report.md has both rows" || bad "report.md rows missing"
+grep -q 'hog on CPUs' "$out/report.md" && ok "report.md records the contention" || bad "contention not recorded"
+grep -q '"runs_ok":1' "$out/cells.json" || grep -q '"runs_ok": 1' "$out/cells.json" &&
+	ok "cells.json has runs" || bad "cells.json lacks runs_ok"
+grep -q -- '--exec unbound' "$out/cells.json" && ok "cells.json records the target flags" ||
+	bad "cells.json lacks the target command"
+
+# 2. SIGTERM in the middle of a run: exit 143, partial report, no stray
+out=$tmp/run2
+rm -f "$tmp/sid"
+run_in_session -o "$out" --no-progress -d 5 "$BENCH_TESTDIR/smoke.json"
+# wait until a run is under way (nvmfd and nvmf-perf started), then stop
+for _ in $(seq 200); do
+	leftovers "$sid" | grep -q 'nvmf-perf' && break
+	sleep 0.05
+done
+kill -TERM "$sid"
+wait $bgpid
+rc=$?
+[ $rc -eq 143 ] && ok "SIGTERM: exit 143" || bad "SIGTERM: exit $rc"
+left=$(leftovers "$sid")
+[ -z "$left" ] && ok "no stray process after SIGTERM" || bad "stray processes after SIGTERM: $left"
+grep -q 'interrupted' "$out/report.md" && ok "report.md marks the run interrupted" || bad "no interrupted mark"
+
+exit $fail
