@@ -1207,6 +1207,12 @@ static void tcp_io_work(struct nvmfd_work *w)
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
 	}
+	/* The ring's eventfd can be signalled after its completion was already
+	 * reaped in the loop above (inflight 0 skips the reap there); only a
+	 * reap clears it, and a stale signal would wake this idle queue for
+	 * ever. Clear it before sleeping. */
+	if (!nvmfd_bk_ring_inflight(q->ring))
+		nvmfd_bk_ring_reap(q->ring, q->nr_reqs);
 	ret = tcp_rearm(q);
 	if (!ret)
 		return;
