@@ -105,7 +105,8 @@ static struct json_object *seed_a(void)
 		      "4K and 1M random 50/50 read/write, without and with competing load on the target's CPUs "
 		      "(medium: stress-ng at 45 % per CPU plus a 256 MiB memory worker; heavy: the seed's hog, "
 		      "one thread per CPU at nice -20 rewriting a 128 MiB buffer then sleeping 10 ms). "
-		      "Each unbound cell's ratio is against the bound cell of the same size and load.",
+		      "Ratios: unbound against bound at the same size and load; bound against bound without "
+		      "load at the same size.",
 		      "bound-4k-none", 10, 2, 3, cols, 3, 1, 1);
 	add(sub(d, "target"), "backend", jstr("null"));
 	add(sub(d, "perf"), "pattern", jstr("randrw"));
@@ -121,8 +122,9 @@ static struct json_object *seed_a(void)
 
 				snprintf(name, sizeof(name), "%s-%s-%s", e ? "unbound" : "bound", sizes[s], loads[l]);
 				snprintf(group, sizeof(group), "%s-%s-load", sizes[s], loads[l]);
-				snprintf(base, sizeof(base), "bound-%s-%s", sizes[s], loads[l]);
-				c = cell(name, group, e ? "unbound" : "bound", e ? base : NULL);
+				/* unbound vs bound at equal size and load; bound vs no load */
+				snprintf(base, sizeof(base), "bound-%s-%s", sizes[s], e ? loads[l] : "none");
+				c = cell(name, group, e ? "unbound" : "bound", e || s || l ? base : NULL);
 				add(sub(c, "target"), "exec", jstr(e ? "unbound" : "bound"));
 				add(sub(c, "perf"), "io_size", jstr(sizes[s]));
 				if (s == 1)
