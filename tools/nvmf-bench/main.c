@@ -169,6 +169,8 @@ struct progress {
 	double est_done; /* estimate of the runs completed */
 	double t_start;
 	double last_draw;
+	double run_start; /* start of the current run */
+	double run_est; /* its estimated length */
 	const char *scenario;
 	const char *cell;
 	int rep, reps;
@@ -187,17 +189,23 @@ static void fmt_dur(double s, char *buf, size_t len)
 static void progress_draw(void *arg)
 {
 	struct progress *p = arg;
-	double el = bench_now() - p->t_start, rate, eta, frac;
+	double el = bench_now() - p->t_start, rate, eta, frac, cur;
 	char ebuf[32], tbuf[32];
 	int w = 30, fill, i;
 
 	if (!p->tty || bench_now() - p->last_draw < 0.25)
 		return;
 	p->last_draw = bench_now();
-	frac = p->est_total > 0 ? p->est_done / p->est_total : 0;
-	/* scale the estimate by how fast runs have really gone */
-	rate = p->est_done > 0 && el > 0 ? el / p->est_done : 1;
-	eta = (p->est_total - p->est_done) * rate;
+	/* the current run counts with its elapsed share of its estimate */
+	cur = bench_now() - p->run_start;
+	if (cur > p->run_est)
+		cur = p->run_est;
+	frac = p->est_total > 0 ? (p->est_done + cur) / p->est_total : 0;
+	/* scale the rest of the estimate by how fast finished runs went */
+	rate = p->est_done > 0 ? (p->run_start - p->t_start) / p->est_done : 1;
+	if (rate < 0.5)
+		rate = 0.5;
+	eta = (p->est_total - p->est_done - cur) * rate;
 	fill = (int)(frac * w);
 	fmt_dur(eta, ebuf, sizeof(ebuf));
 	fmt_dur(el, tbuf, sizeof(tbuf));
@@ -486,6 +494,8 @@ int main(int argc, char **argv)
 				pg.rep = r + 1;
 				pg.reps = cl->repeat;
 				pg.last_draw = 0;
+				pg.run_start = bench_now();
+				pg.run_est = cl->duration + cl->warmup + RUN_OVERHEAD_S;
 				progress_draw(&pg);
 				ret = bench_cell_run_once(&scs[s], cl, r, out_dir, &paths, progress_draw, &pg);
 				if (ret == -EINTR)
