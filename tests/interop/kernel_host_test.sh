@@ -36,6 +36,12 @@
 #                      project runs on. 0 lets the harness use /dev/kvm.
 #   KH_PORT            TCP port for nvmfd (default: a free one in 20000-39999)
 #   KH_NS_MB           namespace size in MiB (default 128)
+#   KH_NS_SPEC         nvmfd --namespace of the subsystem under test (default
+#                      ram:<KH_NS_MB>M); must be KH_NS_MB MiB, e.g.
+#                      "file:/tmp/ns.img,size=128M,direct"; "file" and
+#                      "file-direct" use a file in the work directory. For
+#                      file namespaces the head of the file is compared
+#                      with the guest's dd pattern after nvmfd has exited.
 #   KH_KEEP_LOGS       1 = keep the work directory (logs) even on success
 #   IOP_*              passed through to guest/interop.sh (see there), e.g.
 #                      IOP_IO_MB, IOP_FIO_SECONDS, IOP_CONNECT_OPTS
@@ -159,12 +165,17 @@ while IFS='=' read -r name _; do
 done < <(env)
 
 # ---------------------------------------------------------------- nvmfd
+NS_SPEC=${KH_NS_SPEC:-ram:${KH_NS_MB}M}
+case "$NS_SPEC" in
+file) NS_SPEC="file:$WORK/ns.img,size=${KH_NS_MB}M" ;;
+file-direct) NS_SPEC="file:$WORK/ns.img,size=${KH_NS_MB}M,direct" ;;
+esac
 port_free() { [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
 start_nvmfd() {
 	local port=$1 i
 	local -a args=(--listen "127.0.0.1:$port"
-		--subsystem "$IOP_NQN" --namespace "ram:${KH_NS_MB}M"
+		--subsystem "$IOP_NQN" --namespace "$NS_SPEC"
 		--serial "$SERIAL" --model "$MODEL" --allow-host "$HOSTNQN"
 		--subsystem "$IOP_DENY_NQN" --namespace ram:16M --allow-host "$OTHER_HOST"
 		--log-level "${NVMFD_LOG_LEVEL:-info}")
@@ -282,6 +293,23 @@ if [ "$MODE" = nvmfd ]; then
 		wait "$NVMFD_PID" 2>/dev/null
 		report FAIL "nvmfd died during the guest run (status $?)"
 		NVMFD_PID=""
+	fi
+fi
+
+# A file namespace outlives nvmfd: its head must hold the guest's pattern.
+spec=$NS_SPEC
+if [ "$MODE" = nvmfd ] && [ "${spec#file:}" != "$spec" ] && [ -z "$NVMFD_PID" ]; then
+	f=${spec#file:}
+	f=${f%%,*}
+	mb=${IOP_IO_MB:-64}
+	want=$(sed -n 's/.*PASS: dd plain: .* (md5 \([0-9a-f]*\)).*/\1/p' "$WORK/guest.log" | head -1)
+	got=$(head -c $((mb * 1048576)) "$f" 2>/dev/null | md5sum | cut -d' ' -f1)
+	if [ -z "$want" ]; then
+		log "(no dd pattern md5 from the guest: backing file not checked)"
+	elif [ "$got" = "$want" ]; then
+		report PASS "backing file $f holds the guest's $mb MiB pattern (md5 $got)"
+	else
+		report FAIL "backing file $f: first $mb MiB md5 $got, the guest wrote $want"
 	fi
 fi
 
