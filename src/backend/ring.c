@@ -49,6 +49,8 @@ struct nvmfd_bk_ring {
 	struct nvmfd_bk_io *done_head; /* local completions, FIFO via ->next */
 	struct nvmfd_bk_io *done_tail;
 	struct nvmfd_bk_ring_stats st;
+	nvmfd_bk_route_fn route; /* shared ring: completions go here, not io->cb */
+	void *route_arg;
 };
 
 static unsigned int ring_roundup_pow2(unsigned int v)
@@ -373,7 +375,21 @@ static void ring_deliver(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int
 	ring->inflight--;
 	ring->st.completions++;
 	/* Last touch of @io: the callback may reuse or free it. */
-	io->cb(io, res);
+	if (ring->route)
+		ring->route(ring->route_arg, io, res);
+	else
+		io->cb(io, res);
+}
+
+/**
+ * nvmfd_bk_ring_set_route() - see backend.h.
+ * @ring: borrowed.  @fn: router, or NULL for direct callbacks.  @arg: its cookie.
+ * Context: ring owner, while no reap runs.
+ */
+void nvmfd_bk_ring_set_route(struct nvmfd_bk_ring *ring, nvmfd_bk_route_fn fn, void *arg)
+{
+	ring->route = fn;
+	ring->route_arg = arg;
 }
 
 /* Drain CQEs of @u; Return: callbacks run. */

@@ -153,6 +153,24 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring);
  */
 int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max);
 
+/**
+ * typedef nvmfd_bk_route_fn - completion router of a shared ring.
+ * @arg: the cookie given to nvmfd_bk_ring_set_route().
+ * @io:  the completed io; io->res holds @res. From this call on the ring no
+ *       longer touches @io (io->next is free for the router's own list).
+ * @res: the io's result, as for nvmfd_bk_cb.
+ */
+typedef void (*nvmfd_bk_route_fn)(void *arg, struct nvmfd_bk_io *io, int res);
+
+/**
+ * nvmfd_bk_ring_set_route() - deliver every completion of @ring through
+ * @fn instead of io->cb (additive, for --cq-pool shared): the reaper of a
+ * ring shared by several queues hands each io to its queue's owner, which
+ * later calls io->cb itself. NULL @fn restores direct callbacks.
+ * Context: ring owner, while no reap runs.
+ */
+void nvmfd_bk_ring_set_route(struct nvmfd_bk_ring *ring, nvmfd_bk_route_fn fn, void *arg);
+
 /** nvmfd_bk_ring_inflight() - ios submitted and not yet reaped. */
 unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring);
 

@@ -9,6 +9,7 @@
  * shut down, listeners destroyed (which waits for their queues), backends
  * flushed and closed, so no acknowledged write is lost.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,10 +227,64 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* Process-wide context switches (live threads) and CPU time, from /proc. */
+static void process_json(FILE *out)
+{
+	unsigned long long vol = 0, invol = 0, ut = 0, st = 0;
+	char line[256];
+	FILE *f;
+
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	/* summed over the threads (the process's own status shows the
+	 * main thread only) */
+	while (d && (de = readdir(d))) {
+		char path[64];
+		unsigned long long v;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.20s/status", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* the thread just exited */
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				vol += v;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+				invol += v;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	f = fopen("/proc/self/stat", "r");
+	if (f) {
+		char buf[1024];
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		char *p;
+
+		buf[n] = 0;
+		/* fields after the ")" of comm: state is field 3, utime 14, stime 15 */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				&ut, &st) != 2)
+			ut = st = 0;
+		fclose(f);
+	}
+	fprintf(out,
+		"{\"voluntary_ctxt_switches\":%llu,\"nonvoluntary_ctxt_switches\":%llu,"
+		"\"utime_ticks\":%llu,\"stime_ticks\":%llu}",
+		vol, invol, ut, st);
+}
+
 /**
  * nvmfd_tgt_stats_json() - write counters as one JSON object on @out:
  * {"controllers":[{cntlid, subnqn, hostnqn, kato_ms, queues, reads, writes,
- * bytes_read, bytes_written}...], "ports":[<transport port objects>]}.
+ * bytes_read, bytes_written}...], "ports":[<transport port objects: queues,
+ * shared rings, per-controller pools>], "runtime":<the global runtime's
+ * pools (nvmfd_rt_stats_json)>, "process":{context switches, CPU ticks}}.
  * @tgt: target.
  * @out: stream (borrowed).
  * Return: 0, -EIO when writing failed, or the transport's error.
@@ -281,7 +336,14 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 			break;
 		first = false;
 	}
-	fputs("]}", out);
+	fputs("],\"runtime\":", out);
+	if (tgt->rt)
+		nvmfd_rt_stats_json(tgt->rt, out);
+	else
+		fputs("null", out);
+	fputs(",\"process\":", out);
+	process_json(out);
+	fputs("}", out);
 	if (ret == 0 && ferror(out))
 		ret = -EIO;
 	return ret;

@@ -64,6 +64,7 @@
 #include "internal/log.h"
 #include "internal/rt.h"
 #include "net/sock.h"
+#include "target/core.h"
 #include "target/xprt.h"
 
 #define TCP_COMP "tcp"
@@ -75,6 +76,8 @@
 #define TCP_DEF_QUEUE_SIZE 128
 #define TCP_DEF_DEADLINE_US 1000
 #define TCP_TX_BATCH 16 /* PDUs gathered into one sendmsg */
+#define TCP_CQ_DEPTH 4096 /* shared completion ring: ios in flight, all its queues */
+#define TCP_CQ_REAP_MAX 1024 /* completions per completion-work run */
 #define TCP_TERM_BUF (sizeof(struct nvmfd_tcp_term) + NVMFD_TCP_TERM_ERR_DATA_MAX)
 
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
@@ -145,8 +148,9 @@ struct tcp_qstats {
 	uint64_t idle_polls;
 	uint64_t rearms;
 	uint64_t eagain_sends;
-	uint64_t cq_events; /* reaps that found completions */
+	uint64_t cq_events; /* reaps that found completions, ring fd armed (or routed) */
 	uint64_t cq_completions;
+	uint64_t cq_peeks; /* --backend-poll: reaps that found completions while polling */
 	uint64_t kicks;
 	uint64_t ddgst_errors;
 	uint64_t wakeups; /* passes not started by our own re-queue */
@@ -157,6 +161,8 @@ struct tcp_qstats {
 #define TCP_STAT_LOAD(q, f) __atomic_load_n(&(q)->st.f, __ATOMIC_RELAXED)
 
 struct nvmfd_tcp_port;
+struct tcp_cq;
+struct tcp_crt;
 
 struct tcp_queue {
 	struct nvmfd_tgt_qp qp;
@@ -189,8 +195,18 @@ struct tcp_queue {
 	uint8_t *data;
 	size_t data_size;
 	uint32_t slot_size;
-	struct nvmfd_bk_ring *ring;
-	int ring_fd;
+	struct nvmfd_bk_ring *ring; /* own ring, or cq->ring when shared */
+	int ring_fd; /* own ring's eventfd; -1 when shared (the cq watches it) */
+	bool ring_watched; /* ring_fd armed since the last re-arm (not polling) */
+	struct tcp_cq *cq; /* --cq-pool shared: the ring of our io_cpu, or NULL */
+	struct nvmfd_bk_io *cq_done; /* atomic: ios the cq routed to us (LIFO) */
+	uint32_t bk_inflight; /* shared: our ios on cq->ring not yet delivered */
+	struct tcp_crt *crt; /* --wq-per-ctrl: the controller's runtime, or NULL */
+	bool migrated; /* --wq-per-ctrl: migration requested (once) */
+	struct tcp_queue *mig_next; /* port->migrate, port->lock */
+	/* Serializes kicks from other threads with re-initialising io_work on
+	 * another runtime (migration); a leaf lock. */
+	pthread_mutex_t wlock;
 	struct tcp_req *tx_head, *tx_tail;
 	struct tcp_req *tx_partial; /* slot whose PDU is partly on the wire */
 	uint8_t ctrl_pdu[TCP_TERM_BUF]; /* ICResp or C2HTermReq */
@@ -225,6 +241,61 @@ struct nvmfd_tcp_port {
 	unsigned int next_id;
 	uint64_t accepted; /* atomic */
 	uint64_t accept_errors; /* atomic */
+	struct tcp_cq *cqs; /* shared completion rings, port->lock */
+	unsigned int next_cq_id; /* port->lock */
+	struct tcp_crt *crts; /* per-controller runtimes, port->lock */
+	struct tcp_queue *migrate; /* queues to move to their controller's runtime */
+	unsigned int nr_rt_dying; /* controller runtimes being destroyed, port->lock */
+	struct tcp_crt *rt_grave; /* runtimes to destroy at port destroy, port->lock */
+};
+
+/*
+ * --cq-pool shared (the nvmet-rdma CQ pool with IB_POLL_WORKQUEUE, in user
+ * space): one backend ring per io_cpu, handed out by the queue's io_cpu and
+ * shared by every queue of the port placed there, with ONE completion event
+ * source: the ring's eventfd, watched by the ring's own completion work on
+ * that CPU. The work reaps; the ring routes each completion (instead of
+ * calling io->cb) onto its queue's MPSC list and kicks the queue's io_work,
+ * which runs the callbacks: a queue's state is only ever touched by its own
+ * io_work. Every use of the ring (submit by the core, flush, reap, routed
+ * callbacks that may submit again) holds @lock: several queues submit to one
+ * ring. In bound mode the queues and the completion work of one CPU run on
+ * the same single-item pool, so the lock is uncontended; unbound pools may
+ * contend on it. Reference counted by the queues; the last one destroys it.
+ */
+struct tcp_cq {
+	struct nvmfd_tcp_port *port;
+	struct tcp_cq *next; /* port->cqs, port->lock */
+	unsigned int id;
+	int cpu;
+	unsigned int users; /* port->lock */
+	struct nvmfd_bk_ring *ring;
+	int efd;
+	pthread_mutex_t lock; /* every use of @ring */
+	struct nvmfd_work work; /* completion work on @cpu */
+	uint64_t events; /* atomic: completion-work runs (eventfd wake-ups) */
+	uint64_t empty_events; /* atomic: runs that found nothing */
+	uint64_t completions; /* atomic: completions reaped by the work */
+	uint64_t peek_completions; /* atomic: reaped by polling queues (--backend-poll) */
+};
+
+/*
+ * --wq-per-ctrl: the pool set of one controller, created with the global
+ * exec options on its first queue's migration and reference counted by the
+ * queues running on it. Queues are accepted on the global runtime (the
+ * controller is unknown before Connect); after a successful Connect a pass
+ * ends without re-arming and hands the queue to the port's release work,
+ * which cancels the old item, re-inits it on the controller's runtime with
+ * the same io_cpu and queues it (its first pass re-arms readiness). The
+ * runtime is destroyed by a short-lived thread (never one of its own
+ * workers, nor any runtime worker: nvmfd_rt_destroy() forbids it).
+ */
+struct tcp_crt {
+	struct tcp_crt *next; /* port->crts or port->rt_grave, port->lock */
+	const struct nvmfd_tgt_ctrl *ctrl; /* identity only */
+	uint16_t cntlid;
+	unsigned int users; /* port->lock */
+	struct nvmfd_rt *rt;
 };
 
 static void tcp_queue_response(struct nvmfd_tgt_req *req);
@@ -260,6 +331,220 @@ static inline uint32_t tcp_min_u32(uint32_t a, uint32_t b)
 static const struct nvmfd_cfg_exec *tcp_exec(const struct tcp_queue *q)
 {
 	return &q->port->gcfg->exec;
+}
+
+/* Make @q's io_work run soon, from any thread (see tcp_queue.wlock). */
+static void tcp_queue_kick(struct tcp_queue *q)
+{
+	pthread_mutex_lock(&q->wlock);
+	nvmfd_rt_queue_work(&q->io_work);
+	pthread_mutex_unlock(&q->wlock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared completion rings (--cq-pool shared)                          */
+/* ------------------------------------------------------------------ */
+
+static uint64_t tcp_cq_submitted(struct tcp_cq *cq)
+{
+	struct nvmfd_bk_ring_stats st;
+
+	nvmfd_bk_ring_get_stats(cq->ring, &st);
+	return st.submitted;
+}
+
+/* Take the ring lock before anything that may submit to it on @q's
+ * behalf. Return: the ring's submit count, for tcp_cq_unlock(). */
+static uint64_t tcp_cq_lock(struct tcp_cq *cq)
+{
+	pthread_mutex_lock(&cq->lock);
+	return tcp_cq_submitted(cq);
+}
+
+/* Only @q submitted while the lock was held: what the count grew by are
+ * @q's ios (teardown waits for them). */
+static void tcp_cq_unlock(struct tcp_queue *q, uint64_t before)
+{
+	q->bk_inflight += (uint32_t)(tcp_cq_submitted(q->cq) - before);
+	pthread_mutex_unlock(&q->cq->lock);
+}
+
+/*
+ * The ring's router (nvmfd_bk_ring_set_route), run by whoever reaps, under
+ * cq->lock: push the io on its queue's MPSC list; the push that finds the
+ * list empty kicks the queue (later pushers rely on that kick: the owner
+ * takes the whole list at once).
+ */
+static void tcp_cq_route(void *arg, struct nvmfd_bk_io *io, int res)
+{
+	struct nvmfd_tgt_req *req = container_of(io, struct nvmfd_tgt_req, bk_io);
+	struct tcp_queue *q = tcp_q(req->qp);
+	struct nvmfd_bk_io *head = __atomic_load_n(&q->cq_done, __ATOMIC_RELAXED);
+
+	(void)arg;
+	io->res = res;
+	do {
+		io->next = head;
+	} while (!__atomic_compare_exchange_n(&q->cq_done, &head, io, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	if (!head)
+		tcp_queue_kick(q);
+}
+
+/* The completion work of a shared ring: reap on its CPU, re-arm. */
+static void tcp_cq_work(struct nvmfd_work *w)
+{
+	struct tcp_cq *cq = container_of(w, struct tcp_cq, work);
+	int n, ret;
+
+	pthread_mutex_lock(&cq->lock);
+	n = nvmfd_bk_ring_reap(cq->ring, TCP_CQ_REAP_MAX);
+	pthread_mutex_unlock(&cq->lock);
+	__atomic_add_fetch(&cq->events, 1, __ATOMIC_RELAXED);
+	if (n > 0)
+		__atomic_add_fetch(&cq->completions, (uint64_t)n, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&cq->empty_events, 1, __ATOMIC_RELAXED);
+	ret = nvmfd_rt_watch_fd(&cq->work, cq->efd, EPOLLIN);
+	if (ret && ret != -ECANCELED)
+		NVMFD_ERR_RATELIMIT(TCP_COMP, "shared ring %u cpu %d: cannot watch: %s", cq->id,
+				    cq->cpu, strerror(-ret));
+}
+
+static void tcp_cq_free(struct tcp_cq *cq)
+{
+	nvmfd_bk_ring_destroy(&cq->ring);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+}
+
+/*
+ * The shared ring of @cpu: take a reference on it, or create it (with its
+ * completion work on the port's runtime, io_cpu @cpu).
+ * Return: 0, -ENOMEM, -errno from ring creation or nvmfd_rt_watch_fd().
+ * Context: any thread (accept work); takes port->lock.
+ */
+static int tcp_cq_get(struct nvmfd_tcp_port *port, int cpu, struct tcp_cq **out)
+{
+	const struct nvmfd_cfg_exec *ex = &port->gcfg->exec;
+	struct tcp_cq *cq;
+	int ret;
+
+	pthread_mutex_lock(&port->lock);
+	for (cq = port->cqs; cq; cq = cq->next) {
+		if (cq->cpu == cpu) {
+			cq->users++;
+			pthread_mutex_unlock(&port->lock);
+			*out = cq;
+			return 0;
+		}
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	ret = -pthread_mutex_init(&cq->lock, NULL);
+	if (ret)
+		goto out_free;
+	ret = nvmfd_bk_ring_create(TCP_CQ_DEPTH, ex->backend_poll, &cq->ring);
+	if (ret)
+		goto out_destroy_lock;
+	cq->port = port;
+	cq->cpu = cpu;
+	cq->users = 1;
+	cq->efd = nvmfd_bk_ring_event_fd(cq->ring);
+	nvmfd_bk_ring_set_route(cq->ring, tcp_cq_route, cq);
+	nvmfd_work_init(&cq->work, port->rt, tcp_cq_work, cpu);
+	ret = nvmfd_rt_watch_fd(&cq->work, cq->efd, EPOLLIN);
+	if (ret)
+		goto out_destroy_ring;
+	cq->id = port->next_cq_id++;
+	cq->next = port->cqs;
+	port->cqs = cq;
+	pthread_mutex_unlock(&port->lock);
+	NVMFD_DBG(TCP_COMP, "port %u: shared ring %u for cpu %d", port->cfg->portid, cq->id, cpu);
+	*out = cq;
+	return 0;
+
+out_destroy_ring:
+	nvmfd_rt_work_cancel_sync(&cq->work);
+	nvmfd_rt_unwatch_fd(&cq->work, cq->efd);
+	nvmfd_bk_ring_destroy(&cq->ring);
+out_destroy_lock:
+	pthread_mutex_destroy(&cq->lock);
+out_free:
+	free(cq);
+out_unlock:
+	pthread_mutex_unlock(&port->lock);
+	return ret;
+}
+
+/* Drop a reference; the last one stops the completion work and destroys
+ * the ring. Context: not cq->work itself (release or accept work). */
+static void tcp_cq_put(struct nvmfd_tcp_port *port, struct tcp_cq *cq)
+{
+	struct tcp_cq **pp;
+	bool last;
+
+	pthread_mutex_lock(&port->lock);
+	last = --cq->users == 0;
+	if (last) {
+		for (pp = &port->cqs; *pp != cq; pp = &(*pp)->next)
+			;
+		*pp = cq->next;
+	}
+	pthread_mutex_unlock(&port->lock);
+	if (!last)
+		return;
+	nvmfd_rt_work_cancel_sync(&cq->work);
+	nvmfd_rt_unwatch_fd(&cq->work, cq->efd);
+	tcp_cq_free(cq);
+}
+
+/*
+ * Run the callbacks of the ios the ring routed to @q, oldest first (the
+ * list is LIFO), under the ring lock (a callback may submit again).
+ * Return: completions delivered.
+ */
+static unsigned int tcp_cq_drain(struct tcp_queue *q)
+{
+	struct nvmfd_bk_io *l = __atomic_exchange_n(&q->cq_done, NULL, __ATOMIC_ACQUIRE);
+	struct nvmfd_bk_io *fifo = NULL, *io;
+	unsigned int n = 0;
+	uint64_t before;
+
+	if (!l)
+		return 0;
+	while (l) {
+		io = l;
+		l = io->next;
+		io->next = fifo;
+		fifo = io;
+	}
+	before = tcp_cq_lock(q->cq);
+	while (fifo) {
+		io = fifo;
+		fifo = io->next;
+		io->next = NULL;
+		q->bk_inflight--;
+		n++;
+		io->cb(io, io->res);
+	}
+	tcp_cq_unlock(q, before);
+	return n;
+}
+
+/* Submit what the core queued on the ring this step. */
+static void tcp_ring_flush(struct tcp_queue *q)
+{
+	if (!q->cq) {
+		nvmfd_bk_ring_flush(q->ring);
+		return;
+	}
+	pthread_mutex_lock(&q->cq->lock);
+	nvmfd_bk_ring_flush(q->ring);
+	pthread_mutex_unlock(&q->cq->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -443,8 +728,18 @@ static void tcp_req_fail(struct tcp_req *r, nvmfd_status_t status)
 
 static void tcp_req_execute(struct tcp_req *r)
 {
-	tcp_req_set_state(tcp_q(r->req.qp), r, TCP_REQ_EXEC);
+	struct tcp_queue *q = tcp_q(r->req.qp);
+	uint64_t before;
+
+	tcp_req_set_state(q, r, TCP_REQ_EXEC);
+	if (!q->cq) {
+		nvmfd__tgt_req_execute(&r->req);
+		return;
+	}
+	/* The core submits to (and, on a full ring, reaps) the shared ring. */
+	before = tcp_cq_lock(q->cq);
 	nvmfd__tgt_req_execute(&r->req);
+	tcp_cq_unlock(q, before);
 }
 
 static int tcp_capsule_take(struct tcp_queue *q, struct tcp_req **out)
@@ -1045,7 +1340,7 @@ static void tcp_shutdown_queue(struct nvmfd_tgt_qp *qp)
 	struct tcp_queue *q = tcp_q(qp);
 
 	__atomic_store_n(&q->shutdown, 1, __ATOMIC_RELEASE);
-	nvmfd_rt_queue_work(&q->io_work);
+	tcp_queue_kick(q);
 }
 
 static void tcp_kick(struct nvmfd_tgt_qp *qp)
@@ -1053,22 +1348,50 @@ static void tcp_kick(struct nvmfd_tgt_qp *qp)
 	struct tcp_queue *q = tcp_q(qp);
 
 	__atomic_add_fetch(&q->st.kicks, 1, __ATOMIC_RELAXED); /* any thread */
-	nvmfd_rt_queue_work(&q->io_work);
+	tcp_queue_kick(q);
 }
 
 /* ------------------------------------------------------------------ */
 /* io_work                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Backend completions. Own ring: peek its CQ when ios are in flight (the
+ * eventfd, when armed, brought us here; with --backend-poll the fd is not
+ * watched while we poll and this peek is the only way completions arrive).
+ * Shared ring: run what the completion work routed to us; with
+ * --backend-poll also reap the shared ring ourselves each pass.
+ */
 static void tcp_reap(struct tcp_queue *q, bool *progress)
 {
+	unsigned int m;
 	int n;
 
+	if (q->cq) {
+		if (tcp_exec(q)->backend_poll && q->bk_inflight) {
+			pthread_mutex_lock(&q->cq->lock);
+			n = nvmfd_bk_ring_reap(q->ring, TCP_CQ_REAP_MAX);
+			pthread_mutex_unlock(&q->cq->lock);
+			if (n > 0)
+				__atomic_add_fetch(&q->cq->peek_completions, (uint64_t)n,
+						   __ATOMIC_RELAXED);
+		}
+		m = tcp_cq_drain(q);
+		if (m) {
+			TCP_STAT_ADD(q, cq_events, 1);
+			TCP_STAT_ADD(q, cq_completions, m);
+			*progress = true;
+		}
+		return;
+	}
 	if (!nvmfd_bk_ring_inflight(q->ring))
 		return;
 	n = nvmfd_bk_ring_reap(q->ring, q->nr_reqs);
 	if (n > 0) {
-		TCP_STAT_ADD(q, cq_events, 1);
+		if (q->ring_watched)
+			TCP_STAT_ADD(q, cq_events, 1);
+		else
+			TCP_STAT_ADD(q, cq_peeks, 1);
 		TCP_STAT_ADD(q, cq_completions, n);
 		*progress = true;
 	}
@@ -1109,16 +1432,38 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 		q->term_pending = false;
 	}
 	nvmfd_rt_unwatch_fd(&q->io_work, q->fd);
-	nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+	if (q->ring_fd >= 0)
+		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+	q->ring_watched = false;
 	/* Backend ios hold slot buffers: wait for all of them (bounded by
 	 * the backend's own completion time). */
-	while (nvmfd_bk_ring_inflight(q->ring)) {
+	while (!q->cq && nvmfd_bk_ring_inflight(q->ring)) {
 		nvmfd_bk_ring_flush(q->ring);
 		if (nvmfd_bk_ring_reap(q->ring, q->nr_reqs) == 0) {
 			struct pollfd pfd = { .fd = q->ring_fd, .events = POLLIN };
 
 			poll(&pfd, 1, 10);
 		}
+	}
+	if (q->cq) {
+		/* Shared ring: reap it ourselves (completions of other queues
+		 * are routed to them) until ours have all been delivered. */
+		tcp_cq_drain(q);
+		while (q->bk_inflight) {
+			pthread_mutex_lock(&q->cq->lock);
+			nvmfd_bk_ring_flush(q->ring);
+			nvmfd_bk_ring_reap(q->ring, TCP_CQ_REAP_MAX);
+			pthread_mutex_unlock(&q->cq->lock);
+			if (tcp_cq_drain(q) == 0 && q->bk_inflight) {
+				struct pollfd pfd = { .fd = q->cq->efd, .events = POLLIN };
+
+				poll(&pfd, 1, 1);
+			}
+		}
+		/* A router that pushed our last io may still be kicking us:
+		 * it holds the ring lock until done. */
+		pthread_mutex_lock(&q->cq->lock);
+		pthread_mutex_unlock(&q->cq->lock);
 	}
 	nvmfd__tgt_qp_drain_posted(&q->qp);
 	nvmfd__tgt_qp_destroy(&q->qp);
@@ -1148,8 +1493,25 @@ static int tcp_rearm(struct tcp_queue *q)
 	if (ret)
 		return ret;
 	TCP_STAT_ADD(q, rearms, 1);
-	return nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+	if (q->ring_fd < 0)
+		return 0; /* shared ring: its completion work watches it */
+	ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+	if (!ret)
+		q->ring_watched = true;
+	return ret;
 }
+
+/* --backend-poll: while we keep polling, completions are found by peeking
+ * the CQ each pass, not through the ring's eventfd: stop watching it. */
+static void tcp_poll_backend(struct tcp_queue *q)
+{
+	if (!tcp_exec(q)->backend_poll || q->ring_fd < 0 || !q->ring_watched)
+		return;
+	nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+	q->ring_watched = false;
+}
+
+static void tcp_port_migrate(struct nvmfd_tcp_port *port, struct tcp_queue *q);
 
 /*
  * One bounded io_work pass (NOTES §3.1, DESIGN "Execution model"): rx up to
@@ -1178,7 +1540,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 		ret = tcp_rx(q, &progress);
 		if (ret)
 			goto teardown;
-		nvmfd_bk_ring_flush(q->ring);
+		tcp_ring_flush(q);
 		tcp_reap(q, &progress);
 		if (nvmfd__tgt_qp_drain_posted(&q->qp) > 0)
 			progress = true;
@@ -1188,11 +1550,20 @@ static void tcp_io_work(struct nvmfd_work *w)
 		any |= progress;
 	} while (progress && !nvmfd_budget_expired(&q->rx_budget, nvmfd_now_ns()));
 
+	if (tcp_exec(q)->wq_per_ctrl && !q->migrated && q->qp.connected && q->qp.ctrl &&
+	    q->state == TCP_Q_LIVE) {
+		/* Connected: move to the controller's pools. End this pass
+		 * without re-arming; the port's release work moves us. */
+		q->migrated = true;
+		tcp_port_migrate(q->port, q);
+		return;
+	}
 	if (progress) {
 		/* Deadline spent with work left: yield the worker, come back. */
 		TCP_STAT_ADD(q, deadline_exhausted, 1);
 		TCP_STAT_ADD(q, requeues, 1);
 		nvmfd_idle_poll_update(&q->idle, true, nvmfd_now_ns());
+		tcp_poll_backend(q);
 		q->requeued = true;
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
@@ -1203,6 +1574,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 		if (!any)
 			TCP_STAT_ADD(q, idle_polls, 1);
 		TCP_STAT_ADD(q, requeues, 1);
+		tcp_poll_backend(q);
 		q->requeued = true;
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
@@ -1211,7 +1583,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 	 * reaped in the loop above (inflight 0 skips the reap there); only a
 	 * reap clears it, and a stale signal would wake this idle queue for
 	 * ever. Clear it before sleeping. */
-	if (!nvmfd_bk_ring_inflight(q->ring))
+	if (!q->cq && !nvmfd_bk_ring_inflight(q->ring))
 		nvmfd_bk_ring_reap(q->ring, q->nr_reqs);
 	ret = tcp_rearm(q);
 	if (!ret)
@@ -1230,10 +1602,20 @@ teardown:
 /* Queue creation and release                                          */
 /* ------------------------------------------------------------------ */
 
+static void tcp_crt_put(struct nvmfd_tcp_port *port, struct tcp_crt *crt);
+
+/* Free a queue whose io_work is cancelled (or never ran). */
 static void tcp_queue_free(struct tcp_queue *q)
 {
-	if (q->ring)
+	if (q->placed)
+		nvmfd_rt_unplace(q->port->rt, q->io_cpu);
+	if (q->cq)
+		tcp_cq_put(q->port, q->cq);
+	else if (q->ring)
 		nvmfd_bk_ring_destroy(&q->ring);
+	if (q->crt)
+		tcp_crt_put(q->port, q->crt);
+	pthread_mutex_destroy(&q->wlock);
 	if (q->data)
 		munmap(q->data, q->data_size);
 	if (q->fd >= 0)
@@ -1243,10 +1625,173 @@ static void tcp_queue_free(struct tcp_queue *q)
 	free(q);
 }
 
+/* ------------------------------------------------------------------ */
+/* Per-controller runtimes (--wq-per-ctrl)                             */
+/* ------------------------------------------------------------------ */
+
+struct tcp_rt_reaper {
+	struct nvmfd_tcp_port *port;
+	struct nvmfd_rt *rt;
+};
+
+static void *tcp_rt_reaper_main(void *arg)
+{
+	struct tcp_rt_reaper *rp = arg;
+	struct nvmfd_tcp_port *port = rp->port;
+
+	nvmfd_rt_destroy(rp->rt);
+	free(rp);
+	pthread_mutex_lock(&port->lock);
+	port->nr_rt_dying--;
+	pthread_cond_broadcast(&port->cond);
+	pthread_mutex_unlock(&port->lock);
+	return NULL;
+}
+
+/*
+ * The runtime of @ctrl on this port: take a reference, or create it with
+ * the global exec options (its pools are named "nvmfc").
+ * Return: 0, -ENOMEM, or the error of nvmfd_rt_create().
+ * Context: the port's release work (the only caller: no race on creation).
+ */
+static int tcp_crt_get(struct nvmfd_tcp_port *port, const struct nvmfd_tgt_ctrl *ctrl,
+		       struct tcp_crt **out)
+{
+	struct nvmfd_rt_opts opts = port->gcfg->exec.rt;
+	struct tcp_crt *crt;
+	int ret;
+
+	pthread_mutex_lock(&port->lock);
+	for (crt = port->crts; crt; crt = crt->next) {
+		if (crt->ctrl == ctrl && crt->cntlid == ctrl->cntlid) {
+			crt->users++;
+			pthread_mutex_unlock(&port->lock);
+			*out = crt;
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&port->lock);
+	crt = calloc(1, sizeof(*crt));
+	if (!crt)
+		return -ENOMEM;
+	if (opts.size == 0)
+		nvmfd_rt_opts_init(&opts);
+	opts.name = "nvmfc";
+	ret = nvmfd_rt_create(&opts, &crt->rt);
+	if (ret) {
+		free(crt);
+		return ret;
+	}
+	crt->ctrl = ctrl;
+	crt->cntlid = ctrl->cntlid;
+	crt->users = 1;
+	pthread_mutex_lock(&port->lock);
+	crt->next = port->crts;
+	port->crts = crt;
+	pthread_mutex_unlock(&port->lock);
+	NVMFD_DBG(TCP_COMP, "port %u: pools for controller %u", port->cfg->portid, crt->cntlid);
+	*out = crt;
+	return 0;
+}
+
+/* Drop a reference; the last queue's goes destroys the runtime from a
+ * fresh thread (this runs on a runtime worker, where destroy is illegal);
+ * without a thread it waits for nvmfd__tcp_port_destroy(). */
+static void tcp_crt_put(struct nvmfd_tcp_port *port, struct tcp_crt *crt)
+{
+	struct tcp_rt_reaper *rp;
+	struct tcp_crt **pp;
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok = false;
+
+	pthread_mutex_lock(&port->lock);
+	if (--crt->users) {
+		pthread_mutex_unlock(&port->lock);
+		return;
+	}
+	for (pp = &port->crts; *pp != crt; pp = &(*pp)->next)
+		;
+	*pp = crt->next;
+	port->nr_rt_dying++;
+	pthread_mutex_unlock(&port->lock);
+
+	rp = malloc(sizeof(*rp));
+	if (rp && !pthread_attr_init(&attr)) {
+		rp->port = port;
+		rp->rt = crt->rt;
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ok = !pthread_create(&th, &attr, tcp_rt_reaper_main, rp);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_lock(&port->lock);
+	if (ok) {
+		free(crt);
+	} else {
+		free(rp);
+		port->nr_rt_dying--;
+		crt->next = port->rt_grave;
+		port->rt_grave = crt;
+		pthread_cond_broadcast(&port->cond);
+	}
+	pthread_mutex_unlock(&port->lock);
+}
+
+/*
+ * Move @q (whose last pass ended without re-arming) to its controller's
+ * runtime: the old item is cancelled here, outside itself.
+ * Context: the port's release work.
+ */
+static void tcp_queue_migrate(struct nvmfd_tcp_port *port, struct tcp_queue *q)
+{
+	struct tcp_crt *crt = NULL;
+	int ret;
+
+	nvmfd_rt_work_cancel_sync(&q->io_work);
+	nvmfd_rt_unwatch_fd(&q->io_work, q->fd);
+	if (q->ring_fd >= 0)
+		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+	q->ring_watched = false;
+	ret = tcp_crt_get(port, q->qp.ctrl, &crt);
+	if (ret)
+		NVMFD_WARN_RATELIMIT(TCP_COMP,
+				     "queue %u qid %u: no pools for its controller (%s), staying",
+				     q->id, q->qp.qid, strerror(-ret));
+	pthread_mutex_lock(&q->wlock);
+	__atomic_store_n(&q->crt, crt, __ATOMIC_RELEASE);
+	nvmfd_work_init(&q->io_work, crt ? crt->rt : port->rt, tcp_io_work, q->io_cpu);
+	pthread_mutex_unlock(&q->wlock);
+	q->requeued = false;
+	/* The first pass on the new pools re-arms readiness; a kick or a
+	 * shutdown that hit the cancelled item is seen by that pass. */
+	nvmfd_rt_queue_work(&q->io_work);
+}
+
+static void tcp_port_migrate(struct nvmfd_tcp_port *port, struct tcp_queue *q)
+{
+	pthread_mutex_lock(&port->lock);
+	q->mig_next = port->migrate;
+	port->migrate = q;
+	pthread_mutex_unlock(&port->lock);
+	nvmfd_rt_queue_work(&port->release_work);
+}
+
 static void tcp_release_work(struct nvmfd_work *w)
 {
 	struct nvmfd_tcp_port *port = container_of(w, struct nvmfd_tcp_port, release_work);
 
+	for (;;) {
+		struct tcp_queue *q;
+
+		pthread_mutex_lock(&port->lock);
+		q = port->migrate;
+		if (q)
+			port->migrate = q->mig_next;
+		pthread_mutex_unlock(&port->lock);
+		if (!q)
+			break;
+		tcp_queue_migrate(port, q);
+	}
 	for (;;) {
 		struct tcp_queue *q;
 
@@ -1297,6 +1842,11 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
+	ret = -pthread_mutex_init(&q->wlock, NULL);
+	if (ret) {
+		free(q);
+		return ret;
+	}
 	q->fd = fd;
 	q->port = port;
 	q->ring_fd = -1;
@@ -1320,10 +1870,25 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = nvmfd_bk_ring_create(q->nr_reqs, gcfg->exec.backend_poll, &q->ring);
-	if (ret)
-		goto out_free;
-	q->ring_fd = nvmfd_bk_ring_event_fd(q->ring);
+	/* Placement: the qid is not known before Connect, so rr uses a
+	 * per-port counter in its place (NOTES §3.1: nvmet's old last_cpu). */
+	incoming = nvmfd__sock_incoming_cpu(fd);
+	q->io_cpu = nvmfd_rt_place(port->rt, gcfg->exec.place,
+				   __atomic_add_fetch(&port->rr, 1, __ATOMIC_RELAXED),
+				   NULL, incoming < 0 ? -1 : incoming);
+	q->placed = true;
+	if (gcfg->exec.cq_pool_shared) {
+		/* the ring of our io_cpu, with its one event source */
+		ret = tcp_cq_get(port, q->io_cpu, &q->cq);
+		if (ret)
+			goto out_free;
+		q->ring = q->cq->ring;
+	} else {
+		ret = nvmfd_bk_ring_create(q->nr_reqs, gcfg->exec.backend_poll, &q->ring);
+		if (ret)
+			goto out_free;
+		q->ring_fd = nvmfd_bk_ring_event_fd(q->ring);
+	}
 
 	q->maxh2cdata = gcfg->maxh2cdata;
 	if (q->maxh2cdata < NVMFD_TCP_MIN_MAXH2CDATA)
@@ -1357,13 +1922,6 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 		tcp_req_put(q, r);
 	}
 
-	/* Placement: the qid is not known before Connect, so rr uses a
-	 * per-port counter in its place (NOTES §3.1: nvmet's old last_cpu). */
-	incoming = nvmfd__sock_incoming_cpu(fd);
-	q->io_cpu = nvmfd_rt_place(port->rt, gcfg->exec.place,
-				   __atomic_add_fetch(&port->rr, 1, __ATOMIC_RELAXED),
-				   NULL, incoming < 0 ? -1 : incoming);
-	q->placed = true;
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
 	q->state = TCP_Q_IC_WAIT;
 
@@ -1389,7 +1947,6 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 
 out_destroy_qp:
 	nvmfd__tgt_qp_destroy(&q->qp);
-	nvmfd_rt_unplace(port->rt, q->io_cpu);
 out_free:
 	q->fd = -1; /* the caller closes it */
 	tcp_queue_free(q);
@@ -1547,10 +2104,17 @@ void nvmfd__tcp_port_destroy(struct nvmfd_tcp_port **pp)
 		pthread_mutex_lock(&port->lock);
 		for (q = port->queues; q; q = q->next)
 			tcp_shutdown_queue(&q->qp);
-		while (port->nr_queues)
+		while (port->nr_queues || port->nr_rt_dying)
 			pthread_cond_wait(&port->cond, &port->lock);
 		pthread_mutex_unlock(&port->lock);
 		nvmfd_rt_work_cancel_sync(&port->release_work);
+	}
+	while (port->rt_grave) {
+		struct tcp_crt *crt = port->rt_grave;
+
+		port->rt_grave = crt->next;
+		nvmfd_rt_destroy(crt->rt);
+		free(crt);
 	}
 	close(port->lfd);
 	pthread_cond_destroy(&port->cond);
@@ -1598,6 +2162,20 @@ static void tcp_queue_json(struct tcp_queue *q, FILE *out)
 		TCP_STAT_LOAD(q, idle_polls), TCP_STAT_LOAD(q, rearms),
 		TCP_STAT_LOAD(q, eagain_sends), ev, cmpl, ev ? (double)cmpl / (double)ev : 0.0,
 		TCP_STAT_LOAD(q, kicks), TCP_STAT_LOAD(q, ddgst_errors), TCP_STAT_LOAD(q, wakeups));
+	/* q->cq and q->crt are set before the queue is listed / by the
+	 * release work while the queue runs nothing; read them relaxed. */
+	{
+		struct tcp_cq *cq = q->cq;
+		struct tcp_crt *crt = __atomic_load_n(&q->crt, __ATOMIC_ACQUIRE);
+
+		fprintf(out, ",\"completion_peeks\":%" PRIu64 ",\"cq_pool\":\"%s\",\"ring\":%d",
+			TCP_STAT_LOAD(q, cq_peeks), cq ? "shared" : "per-queue",
+			cq ? (int)cq->id : -1);
+		if (crt)
+			fprintf(out, ",\"pool\":\"ctrl\",\"pool_cntlid\":%u", crt->cntlid);
+		else
+			fputs(",\"pool\":\"global\"", out);
+	}
 	fprintf(out, ",\"slots\":%u,\"slot_states\":{", q->nr_reqs);
 	for (int i = 0; i < TCP_REQ__MAX; i++)
 		fprintf(out, "%s\"%s\":%u", i ? "," : "", tcp_req_state_names[i],
@@ -1628,6 +2206,31 @@ int nvmfd__tcp_port_stats_json(struct nvmfd_tcp_port *port, FILE *out)
 			fputc(',', out);
 		first = false;
 		tcp_queue_json(q, out);
+	}
+	fputs("],\"shared_rings\":[", out);
+	first = true;
+	for (struct tcp_cq *cq = port->cqs; cq; cq = cq->next) {
+		uint64_t ev = __atomic_load_n(&cq->events, __ATOMIC_RELAXED);
+		uint64_t cm = __atomic_load_n(&cq->completions, __ATOMIC_RELAXED);
+
+		fprintf(out,
+			"%s{\"id\":%u,\"cpu\":%d,\"users\":%u,\"completion_events\":%" PRIu64
+			",\"empty_events\":%" PRIu64 ",\"completions\":%" PRIu64
+			",\"completions_per_event\":%.2f,\"peek_completions\":%" PRIu64 "}",
+			first ? "" : ",", cq->id, cq->cpu, cq->users, ev,
+			__atomic_load_n(&cq->empty_events, __ATOMIC_RELAXED), cm,
+			ev ? (double)cm / (double)ev : 0.0,
+			__atomic_load_n(&cq->peek_completions, __ATOMIC_RELAXED));
+		first = false;
+	}
+	fputs("],\"ctrl_pools\":[", out);
+	first = true;
+	for (struct tcp_crt *crt = port->crts; crt; crt = crt->next) {
+		fprintf(out, "%s{\"cntlid\":%u,\"users\":%u,\"runtime\":", first ? "" : ",",
+			crt->cntlid, crt->users);
+		nvmfd_rt_stats_json(crt->rt, out);
+		fputc('}', out);
+		first = false;
 	}
 	pthread_mutex_unlock(&port->lock);
 	fputs("]}", out);
