@@ -471,6 +471,12 @@ int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp);
  * @send_eagain: sendmsg() calls that returned EAGAIN (socket buffer full).
  * @recvs:       recv() calls that returned data.
  * @polls:       nvmfd_host_qp_poll()/_wait() calls.
+ * @empty_polls: of @polls, those that received no byte, sent no byte and
+ *               completed nothing.
+ * @rx_budget_stops: polls that stopped receiving because the rx budget
+ *               (nvmfd_host_qp_set_budget()) was used up.
+ * @tx_budget_stops: flushes inside a poll that stopped sending because the
+ *               tx budget was used up.
  */
 struct nvmfd_host_qp_stats {
 	uint64_t submitted;
@@ -487,7 +493,26 @@ struct nvmfd_host_qp_stats {
 	uint64_t send_eagain;
 	uint64_t recvs;
 	uint64_t polls;
+	uint64_t empty_polls;
+	uint64_t rx_budget_stops;
+	uint64_t tx_budget_stops;
 };
+
+/**
+ * nvmfd_host_qp_set_budget() - bound the work of one poll call.
+ * @qp:       I/O qp.
+ * @rx_bytes: at most this many bytes are received from the socket in one
+ *            nvmfd_host_qp_poll()/_wait() call (0 = unlimited); at least one
+ *            recv() is always made. What is left stays in the socket and
+ *            makes the next wait return at once.
+ * @tx_bytes: at most about this many bytes are sent by the flushes of one
+ *            poll call (0 = unlimited): sending stops after the sendmsg()
+ *            that reached it; submissions made outside a poll are sent
+ *            without limit.
+ * Return: 0, -EINVAL (@qp is NULL).
+ * Context: qp owner thread.
+ */
+int nvmfd_host_qp_set_budget(struct nvmfd_host_qp *qp, uint32_t rx_bytes, uint32_t tx_bytes);
 
 /**
  * nvmfd_host_qp_get_stats() - copy the qp's counters.

@@ -82,6 +82,7 @@ struct nvmfd_host_qp {
 	uint32_t tx_count;
 	bool in_flush;
 	bool in_poll; /* callbacks are running: submissions wait for the poll's flush */
+	bool in_poll_call; /* inside qp_poll(): the tx budget applies */
 	uint8_t ctl_tx[HOST_CTL_TX_LEN]; /* ICReq / H2CTermReq */
 	uint32_t ctl_len;
 	uint32_t ctl_off;
@@ -100,6 +101,9 @@ struct nvmfd_host_qp {
 	uint64_t timeout_ns;
 	uint64_t next_tmo_check_ns;
 	uint32_t completed_in_poll;
+	uint32_t rx_budget; /* bytes per poll call, 0 = unlimited */
+	uint32_t tx_budget;
+	uint64_t tx_in_poll; /* bytes sent since the current poll started */
 	struct nvmfd_host_qp_stats stats; /* owner thread only */
 	char errmsg[HOST_ERRMSG_LEN];
 };

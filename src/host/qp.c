@@ -342,6 +342,14 @@ static int qp_flush(struct nvmfd_host_qp *qp)
 		}
 		qp->stats.tx_bytes += (uint64_t)n;
 		tx_consume(qp, (size_t)n);
+		if (qp->in_poll_call && qp->tx_budget) {
+			qp->tx_in_poll += (uint64_t)n;
+			if (qp->tx_in_poll >= qp->tx_budget &&
+			    (qp->ctl_off < qp->ctl_len || qp->tx_count > 0)) {
+				qp->stats.tx_budget_stops++;
+				break;
+			}
+		}
 	}
 	qp->in_flush = false;
 	return 0;
@@ -866,35 +874,47 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max);
 
 static int qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 {
+	uint64_t rx0 = qp->stats.rx_bytes, tx0 = qp->stats.tx_bytes;
 	int ret;
 
 	qp->completed_in_poll = 0;
 	qp->stats.polls++;
 	if (qp->state == HOST_QP_FAILED)
 		return qp->fail_err;
+	qp->in_poll_call = true;
+	qp->tx_in_poll = 0;
 	ret = qp_flush(qp);
 	if (ret < 0)
-		return ret;
+		goto out;
 	qp->in_poll = true;
 	ret = qp_poll_rx(qp, max);
 	qp->in_poll = false;
 	if (ret < 0)
-		return ret;
+		goto out;
 	ret = qp_flush(qp);
 	if (ret < 0)
-		return ret;
+		goto out;
 	qp_check_timeouts(qp);
-	if (qp->state == HOST_QP_FAILED)
-		return qp->fail_err;
-	return (int)qp->completed_in_poll;
+	if (qp->state == HOST_QP_FAILED) {
+		ret = qp->fail_err;
+		goto out;
+	}
+	ret = (int)qp->completed_in_poll;
+out:
+	qp->in_poll_call = false;
+	if (ret == 0 && qp->stats.rx_bytes == rx0 && qp->stats.tx_bytes == tx0)
+		qp->stats.empty_polls++;
+	return ret;
 }
 
 /* Receive and process until the socket is drained or @max completions. */
 static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 {
+	uint64_t got = 0;
 	int ret;
 
 	for (;;) {
+		size_t want = HOST_RXBUF_LEN;
 		ssize_t n;
 
 		ret = qp_process_rx(qp, max);
@@ -904,7 +924,15 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 			break;
 		if (qp->rx_pos < qp->rx_end)
 			continue;
-		n = recv(qp->fd, qp->rxbuf, HOST_RXBUF_LEN, MSG_DONTWAIT);
+		if (qp->rx_budget) {
+			if (got >= qp->rx_budget) {
+				qp->stats.rx_budget_stops++;
+				break;
+			}
+			if (qp->rx_budget - got < want)
+				want = (size_t)(qp->rx_budget - got);
+		}
+		n = recv(qp->fd, qp->rxbuf, want, MSG_DONTWAIT);
 		if (n == 0) {
 			nvmfd__host_qp_seterr(qp, "connection closed by the target%s",
 					      qp->state == HOST_QP_IC_WAIT ? " before ICResp" :
@@ -921,6 +949,7 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 		}
 		qp->rx_pos = 0;
 		qp->rx_end = (uint32_t)n;
+		got += (uint64_t)n;
 		qp->stats.recvs++;
 		qp->stats.rx_bytes += (uint64_t)n;
 	}
@@ -976,6 +1005,15 @@ uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp)
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp)
 {
 	return qp->fd;
+}
+
+int nvmfd_host_qp_set_budget(struct nvmfd_host_qp *qp, uint32_t rx_bytes, uint32_t tx_bytes)
+{
+	if (!qp)
+		return -EINVAL;
+	qp->rx_budget = rx_bytes;
+	qp->tx_budget = tx_bytes;
+	return 0;
 }
 
 void nvmfd_host_qp_get_stats(const struct nvmfd_host_qp *qp, struct nvmfd_host_qp_stats *out)

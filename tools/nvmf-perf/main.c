@@ -7,11 +7,21 @@
  * polls its own qp (the library's ownership rule). Latencies go into a
  * per-thread log-linear histogram merged at report time. With --verify each
  * thread owns a disjoint LBA range, so generation tracking needs no locks.
+ *
+ * Execution model: the queue threads stay plain pthreads (one per qp, so
+ * per-queue CPU time, context switches and run-queue delay are that
+ * thread's own). A runtime (src/rt) built with the --exec/--affinity-scope/
+ * --cpus options is used for what it knows: the CPU list, the scope units
+ * (its pools) and the per-CPU placement counters (nvmfd_rt_place()). Its
+ * own workers stay idle in epoll_wait(). Running the qps as runtime work
+ * items would share worker threads between queues of a bound pool and
+ * lose the per-queue thread statistics the report is about.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +79,20 @@ struct worker {
 	uint64_t writes;
 	struct rusage ru0;
 	struct rusage ru1;
+	/* Execution (set before the thread starts, then owner only). */
+	int io_cpu;
+	cpu_set_t unit; /* scope unit of io_cpu (bound: io_cpu alone) */
+	cpu_set_t allowed; /* affinity while running */
+	bool repatriate; /* non-strict unbound: move back into @unit on wake-up */
+	int tid;
+	int last_cpu;
+	uint64_t loops; /* submit + poll rounds */
+	uint64_t waits; /* blocking nvmfd_host_qp_wait() calls */
+	uint64_t repatriations;
+	uint64_t empty_seen; /* qp empty_polls at the last check */
+	struct nvmfd_idle_poll idle;
+	struct perf_schedstat ss0;
+	struct perf_schedstat ss1;
 	/* Progress (relaxed atomics, read by the main thread). */
 	uint64_t progress_ios;
 	uint64_t progress_bytes;
@@ -86,6 +110,9 @@ struct perf_run {
 	uint64_t end_ns;
 	int stop; /* relaxed atomic: a worker hit an error */
 	struct worker *workers;
+	struct nvmfd_rt *rt; /* topology and placement counters */
+	cpu_set_t rt_cpus; /* the runtime's CPUs */
+	uint64_t vm_hwm_kib;
 };
 
 static uint64_t now_ns(void)
@@ -256,14 +283,59 @@ static int submit_one(struct worker *w, struct io_ctx *io)
 	return 1;
 }
 
+/* Affinity: start inside the unit, then widen to what the mode allows. */
+static int worker_set_affinity(struct worker *w)
+{
+	int ret = pthread_setaffinity_np(pthread_self(), sizeof(w->unit), &w->unit);
+
+	if (ret)
+		return -ret;
+	if (!CPU_EQUAL(&w->unit, &w->allowed)) {
+		ret = pthread_setaffinity_np(pthread_self(), sizeof(w->allowed), &w->allowed);
+		if (ret)
+			return -ret;
+	}
+	return 0;
+}
+
+/* Non-strict unbound: a thread that woke up outside its unit is moved back
+ * (the runtime does the same when a worker starts an item outside it). */
+static void worker_repatriate(struct worker *w)
+{
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || CPU_ISSET(cpu, &w->unit))
+		return;
+	if (worker_set_affinity(w) == 0)
+		w->repatriations++;
+}
+
+/* Milliseconds to block at most: until the end of the run, <= 50 ms. */
+static int wait_ms(const struct perf_run *run, uint64_t now)
+{
+	uint64_t left = now < run->end_ns ? (run->end_ns - now) / 1000000ull + 1 : 1;
+
+	return left > 50 ? 50 : (int)left;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct perf_run *run = w->run;
 	uint64_t drain_deadline;
+	int ret;
 
+	w->tid = (int)gettid();
+	ret = worker_set_affinity(w);
+	if (ret < 0) {
+		worker_fail(w, PERF_EXIT_USAGE, "queue %u: cannot set the CPU affinity: %s", w->idx,
+			    strerror(-ret));
+		return NULL;
+	}
+	nvmfd_idle_poll_init(&w->idle, run->o.idle_poll_us);
 	for (;;) {
 		uint64_t now = now_ns();
+		bool progressed;
 		int n;
 
 		if (__atomic_load_n(&run->stop, __ATOMIC_RELAXED) || now >= run->end_ns)
@@ -272,7 +344,9 @@ static void *worker_main(void *arg)
 			w->measuring = true;
 			w->t0_ns = now;
 			getrusage(RUSAGE_THREAD, &w->ru0);
+			perf_read_schedstat(&w->ss0);
 		}
+		w->loops++;
 		for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
 			if (w->ios[i].busy)
 				continue;
@@ -285,11 +359,40 @@ static void *worker_main(void *arg)
 				    nvmfd_host_qp_errmsg(w->qp));
 			break;
 		}
-		if (n == 0 && !run->o.busy_poll)
-			nvmfd_host_qp_wait(w->qp, 1);
+		if (run->o.busy_poll)
+			continue;
+		progressed = n > 0;
+		if (!progressed) {
+			/* bytes moved without a completion (part of a large read,
+			 * a budget cut) are progress too: the poll was not empty */
+			struct nvmfd_host_qp_stats hs;
+
+			nvmfd_host_qp_get_stats(w->qp, &hs);
+			progressed = hs.empty_polls == w->empty_seen;
+			w->empty_seen = hs.empty_polls;
+		}
+		if (nvmfd_idle_poll_update(&w->idle, progressed, now_ns()))
+			continue;
+		w->waits++;
+		n = nvmfd_host_qp_wait(w->qp, wait_ms(run, now_ns()));
+		if (n < 0) {
+			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+				    nvmfd_host_qp_errmsg(w->qp));
+			break;
+		}
+		if (w->repatriate)
+			worker_repatriate(w);
+		{
+			struct nvmfd_host_qp_stats hs;
+
+			nvmfd_host_qp_get_stats(w->qp, &hs);
+			w->empty_seen = hs.empty_polls;
+		}
 	}
 	w->t1_ns = now_ns();
 	getrusage(RUSAGE_THREAD, &w->ru1);
+	perf_read_schedstat(&w->ss1);
+	w->last_cpu = sched_getcpu();
 	/* Drain in-flight I/O, bounded by the I/O timeout. */
 	drain_deadline = now_ns() + (uint64_t)run->o.timeout_ms * 1000000ull;
 	while (w->outstanding && now_ns() < drain_deadline) {
@@ -414,12 +517,69 @@ static struct json_object *json_stats(const struct stats *s)
 	return o;
 }
 
+/* Execution counters of one queue thread (measured window for schedstat). */
+static struct json_object *json_exec(const struct worker *w)
+{
+	struct json_object *e = json_object_new_object();
+	char cpus[256];
+
+	json_object_object_add(e, "io_cpu", json_object_new_int(w->io_cpu));
+	perf_format_cpulist(&w->unit, cpus, sizeof(cpus));
+	json_object_object_add(e, "unit_cpus", json_object_new_string(cpus));
+	perf_format_cpulist(&w->allowed, cpus, sizeof(cpus));
+	json_object_object_add(e, "allowed_cpus", json_object_new_string(cpus));
+	json_object_object_add(e, "last_cpu", json_object_new_int(w->last_cpu));
+	json_object_object_add(e, "tid", json_object_new_int(w->tid));
+	json_object_object_add(e, "cpu_time_ns",
+			       json_object_new_int64((int64_t)(w->ss1.cpu_ns - w->ss0.cpu_ns)));
+	json_object_object_add(e, "run_delay_ns",
+			       json_object_new_int64((int64_t)(w->ss1.run_delay_ns -
+							       w->ss0.run_delay_ns)));
+	json_object_object_add(e, "timeslices",
+			       json_object_new_int64((int64_t)(w->ss1.timeslices -
+							       w->ss0.timeslices)));
+	json_object_object_add(e, "voluntary_ctxsw",
+			       json_object_new_int64(w->ru1.ru_nvcsw - w->ru0.ru_nvcsw));
+	json_object_object_add(e, "involuntary_ctxsw",
+			       json_object_new_int64(w->ru1.ru_nivcsw - w->ru0.ru_nivcsw));
+	json_object_object_add(e, "loops", json_object_new_int64((int64_t)w->loops));
+	json_object_object_add(e, "blocking_waits", json_object_new_int64((int64_t)w->waits));
+	json_object_object_add(e, "idle_polls", json_object_new_int64((int64_t)w->idle.polls));
+	json_object_object_add(e, "repatriations",
+			       json_object_new_int64((int64_t)w->repatriations));
+	return e;
+}
+
+static void print_exec(const struct perf_run *run)
+{
+	printf("%-8s %6s %-10s %-10s %8s %10s %12s %12s %10s %10s %10s %10s %10s\n", "queue",
+	       "io_cpu", "unit", "allowed", "last_cpu", "rq_delay_ms", "polls", "empty_polls",
+	       "waits", "rx_pdus", "rx_MiB", "tx_pdus", "tx_MiB");
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		const struct worker *w = &run->workers[i];
+		struct nvmfd_host_qp_stats hs;
+		char unit[64], allowed[64], name[16];
+
+		nvmfd_host_qp_get_stats(w->qp, &hs);
+		perf_format_cpulist(&w->unit, unit, sizeof(unit));
+		perf_format_cpulist(&w->allowed, allowed, sizeof(allowed));
+		snprintf(name, sizeof(name), "q%u", i + 1);
+		printf("%-8s %6d %-10s %-10s %8d %10.2f %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+		       " %10" PRIu64 " %10.1f %10" PRIu64 " %10.1f\n",
+		       name, w->io_cpu, unit, allowed, w->last_cpu,
+		       (double)(w->ss1.run_delay_ns - w->ss0.run_delay_ns) / 1e6, hs.polls,
+		       hs.empty_polls, w->waits, hs.rx_pdus, (double)hs.rx_bytes / 1048576.0,
+		       hs.tx_pdus, (double)hs.tx_bytes / 1048576.0);
+	}
+}
+
 static void report(struct perf_run *run, const struct rusage *ru0, const struct rusage *ru1,
 		   double total_secs)
 {
 	struct nvmfd_hist *all = nvmfd__hist_create();
 	struct json_object *root = NULL, *qarr = NULL;
 	struct stats tot;
+	char cpus[256];
 
 	if (!all)
 		return;
@@ -450,6 +610,18 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
 		json_object_object_add(cfg, "in_capsule_max",
 				       json_object_new_int64(ci->in_capsule_max));
+		json_object_object_add(cfg, "exec", json_object_new_string(perf_exec_name(run->o.exec)));
+		json_object_object_add(cfg, "affinity_scope",
+				       json_object_new_string(perf_scope_name(run->o.scope)));
+		json_object_object_add(cfg, "affinity_strict", json_object_new_boolean(run->o.strict));
+		json_object_object_add(cfg, "io_cpu",
+				       json_object_new_string(perf_io_cpu_name(run->o.io_cpu)));
+		perf_format_cpulist(&run->rt_cpus, cpus, sizeof(cpus));
+		json_object_object_add(cfg, "cpus", json_object_new_string(cpus));
+		json_object_object_add(cfg, "idle_poll_us", json_object_new_int64(run->o.idle_poll_us));
+		json_object_object_add(cfg, "busy_poll", json_object_new_boolean(run->o.busy_poll));
+		json_object_object_add(cfg, "rx_budget", json_object_new_int64(run->o.rx_budget));
+		json_object_object_add(cfg, "tx_budget", json_object_new_int64(run->o.tx_budget));
 		json_object_object_add(root, "config", cfg);
 		qarr = json_object_new_array();
 	} else {
@@ -497,7 +669,17 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 					       json_object_new_int64((int64_t)hs.send_eagain));
 			json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
 			json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
+			json_object_object_add(h, "empty_polls",
+					       json_object_new_int64((int64_t)hs.empty_polls));
+			json_object_object_add(h, "completed", json_object_new_int64((int64_t)hs.completed));
+			json_object_object_add(h, "tx_bytes", json_object_new_int64((int64_t)hs.tx_bytes));
+			json_object_object_add(h, "rx_bytes", json_object_new_int64((int64_t)hs.rx_bytes));
+			json_object_object_add(h, "rx_budget_stops",
+					       json_object_new_int64((int64_t)hs.rx_budget_stops));
+			json_object_object_add(h, "tx_budget_stops",
+					       json_object_new_int64((int64_t)hs.tx_budget_stops));
 			json_object_object_add(q, "transport", h);
+			json_object_object_add(q, "exec", json_exec(w));
 			json_object_array_add(qarr, q);
 		} else {
 			print_stats(name, &s);
@@ -512,6 +694,8 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 	if (root) {
 		json_object_object_add(root, "queues", qarr);
 		json_object_object_add(root, "total", json_stats(&tot));
+		json_object_object_add(root, "vm_hwm_kib",
+				       json_object_new_int64((int64_t)run->vm_hwm_kib));
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(root);
@@ -519,6 +703,17 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		print_stats("total", &tot);
 		printf("latencies in microseconds; CPU %% of one core: per queue its thread, total "
 		       "the whole process\n");
+		perf_format_cpulist(&run->rt_cpus, cpus, sizeof(cpus));
+		printf("exec %s, io-cpu %s, cpus %s", perf_exec_name(run->o.exec),
+		       perf_io_cpu_name(run->o.io_cpu), cpus);
+		if (run->o.exec == PERF_EXEC_UNBOUND)
+			printf(", scope %s%s", perf_scope_name(run->o.scope),
+			       run->o.strict ? " strict" : "");
+		printf(", %s", run->o.busy_poll ? "busy poll" : "");
+		if (!run->o.busy_poll)
+			printf("idle poll %u us", run->o.idle_poll_us);
+		printf("; peak RSS (VmHWM) %" PRIu64 " KiB\n", run->vm_hwm_kib);
+		print_exec(run);
 	}
 	nvmfd__hist_destroy(all);
 }
@@ -719,6 +914,95 @@ static void progress(struct perf_run *run, uint64_t *last_ios, uint64_t *last_by
 	*last_bytes = bytes;
 }
 
+static int rt_place_cb(void *ctx, enum nvmfd_rt_place policy, unsigned int qid,
+		       const cpu_set_t *allowed)
+{
+	return nvmfd_rt_place(ctx, policy, qid, allowed, -1);
+}
+
+/*
+ * Build the runtime that describes the CPUs (--exec, --affinity-scope,
+ * --affinity-strict, --cpus), then give every queue an io_cpu and its
+ * affinity. Return 0 or a negative errno (message printed).
+ */
+static int exec_setup(struct perf_run *run)
+{
+	struct perf_opts *o = &run->o;
+	struct nvmfd_rt_opts ro;
+	int list[CPU_SETSIZE];
+	unsigned int ncpus = 0;
+	int ret;
+
+	nvmfd_rt_opts_init(&ro);
+	ro.mode = o->exec == PERF_EXEC_UNBOUND ? NVMFD_RT_UNBOUND : NVMFD_RT_BOUND;
+	ro.scope = o->scope;
+	ro.strict = o->strict;
+	ro.workers_per_pool = 1;
+	ro.name = "perf";
+	if (o->have_cpus)
+		ro.cpus = o->cpus;
+	ret = nvmfd_rt_create(&ro, &run->rt);
+	if (ret < 0) {
+		fprintf(stderr, "nvmf-perf: execution runtime: %s%s\n", strerror(-ret),
+			ret == -EINVAL ? " (--cpus not usable by this process?)" : "");
+		return ret;
+	}
+	CPU_ZERO(&run->rt_cpus);
+	for (unsigned int p = 0; p < nvmfd_rt_npools(run->rt); p++) {
+		struct nvmfd_rt_pool_stats ps;
+
+		if (nvmfd_rt_pool_stats(run->rt, p, &ps) == 0)
+			CPU_OR(&run->rt_cpus, &run->rt_cpus, &ps.cpus);
+	}
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &run->rt_cpus))
+			list[ncpus++] = c;
+	}
+	for (uint32_t i = 0; i < o->queues; i++)
+		run->workers[i].io_cpu = -1;
+	if (!ncpus) {
+		fprintf(stderr, "nvmf-perf: the runtime reports no CPU\n");
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < o->queues; i++) {
+		struct worker *w = &run->workers[i];
+		struct nvmfd_rt_pool_stats ps;
+
+		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, o->queues, i, rt_place_cb,
+					       run->rt);
+		if (w->io_cpu < 0) {
+			fprintf(stderr, "nvmf-perf: queue %u: no io_cpu: %s\n", i + 1,
+				strerror(-w->io_cpu));
+			return w->io_cpu;
+		}
+		CPU_ZERO(&w->unit);
+		CPU_SET(w->io_cpu, &w->unit);
+		w->allowed = w->unit;
+		if (o->exec == PERF_EXEC_UNBOUND) {
+			if (nvmfd_rt_pool_stats(run->rt, nvmfd_rt_pool_of_cpu(run->rt, w->io_cpu),
+						&ps) == 0 && CPU_COUNT(&ps.cpus))
+				w->unit = ps.cpus;
+			w->allowed = o->strict ? w->unit : run->rt_cpus;
+			w->repatriate = !o->strict && !CPU_EQUAL(&w->unit, &w->allowed);
+		}
+		w->last_cpu = -1;
+		nvmfd_host_qp_set_budget(w->qp, o->rx_budget, o->tx_budget);
+	}
+	return 0;
+}
+
+static void exec_teardown(struct perf_run *run)
+{
+	if (!run->rt)
+		return;
+	for (uint32_t i = 0; run->workers && i < run->o.queues; i++) {
+		if (run->workers[i].qp && run->workers[i].io_cpu >= 0)
+			nvmfd_rt_unplace(run->rt, run->workers[i].io_cpu);
+	}
+	nvmfd_rt_destroy(run->rt);
+	run->rt = NULL;
+}
+
 static int run_perf(struct perf_run *run)
 {
 	struct perf_opts *o = &run->o;
@@ -798,6 +1082,10 @@ static int run_perf(struct perf_run *run)
 			goto out_workers;
 		}
 	}
+	if (exec_setup(run) < 0) {
+		code = PERF_EXIT_USAGE;
+		goto out_exec;
+	}
 	run->start_ns = now_ns();
 	run->warmup_end_ns = run->start_ns + (uint64_t)o->warmup * 1000000000ull;
 	run->end_ns = run->warmup_end_ns + (uint64_t)o->seconds * 1000000000ull;
@@ -843,7 +1131,10 @@ static int run_perf(struct perf_run *run)
 				code = w->exit_code;
 		}
 	}
+	run->vm_hwm_kib = perf_vm_hwm_kib();
 	report(run, &ru0, &ru1, (double)(t1 - t0) / 1e9);
+out_exec:
+	exec_teardown(run);
 out_workers:
 	for (uint32_t i = 0; i < o->queues && run->workers; i++)
 		worker_fini(&run->workers[i]);

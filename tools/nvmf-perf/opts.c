@@ -14,6 +14,9 @@ static const char usage_text[] =
 "  nvmf-perf -r TRID [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
 "            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
+"            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
+"            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
+"            [--rx-budget BYTES] [--tx-budget BYTES]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "  nvmf-perf -h | --help\n"
 "\n"
@@ -22,8 +25,12 @@ static const char usage_text[] =
 "\n"
 "Each I/O queue is its own TCP connection owned by one thread, which keeps\n"
 "DEPTH commands in flight and reaps completions with nvmfd_host_qp_poll().\n"
-"When nothing completes it sleeps in poll(2) on the socket (1 ms at most)\n"
-"unless --busy-poll is given.\n"
+"When a poll makes no progress the thread blocks in poll(2) on the socket\n"
+"(event driven) unless --idle-poll-us or --busy-poll say otherwise.\n"
+"\n"
+"Execution model (as the Linux nvme-tcp host): every queue gets an io_cpu,\n"
+"chosen by --io-cpu and counted per CPU; its thread is pinned there (bound)\n"
+"or allowed on the affinity-scope unit containing it (unbound).\n"
 "\n"
 "Options:\n"
 "  -r, --trid TRID   transport ID, e.g.\n"
@@ -52,18 +59,41 @@ static const char usage_text[] =
 "                    exits 1. Blocks not yet written in the run are not\n"
 "                    checked, so use a write or mixed pattern.\n"
 "      --json        print the report as one JSON object on stdout.\n"
-"      --busy-poll   spin on the socket instead of sleeping.\n"
 "      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
 "                    default 10000.\n"
 "      --disable-sqflow  ask for SQ flow control disable (Connect CATTR\n"
 "                    bit 2) on I/O queues; targets may then complete reads\n"
 "                    with the C2HData SUCCESS flag instead of a CapsuleResp.\n"
+"      --exec MODE   bound (default): the queue thread is pinned to its\n"
+"                    io_cpu; unbound: it may run on the CPUs of the\n"
+"                    --affinity-scope unit that contains its io_cpu.\n"
+"      --affinity-scope S  cpu | smt | cache (default) | numa | system:\n"
+"                    the unit for --exec unbound.\n"
+"      --affinity-strict   unbound threads never leave their unit; without\n"
+"                    it they start in the unit, may run on any --cpus CPU and\n"
+"                    are moved back into the unit when they wake up outside.\n"
+"      --io-cpu P    rr (default): io_cpu = CPU number (qid - 1) mod CPUs in\n"
+"                    the --cpus list; least-loaded: the CPUs are split into\n"
+"                    -P contiguous groups as blk-mq maps CPUs to hardware\n"
+"                    queues, queue i takes group i (mod the groups) and the\n"
+"                    CPU of that group with the fewest queues placed so far.\n"
+"      --cpus LIST   CPUs to use, e.g. 0-3,6 (default: all this process\n"
+"                    may run on).\n"
+"      --idle-poll-us N  after the last progress keep polling N us before\n"
+"                    blocking in poll(2); 0 (default) blocks at once.\n"
+"      --busy-poll   never block (poll for ever; SPDK style).\n"
+"      --rx-budget BYTES  receive at most BYTES per poll call (0 = no\n"
+"                    limit, default); --tx-budget BYTES: send at most about\n"
+"                    BYTES per poll call. k/K and m/M suffixes accepted.\n"
 "  -h, --help        this text.\n"
 "\n"
 "Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
 "p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
 "error), CPU %% user/system of the queue's thread (total: the process),\n"
-"voluntary/involuntary context switches. While running, a one-line\n"
+"voluntary/involuntary context switches; then per queue its io_cpu, the\n"
+"CPUs it may run on, run-queue delay (schedstat), polls, empty polls,\n"
+"blocking waits and PDUs/bytes received and sent; and the peak RSS\n"
+"(VmHWM). --json has all of it. While running, a one-line\n"
 "progress report is written to stderr each second if stderr is a terminal.\n"
 "\n"
 "discover prints the discovery log like 'nvme discover': the number of\n"
@@ -143,6 +173,14 @@ enum {
 	OPT_BUSY,
 	OPT_TIMEOUT,
 	OPT_SQFLOW,
+	OPT_EXEC,
+	OPT_SCOPE,
+	OPT_STRICT,
+	OPT_IO_CPU,
+	OPT_CPUS,
+	OPT_IDLE_POLL,
+	OPT_RX_BUDGET,
+	OPT_TX_BUDGET,
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
@@ -163,6 +201,14 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "busy-poll", no_argument, NULL, OPT_BUSY },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "disable-sqflow", no_argument, NULL, OPT_SQFLOW },
+		{ "exec", required_argument, NULL, OPT_EXEC },
+		{ "affinity-scope", required_argument, NULL, OPT_SCOPE },
+		{ "affinity-strict", no_argument, NULL, OPT_STRICT },
+		{ "io-cpu", required_argument, NULL, OPT_IO_CPU },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "idle-poll-us", required_argument, NULL, OPT_IDLE_POLL },
+		{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
+		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,6 +224,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	o->seconds = 10;
 	o->queues = 1;
 	o->timeout_ms = 10000;
+	o->exec = PERF_EXEC_BOUND;
+	o->scope = NVMFD_RT_SCOPE_CACHE;
+	o->io_cpu = PERF_IO_CPU_RR;
 	if (argc > 1 && !strcmp(argv[1], "discover")) {
 		o->discover = true;
 		argv++;
@@ -261,6 +310,58 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		case OPT_TIMEOUT:
 			if (parse_u32(optarg, 1, 3600000, &o->timeout_ms, false))
 				return seterr(err, len, "--timeout: 1 .. 3600000 ms");
+			break;
+		case OPT_EXEC:
+			if (!strcmp(optarg, "bound"))
+				o->exec = PERF_EXEC_BOUND;
+			else if (!strcmp(optarg, "unbound"))
+				o->exec = PERF_EXEC_UNBOUND;
+			else
+				return seterr(err, len, "--exec: bound or unbound, not '%s'", optarg);
+			break;
+		case OPT_SCOPE: {
+			bool found = false;
+
+			for (int sc = NVMFD_RT_SCOPE_CPU; sc <= NVMFD_RT_SCOPE_SYSTEM; sc++) {
+				if (!strcmp(optarg, perf_scope_name((enum nvmfd_rt_scope)sc))) {
+					o->scope = (enum nvmfd_rt_scope)sc;
+					found = true;
+				}
+			}
+			if (!found)
+				return seterr(err, len,
+					      "--affinity-scope: cpu, smt, cache, numa or system, not '%s'",
+					      optarg);
+			break;
+		}
+		case OPT_STRICT:
+			o->strict = true;
+			break;
+		case OPT_IO_CPU:
+			if (!strcmp(optarg, "rr"))
+				o->io_cpu = PERF_IO_CPU_RR;
+			else if (!strcmp(optarg, "least-loaded"))
+				o->io_cpu = PERF_IO_CPU_LEAST_LOADED;
+			else
+				return seterr(err, len, "--io-cpu: rr or least-loaded, not '%s'",
+					      optarg);
+			break;
+		case OPT_CPUS:
+			if (perf_parse_cpulist(optarg, &o->cpus))
+				return seterr(err, len, "--cpus: invalid CPU list '%s'", optarg);
+			o->have_cpus = true;
+			break;
+		case OPT_IDLE_POLL:
+			if (parse_u32(optarg, 0, 10000000, &o->idle_poll_us, false))
+				return seterr(err, len, "--idle-poll-us: 0 .. 10000000");
+			break;
+		case OPT_RX_BUDGET:
+			if (parse_u32(optarg, 0, 1u << 30, &o->rx_budget, true))
+				return seterr(err, len, "--rx-budget: 0 .. 1 GiB");
+			break;
+		case OPT_TX_BUDGET:
+			if (parse_u32(optarg, 0, 1u << 30, &o->tx_budget, true))
+				return seterr(err, len, "--tx-budget: 0 .. 1 GiB");
 			break;
 		case 'h':
 			o->help = true;

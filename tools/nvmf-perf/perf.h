@@ -6,17 +6,30 @@
 #ifndef NVMF_PERF_H
 #define NVMF_PERF_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <nvmfd/host.h>
 
+#include "internal/rt.h"
+
 /* Exit codes (documented in --help). */
 #define PERF_EXIT_OK 0
 #define PERF_EXIT_IO 1 /* verify mismatch or I/O error status */
 #define PERF_EXIT_USAGE 2
 #define PERF_EXIT_CONN 3 /* connection or protocol error */
+
+enum perf_exec {
+	PERF_EXEC_BOUND, /* each queue's thread pinned to its io_cpu */
+	PERF_EXEC_UNBOUND, /* allowed on the affinity-scope unit of its io_cpu */
+};
+
+enum perf_io_cpu {
+	PERF_IO_CPU_RR, /* (qid - 1) mod CPUs */
+	PERF_IO_CPU_LEAST_LOADED, /* least loaded CPU of the queue's blk-mq group */
+};
 
 enum perf_pattern {
 	PERF_READ,
@@ -46,6 +59,16 @@ enum perf_pattern {
  * @busy_poll: --busy-poll: never sleep in poll() (SPDK style).
  * @timeout_ms: --timeout for every wait.
  * @disable_sqflow: --disable-sqflow: Connect CATTR bit 2 on I/O queues.
+ * @exec:     --exec bound|unbound.
+ * @scope:    --affinity-scope (unbound only).
+ * @strict:   --affinity-strict (unbound only).
+ * @io_cpu:   --io-cpu rr|least-loaded.
+ * @cpus:     --cpus LIST (valid if @have_cpus).
+ * @have_cpus: --cpus was given.
+ * @idle_poll_us: --idle-poll-us: keep polling this long after the last
+ *            progress before blocking in poll(2) (0 = block at once).
+ * @rx_budget, @tx_budget: --rx-budget/--tx-budget bytes per poll call
+ *            (0 = unlimited), nvmfd_host_qp_set_budget().
  */
 struct perf_opts {
 	bool discover;
@@ -67,6 +90,15 @@ struct perf_opts {
 	bool busy_poll;
 	uint32_t timeout_ms;
 	bool disable_sqflow;
+	enum perf_exec exec;
+	enum nvmfd_rt_scope scope;
+	bool strict;
+	enum perf_io_cpu io_cpu;
+	cpu_set_t cpus;
+	bool have_cpus;
+	uint32_t idle_poll_us;
+	uint32_t rx_budget;
+	uint32_t tx_budget;
 };
 
 /**
@@ -112,5 +144,91 @@ void perf_verify_fill(void *blk, uint32_t lba_size, uint64_t lba, uint64_t gen);
  */
 int perf_verify_check(const void *blk, uint32_t lba_size, uint64_t lba, uint64_t gen, char *msg,
 		      size_t len);
+
+/**
+ * perf_parse_cpulist() - parse a CPU list such as "0-3,6,8-9".
+ * @s:   the list (decimal CPU numbers < CPU_SETSIZE, ranges with '-').
+ * @set: out: the CPUs.
+ * Return: 0; -EINVAL if @s is empty, malformed, has a reversed range or a
+ *         CPU >= CPU_SETSIZE.
+ */
+int perf_parse_cpulist(const char *s, cpu_set_t *set);
+
+/**
+ * perf_format_cpulist() - write @set as a CPU list ("0-1,3"; "" if empty).
+ * @set: CPUs.
+ * @buf: out, NUL-terminated (truncated if too small).
+ * @len: bytes at @buf, > 0.
+ */
+void perf_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
+
+/** perf_exec_name(), perf_scope_name(), perf_io_cpu_name() - flag spellings. */
+const char *perf_exec_name(enum perf_exec e);
+const char *perf_scope_name(enum nvmfd_rt_scope s);
+const char *perf_io_cpu_name(enum perf_io_cpu p);
+
+/**
+ * perf_hwq_group() - the CPUs that map to I/O queue @qidx, blk-mq style.
+ * @list:    the usable CPUs, ascending.
+ * @ncpus:   entries in @list (> 0).
+ * @nqueues: I/O queues (> 0).
+ * @qidx:    0-based queue index (qid - 1).
+ * @out:     out: the group.
+ *
+ * The CPUs are split in order into G = min(@nqueues, @ncpus) contiguous
+ * groups whose sizes differ by at most one (the first ncpus % G groups get
+ * the extra CPU); queue i gets group i mod G, so with more queues than CPUs
+ * every queue still has CPUs (blk-mq would leave the extra queues unmapped).
+ * Return: CPUs in the group (>= 1); -EINVAL on bad arguments.
+ */
+int perf_hwq_group(const int *list, unsigned int ncpus, unsigned int nqueues, unsigned int qidx,
+		   cpu_set_t *out);
+
+/**
+ * typedef perf_place_fn - the placement backend: nvmfd_rt_place() in
+ * nvmf-perf, bare per-CPU counters in the unit tests.
+ */
+typedef int (*perf_place_fn)(void *ctx, enum nvmfd_rt_place policy, unsigned int qid,
+			     const cpu_set_t *allowed);
+
+/**
+ * perf_choose_io_cpu() - choose (and account, through @place) a queue's io_cpu.
+ * @policy:  rr: @place(RR, qid, NULL) = (qid - 1) mod CPUs; least-loaded:
+ *           @place(LEAST_LOADED, qid, group) with the group of
+ *           perf_hwq_group().
+ * @list, @ncpus, @nqueues: as perf_hwq_group().
+ * @qidx:    0-based queue index.
+ * @place, @ctx: placement backend.
+ * Return: the CPU (>= 0); -EINVAL on bad arguments; a negative errno from
+ *         @place.
+ */
+int perf_choose_io_cpu(enum perf_io_cpu policy, const int *list, unsigned int ncpus,
+		       unsigned int nqueues, unsigned int qidx, perf_place_fn place, void *ctx);
+
+/**
+ * struct perf_schedstat - /proc/self/task/<tid>/schedstat.
+ * @cpu_ns:       time spent on a CPU, ns.
+ * @run_delay_ns: time spent runnable waiting for a CPU, ns.
+ * @timeslices:   times run on a CPU.
+ */
+struct perf_schedstat {
+	uint64_t cpu_ns;
+	uint64_t run_delay_ns;
+	uint64_t timeslices;
+};
+
+/**
+ * perf_read_schedstat() - read the calling thread's schedstat.
+ * @out: out (zeroed on failure).
+ * Return: 0; -ENOENT/-EACCES etc. if the file cannot be read (kernel
+ *         without CONFIG_SCHEDSTATS), -EINVAL if it cannot be parsed.
+ */
+int perf_read_schedstat(struct perf_schedstat *out);
+
+/**
+ * perf_vm_hwm_kib() - peak resident set size of this process.
+ * Return: VmHWM from /proc/self/status in KiB; 0 if unavailable.
+ */
+uint64_t perf_vm_hwm_kib(void);
 
 #endif /* NVMF_PERF_H */
