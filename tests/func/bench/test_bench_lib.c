@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmf-bench internals without processes: CPU set specs against the real
+ * online set, count specs, defaults/overrides merging, --quick, medians,
+ * standard deviations and baseline ratios (exact values).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../../tools/nvmf-bench/bench.h"
+
+volatile sig_atomic_t bench_stop_sig;
+
+static int parse_text(const char *text, struct bench_scenario *sc, char *err, size_t len)
+{
+	struct json_object *root = json_tokener_parse(text);
+	int ret;
+
+	assert_non_null(root);
+	ret = bench_scenario_parse(root, "test", sc, err, len);
+	json_object_put(root);
+	return ret;
+}
+
+static void test_cpuset(void **state)
+{
+	struct bench_cpuset online, out, target;
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(bench_cpuset_online(&online), 0);
+	assert_true(online.nr >= 1);
+	assert_int_equal(bench_cpuset_resolve("all", &online, &out), 0);
+	assert_int_equal(out.nr, online.nr);
+	assert_int_equal(bench_cpuset_resolve("half", &online, &out), 0);
+	assert_int_equal(out.nr, online.nr / 2 ? online.nr / 2 : 1);
+	assert_int_equal(out.cpu[0], online.cpu[0]);
+	assert_int_equal(bench_cpuset_resolve("upper-half", &online, &out), 0);
+	assert_int_equal(out.cpu[out.nr - 1], online.cpu[online.nr - 1]);
+	assert_int_equal(bench_cpuset_resolve("first:1", &online, &out), 0);
+	assert_int_equal(out.nr, 1);
+	assert_int_equal(out.cpu[0], online.cpu[0]);
+	assert_int_equal(bench_cpuset_resolve("last:100000", &online, &out), 0);
+	assert_int_equal(out.nr, online.nr); /* clamped */
+	target.nr = 1;
+	target.cpu[0] = online.cpu[online.nr - 1];
+	assert_int_equal(bench_cpuset_resolve("target", &target, &out), 0);
+	assert_int_equal(out.nr, 1);
+	assert_int_equal(out.cpu[0], target.cpu[0]);
+	snprintf(buf, sizeof(buf), "%d", online.cpu[0]);
+	assert_int_equal(bench_cpuset_resolve(buf, &online, &out), 0);
+	assert_int_equal(out.nr, 1);
+	assert_int_equal(bench_cpuset_resolve("1023", &online, &out), online.cpu[online.nr - 1] == 1023 ? 0 : -ENODEV);
+	assert_int_equal(bench_cpuset_resolve("3-1", &online, &out), -EINVAL);
+	assert_int_equal(bench_cpuset_resolve("0,,", &online, &out), -EINVAL);
+	assert_int_equal(bench_cpuset_resolve("first:0", &online, &out), -EINVAL);
+	assert_int_equal(bench_cpuset_resolve("x", &online, &out), -EINVAL);
+
+	out.nr = 5;
+	out.cpu[0] = 0;
+	out.cpu[1] = 1;
+	out.cpu[2] = 2;
+	out.cpu[3] = 5;
+	out.cpu[4] = 7;
+	bench_cpuset_format(&out, buf, sizeof(buf));
+	assert_string_equal(buf, "0-2,5,7");
+}
+
+static void test_count(void **state)
+{
+	struct bench_cpuset online;
+	long v;
+
+	(void)state;
+	assert_int_equal(bench_cpuset_online(&online), 0);
+	assert_int_equal(bench_count_resolve("3", &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(bench_count_resolve("2*ncpu", &v), 0);
+	assert_int_equal(v, 2 * online.nr);
+	assert_int_equal(bench_count_resolve("0", &v), -EINVAL);
+	assert_int_equal(bench_count_resolve("2*cpu", &v), -EINVAL);
+	assert_int_equal(bench_count_resolve("", &v), -EINVAL);
+}
+
+static void test_defaults_and_quick(void **state)
+{
+	static const char text[] =
+		"{\"name\": \"t\", \"duration\": 20, \"repeat\": 5,"
+		" \"quick\": {\"duration\": 2, \"warmup\": 0, \"repeat\": 2},"
+		" \"defaults\": {\"perf\": {\"qd\": 7, \"io_size\": \"8k\"},"
+		"   \"target\": {\"exec\": \"unbound\", \"extra_args\": [\"--x\"]}},"
+		" \"cells\": [{\"name\": \"a\"},"
+		"   {\"name\": \"b\", \"quick\": false, \"perf\": {\"qd\": 9},"
+		"    \"target\": {\"extra_args\": [\"--y\", \"--z\"]}, \"repeat\": 4}]}";
+	struct bench_overrides ov = { .duration = -1, .warmup = -1 };
+	struct bench_scenario sc;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse_text(text, &sc, err, sizeof(err)), 0);
+	assert_int_equal(sc.nr_cells, 2);
+	assert_string_equal(sc.baseline, "a"); /* first cell by default */
+	assert_int_equal(sc.cells[0].perf.qd, 7);
+	assert_int_equal(sc.cells[0].perf.io_size, 8192);
+	assert_int_equal(sc.cells[1].perf.qd, 9);
+	assert_int_equal(sc.cells[1].perf.io_size, 8192);
+	assert_string_equal(sc.cells[1].target.exec, "unbound");
+	assert_int_equal(sc.cells[0].target.nr_extra, 1);
+	assert_string_equal(sc.cells[0].target.extra[0], "--x");
+	assert_int_equal(sc.cells[1].target.nr_extra, 2);
+	assert_string_equal(sc.cells[1].target.extra[1], "--z");
+	assert_int_equal(sc.cells[0].repeat, 5);
+	assert_int_equal(sc.cells[1].repeat, 4);
+	assert_true(sc.cells[0].duration == 20);
+
+	ov.quick = true;
+	bench_scenario_apply(&sc, &ov);
+	assert_true(sc.cells[0].duration == 2);
+	assert_true(sc.cells[0].warmup == 0);
+	assert_int_equal(sc.cells[0].repeat, 2);
+	assert_int_equal(sc.cells[1].repeat, 0); /* not in --quick */
+	bench_scenario_free(&sc);
+
+	assert_int_equal(parse_text(text, &sc, err, sizeof(err)), 0);
+	ov.quick = false;
+	ov.repeat = 3;
+	ov.cell_filter = "b*";
+	bench_scenario_apply(&sc, &ov);
+	assert_int_equal(sc.cells[0].repeat, 0);
+	assert_int_equal(sc.cells[1].repeat, 3);
+	bench_scenario_free(&sc);
+}
+
+static void test_aggregate(void **state)
+{
+	static const char text[] = "{\"name\": \"t\", \"baseline\": \"a\", \"columns\": [\"iops\", \"p99\"],"
+				   " \"cells\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\", "
+				   "\"baseline\": \"c\"}]}";
+	struct bench_scenario sc;
+	struct bench_result *a, *b, *c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse_text(text, &sc, err, sizeof(err)), 0);
+	a = &sc.cells[0].res;
+	b = &sc.cells[1].res;
+	c = &sc.cells[2].res;
+	/* a: 100, 300, 200 (one failed run with 999 is ignored) */
+	a->nr = 4;
+	a->ok[0] = a->ok[1] = a->ok[2] = true;
+	a->v[0][BM_IOPS] = 100;
+	a->v[1][BM_IOPS] = 300;
+	a->v[2][BM_IOPS] = 200;
+	a->v[3][BM_IOPS] = 999;
+	a->have[0][BM_IOPS] = a->have[1][BM_IOPS] = a->have[2][BM_IOPS] = a->have[3][BM_IOPS] = true;
+	/* b: 50, 70 -> median 60 */
+	b->nr = 2;
+	b->ok[0] = b->ok[1] = true;
+	b->v[0][BM_IOPS] = 50;
+	b->v[1][BM_IOPS] = 70;
+	b->have[0][BM_IOPS] = b->have[1][BM_IOPS] = true;
+	/* c: no successful run */
+	c->nr = 1;
+	bench_result_aggregate(&sc);
+	assert_int_equal(a->nr_ok, 3);
+	assert_true(a->have_median[BM_IOPS]);
+	assert_true(fabs(a->median[BM_IOPS] - 200) < 1e-9);
+	assert_true(fabs(a->stddev[BM_IOPS] - 100) < 1e-9); /* sample stddev */
+	assert_false(a->have_median[BM_P99]);
+	assert_true(fabs(b->median[BM_IOPS] - 60) < 1e-9);
+	assert_true(fabs(b->stddev[BM_IOPS] - sqrt(200)) < 1e-9);
+	assert_true(fabs(a->ratio - 1) < 1e-9);
+	assert_true(fabs(b->ratio - 0.3) < 1e-9);
+	assert_int_equal(c->nr_ok, 0);
+	assert_true(c->ratio == 0);
+	bench_scenario_free(&sc);
+}
+
+static void test_builtins(void **state)
+{
+	int i, total = 0;
+
+	(void)state;
+	assert_int_equal(bench_builtin_count(), 5);
+	for (i = 0; i < bench_builtin_count(); i++) {
+		struct bench_scenario sc;
+		char err[256];
+
+		assert_int_equal(parse_text(bench_builtin_text(bench_builtin_name(i)), &sc, err, sizeof(err)), 0);
+		assert_string_equal(sc.name, bench_builtin_name(i));
+		assert_true(sc.nr_cells >= 3);
+		total += sc.nr_cells;
+		bench_scenario_free(&sc);
+	}
+	assert_int_equal(total, 12 + 4 + 3 + 8 + 32);
+	assert_null(bench_builtin_text("nope"));
+	assert_int_equal(bench_metric_lookup("p99.99"), BM_P9999);
+	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpuset),	   cmocka_unit_test(test_count), cmocka_unit_test(test_defaults_and_quick),
+		cmocka_unit_test(test_aggregate), cmocka_unit_test(test_builtins),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
