@@ -112,6 +112,8 @@ struct bench_perf {
 	char controllers[32]; /* "N" or "K*ncpu": nvmf-perf processes */
 	char cpus[128]; /* CPU set spec for the perf processes, "" = any */
 	long timeout_ms;
+	int nr_extra;
+	char *extra[16]; /* owned; appended to nvmf-perf's arguments */
 };
 
 struct bench_load {

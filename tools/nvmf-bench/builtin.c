@@ -274,10 +274,10 @@ static struct json_object *seed_e(void)
 
 	sc = scenario("seed-e-host-scaling",
 		      "SEEDS E: 4K sequential/random read/write, 2 controllers x 1 queue per CPU, QD 32, on null "
-		      "and file backends, with the steps applied cumulatively: baseline; + rx/tx budgets in "
-		      "bytes (64 KiB each) with a 100 us io_work deadline; + least-loaded io_cpu placement; + "
-		      "per-controller worker pools. Ratio: against the baseline of the same workload and "
-		      "backend.",
+		      "and file backends, with the steps applied cumulatively on target and host (nvmf-perf): "
+		      "baseline; + rx/tx budgets in bytes (64 KiB each; target also a 100 us io_work "
+		      "deadline); + least-loaded io_cpu placement; + per-controller worker pools (target). "
+		      "Ratio: against the baseline of the same workload and backend.",
 		      "null-write-baseline", 10, 2, 3, cols, 3, 1, 1);
 	add(sub(d, "target"), "backend_size", jstr("1G"));
 	add(sub(d, "perf"), "qd", jint(32));
@@ -309,6 +309,20 @@ static struct json_object *seed_e(void)
 				if (s >= 3)
 					add(t, "wq_per_ctrl", json_object_new_boolean(1));
 				add(sub(c, "perf"), "pattern", jstr(wls[w]));
+				if (s >= 1) {
+					/* the host side takes the same steps (nvmf-perf flags) */
+					struct json_object *x = json_object_new_array();
+
+					json_object_array_add(x, jstr("--rx-budget"));
+					json_object_array_add(x, jstr("65536"));
+					json_object_array_add(x, jstr("--tx-budget"));
+					json_object_array_add(x, jstr("65536"));
+					if (s >= 2) {
+						json_object_array_add(x, jstr("--io-cpu"));
+						json_object_array_add(x, jstr("least-loaded"));
+					}
+					add(sub(c, "perf"), "extra_args", x);
+				}
 				if (b == 1)
 					add(c, "quick", json_object_new_boolean(0));
 				json_object_array_add(cells, c);

@@ -397,7 +397,7 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 {
 	const struct bench_perf *p = &c->perf;
 	size_t off = 0;
-	int argc = 0;
+	int argc = 0, i;
 
 	append_arg(argv, &argc, store, &off, cap, "%s", perf);
 	append_arg(argv, &argc, store, &off, cap, "-r");
@@ -425,6 +425,8 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	}
 	if (p->busy_poll > 0)
 		append_arg(argv, &argc, store, &off, cap, "--busy-poll");
+	for (i = 0; i < p->nr_extra; i++)
+		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
 	append_arg(argv, &argc, store, &off, cap, "--json");
 	return argc;
 }

@@ -519,6 +519,47 @@ static const char *const load_kinds[] = { "none", "stress-ng", "hog", NULL };
 			return -EINVAL; \
 	} while (0)
 
+/* "extra_args": array of strings, replaces what defaults gave. */
+static int parse_extra(struct json_object *o, const char *path, char **extra, int *nr_extra, char *err,
+		       size_t len)
+{
+	struct json_object *a;
+	char p[256];
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "extra_args", &a))
+		return 0;
+	subpath(p, sizeof(p), path, "extra_args");
+	if (!json_object_is_type(a, json_type_array)) {
+		ferr(err, len, p, "must be an array of strings (got %s)", jtype(a));
+		return -EINVAL;
+	}
+	n = json_object_array_length(a);
+	if (n > 16) {
+		ferr(err, len, p, "at most 16 arguments");
+		return -EINVAL;
+	}
+	for (i = 0; i < (size_t)*nr_extra; i++)
+		free(extra[i]);
+	*nr_extra = 0;
+	for (i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(s, json_type_string)) {
+			char q[300];
+
+			snprintf(q, sizeof(q), "%s[%zu]", p, i);
+			ferr(err, len, q, "must be a string (got %s)", jtype(s));
+			return -EINVAL;
+		}
+		extra[*nr_extra] = strdup(json_object_get_string(s));
+		if (!extra[*nr_extra])
+			return -ENOMEM;
+		(*nr_extra)++;
+	}
+	return 0;
+}
+
 static int parse_target(struct json_object *o, const char *path, struct bench_target *t, char *err, size_t len)
 {
 	static const char *const keys[] = { "exec", "affinity_scope", "affinity_strict", "max_active",
@@ -526,7 +567,6 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 					    "rx_budget", "tx_budget", "rx_budget_pdus", "tx_budget_pdus",
 					    "io_work_deadline_us", "io_cpu", "cpus", "backend", "backend_size",
 					    "extra_args", NULL };
-	struct json_object *a;
 	long size;
 
 	TRY(check_keys(o, path, keys, err, len));
@@ -555,46 +595,15 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 		ferr(err, len, p, "\"%s\" is not a size of at least 1M (e.g. 256M, 1G)", t->backend_size);
 		return -EINVAL;
 	}
-	if (json_object_object_get_ex(o, "extra_args", &a)) {
-		char p[256];
-		size_t i, n;
-
-		subpath(p, sizeof(p), path, "extra_args");
-		if (!json_object_is_type(a, json_type_array)) {
-			ferr(err, len, p, "must be an array of strings (got %s)", jtype(a));
-			return -EINVAL;
-		}
-		n = json_object_array_length(a);
-		if (n > sizeof(t->extra) / sizeof(t->extra[0])) {
-			ferr(err, len, p, "at most %zu arguments", sizeof(t->extra) / sizeof(t->extra[0]));
-			return -EINVAL;
-		}
-		for (i = 0; i < (size_t)t->nr_extra; i++)
-			free(t->extra[i]);
-		t->nr_extra = 0;
-		for (i = 0; i < n; i++) {
-			struct json_object *s = json_object_array_get_idx(a, i);
-
-			if (!json_object_is_type(s, json_type_string)) {
-				char q[300];
-
-				snprintf(q, sizeof(q), "%s[%zu]", p, i);
-				ferr(err, len, q, "must be a string (got %s)", jtype(s));
-				return -EINVAL;
-			}
-			t->extra[t->nr_extra] = strdup(json_object_get_string(s));
-			if (!t->extra[t->nr_extra])
-				return -ENOMEM;
-			t->nr_extra++;
-		}
-	}
+	if (parse_extra(o, path, t->extra, &t->nr_extra, err, len))
+		return -EINVAL;
 	return 0;
 }
 
 static int parse_perf(struct json_object *o, const char *path, struct bench_perf *pf, char *err, size_t len)
 {
 	static const char *const keys[] = { "pattern", "io_size", "qd", "queues", "read_pct", "digest",
-					    "busy_poll", "controllers", "cpus", "timeout_ms", NULL };
+					    "busy_poll", "controllers", "cpus", "timeout_ms", "extra_args", NULL };
 	char p[256];
 
 	TRY(check_keys(o, path, keys, err, len));
@@ -614,6 +623,8 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 		      len));
 	TRY(get_cpus(o, "cpus", path, pf->cpus, sizeof(pf->cpus), err, len));
 	TRY(get_long(o, "timeout_ms", path, &pf->timeout_ms, 100, 600000, false, err, len));
+	if (parse_extra(o, path, pf->extra, &pf->nr_extra, err, len))
+		return -EINVAL;
 	return 0;
 }
 
@@ -676,12 +687,19 @@ static int copy_cell(struct bench_cell *dst, const struct bench_cell *src)
 	int i;
 
 	*dst = *src;
+	dst->perf.nr_extra = 0;
 	for (i = 0; i < src->target.nr_extra; i++) {
 		dst->target.extra[i] = strdup(src->target.extra[i]);
 		if (!dst->target.extra[i]) {
 			dst->target.nr_extra = i;
 			return -ENOMEM;
 		}
+	}
+	for (i = 0; i < src->perf.nr_extra; i++) {
+		dst->perf.extra[i] = strdup(src->perf.extra[i]);
+		if (!dst->perf.extra[i])
+			return -ENOMEM;
+		dst->perf.nr_extra = i + 1;
 	}
 	return 0;
 }
@@ -693,6 +711,9 @@ static void free_cell(struct bench_cell *c)
 	for (i = 0; i < c->target.nr_extra; i++)
 		free(c->target.extra[i]);
 	c->target.nr_extra = 0;
+	for (i = 0; i < c->perf.nr_extra; i++)
+		free(c->perf.extra[i]);
+	c->perf.nr_extra = 0;
 }
 
 /* The parts a cell and "defaults" share: run lengths and the 3 sections. */

@@ -53,6 +53,8 @@ expect_bad backend-poll-type 'cells[0].target.backend_poll: must be true or fals
 	'{"name": "x", "cells": [{"name": "a", "target": {"backend_poll": 1}}]}'
 expect_bad extra-args 'cells[0].target.extra_args[1]: must be a string' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"extra_args": ["--x", 3]}}]}'
+expect_bad perf-extra-args 'defaults.perf.extra_args: must be an array of strings' \
+	'{"name": "x", "defaults": {"perf": {"extra_args": "--busy-poll"}}, "cells": [{"name": "a"}]}'
 expect_bad backend-size 'cells[0].target.backend_size' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"backend_size": "12"}}]}'
 expect_bad io-size 'defaults.perf.io_size: "4q" is not a size' \
