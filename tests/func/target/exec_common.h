@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_common.h - helpers of the execution-model scenarios (included by one
+ * test file each; everything is static): stats snapshots as json-c objects
+ * and lookups of a test connection's queue in them.
+ */
+#ifndef NVMFD_TESTS_EXEC_COMMON_H
+#define NVMFD_TESTS_EXEC_COMMON_H
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "net/sock.h"
+#include "tcp_client.h"
+#include "tgt_fixture.h"
+
+/* A parsed nvmfd_tgt_stats_json() snapshot; json_object_put() it. */
+static inline json_object *ex_stats(struct tf_target *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	json_object *root;
+	FILE *f = open_memstream(&buf, &len);
+
+	TF_CHECK(f);
+	TF_CHECK_EQ(nvmfd_tgt_stats_json(t->tgt, f), 0);
+	fclose(f);
+	root = json_tokener_parse(buf);
+	if (!root)
+		fprintf(stderr, "unparsable stats: %s\n", buf);
+	TF_CHECK(root);
+	free(buf);
+	return root;
+}
+
+static inline json_object *ex_get(json_object *o, const char *k)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v)) {
+		fprintf(stderr, "no key '%s' in %s\n", k, json_object_to_json_string(o));
+		exit(1);
+	}
+	return v;
+}
+
+static inline int64_t ex_int(json_object *o, const char *k)
+{
+	return json_object_get_int64(ex_get(o, k));
+}
+
+static inline json_object *ex_port(json_object *root)
+{
+	json_object *ports = ex_get(root, "ports");
+
+	TF_CHECK_EQ(json_object_array_length(ports), 1);
+	return json_object_array_get_idx(ports, 0);
+}
+
+/* The stats object of the queue whose peer is @c's socket (must exist). */
+static inline json_object *ex_queue(json_object *root, const struct tc_conn *c)
+{
+	json_object *queues = ex_get(ex_port(root), "queues");
+	char peer[64];
+
+	snprintf(peer, sizeof(peer), "%s:%d", TF_ADDR, nvmfd__sock_local_port(c->fd));
+	for (size_t i = 0; i < json_object_array_length(queues); i++) {
+		json_object *q = json_object_array_get_idx(queues, i);
+
+		if (!strcmp(json_object_get_string(ex_get(q, "peer")), peer))
+			return q;
+	}
+	fprintf(stderr, "queue of %s not in the stats\n", peer);
+	exit(1);
+}
+
+/*
+ * Counters are written by the queue owner after the response left: wait
+ * (bounded, 10 s) until queue @c has counted @n backend completions.
+ */
+static inline void ex_wait_completions(struct tf_target *t, const struct tc_conn *c, int64_t n)
+{
+	for (int i = 0; i < 1000; i++) {
+		json_object *root = ex_stats(t);
+		int64_t v = ex_int(ex_queue(root, c), "backend_completions");
+
+		json_object_put(root);
+		if (v == n)
+			return;
+		TF_CHECK(v < n);
+		usleep(10000);
+	}
+	fprintf(stderr, "queue never counted %lld backend completions\n", (long long)n);
+	exit(1);
+}
+
+/* Write then read back @n 4 KiB blocks on @c (an I/O queue). Return: the
+ * number of backend commands issued (2 * @n). */
+static inline int64_t ex_rw(struct tc_conn *c, unsigned int n, uint32_t seed)
+{
+	static uint8_t wbuf[4096], rbuf[4096];
+	struct nvmfd_cqe cqe;
+
+	for (unsigned int i = 0; i < n; i++) {
+		tc_pattern(wbuf, sizeof(wbuf), seed + i);
+		TF_CHECK_EQ(tc_rw(c, true, 1, (uint64_t)(seed % 64) * 1024 + i * 8, 8, wbuf,
+				  sizeof(wbuf), 0, &cqe), 0);
+		TF_CHECK_EQ(tc_status(&cqe), 0);
+		memset(rbuf, 0, sizeof(rbuf));
+		TF_CHECK_EQ(tc_rw(c, false, 1, (uint64_t)(seed % 64) * 1024 + i * 8, 8, rbuf,
+				  sizeof(rbuf), 0, &cqe), 0);
+		TF_CHECK_EQ(tc_status(&cqe), 0);
+		TF_CHECK(!memcmp(rbuf, wbuf, sizeof(wbuf)));
+	}
+	return 2 * (int64_t)n;
+}
+
+/* The first CPU this process may run on. */
+static inline int ex_first_cpu(void)
+{
+	cpu_set_t set;
+
+	TF_CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			return i;
+	return 0;
+}
+
+#endif /* NVMFD_TESTS_EXEC_COMMON_H */

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test_exec_matrix.sh - the daemon under each execution setting: for every
+# cell nvmfd (RAM namespace, ephemeral port) serves a 1 s randrw --verify run
+# of nvmf-perf with 2 queues at depth 16; the run must pass (exit 0, no
+# verify mismatch, I/Os done) and nvmfd must exit 0 on SIGTERM. Cells:
+# bound, unbound x {cpu, cache, system} (+ strict), --wq-per-ctrl, idle
+# polling (+ --backend-poll), --cq-pool shared, small rx/tx budgets,
+# --io-cpu least-loaded / incoming-cpu. About 2 s per cell.
+#
+# Env: NVMFD, NVMF_PERF = the binaries. Needs ss (iproute2) and python3
+# (exit 77 without them).
+set -u
+
+NVMFD=${NVMFD:?NVMFD must point at the nvmfd binary}
+NVMF_PERF=${NVMF_PERF:?NVMF_PERF must point at the nvmf-perf binary}
+command -v ss >/dev/null || { echo "ss (iproute2) missing" >&2; exit 77; }
+command -v python3 >/dev/null || { echo "python3 missing" >&2; exit 77; }
+TMP=$(mktemp -d /tmp/nvmfd-matrix-XXXXXX)
+PID=
+cleanup() {
+	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+NQN=nqn.2026-11.io.nvmfd:matrix
+failures=0
+
+# run_cell NAME FLAGS...
+run_cell() {
+	local name=$1 port rc i
+	shift
+	: >"$TMP/stderr"
+	"$NVMFD" -l 127.0.0.1:0 -s "$NQN" -n ram:64M --allow-any-host --log-level info \
+		"$@" >"$TMP/stdout" 2>"$TMP/stderr" &
+	PID=$!
+	port=
+	for i in $(seq 100); do
+		port=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$TMP/stderr" | head -1)
+		[ -n "$port" ] && break
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$port" ]; then
+		echo "FAIL: $name: nvmfd did not listen" >&2
+		cat "$TMP/stderr" >&2
+		failures=$((failures + 1))
+		kill -KILL "$PID" 2>/dev/null
+		wait "$PID" 2>/dev/null
+		PID=
+		return
+	fi
+	"$NVMF_PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$NQN" \
+		-q 16 -o 4096 -w randrw -M 50 -t 1 -P 2 --verify --json --timeout 10000 \
+		>"$TMP/perf.json" 2>"$TMP/perf.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: $name: nvmf-perf exit $rc" >&2
+		tail -5 "$TMP/perf.err" >&2
+		failures=$((failures + 1))
+	elif ! python3 - "$TMP/perf.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def ios(o):
+    if isinstance(o, dict):
+        for k in ("ios", "total_ios", "completed"):
+            if k in o and isinstance(o[k], int):
+                return o[k]
+        for v in o.values():
+            r = ios(v)
+            if r:
+                return r
+    if isinstance(o, list):
+        for v in o:
+            r = ios(v)
+            if r:
+                return r
+    return 0
+sys.exit(0 if ios(d) > 0 else 1)
+PY
+	then
+		echo "FAIL: $name: no I/O counted in the perf report" >&2
+		failures=$((failures + 1))
+	fi
+	kill -TERM "$PID"
+	wait "$PID"
+	rc=$?
+	PID=
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: $name: nvmfd exit $rc on SIGTERM" >&2
+		tail -5 "$TMP/stderr" >&2
+		failures=$((failures + 1))
+	fi
+	echo "cell $name: done" >&2
+}
+
+run_cell bound
+run_cell unbound-cpu --exec unbound --affinity-scope cpu
+run_cell unbound-cache --exec unbound --affinity-scope cache
+run_cell unbound-system --exec unbound --affinity-scope system
+run_cell unbound-cache-strict --exec unbound --affinity-scope cache --affinity-strict
+run_cell unbound-system-strict --exec unbound --affinity-scope system --affinity-strict
+run_cell wq-per-ctrl --wq-per-ctrl
+run_cell wq-per-ctrl-unbound --wq-per-ctrl --exec unbound --affinity-scope system
+run_cell idle-poll --idle-poll-us 100
+run_cell idle-poll-backend-poll --idle-poll-us 100 --backend-poll
+run_cell cq-shared --cq-pool shared
+run_cell cq-shared-unbound --cq-pool shared --exec unbound --affinity-scope system
+run_cell cq-shared-poll-per-ctrl --cq-pool shared --idle-poll-us 100 --backend-poll --wq-per-ctrl
+run_cell budgets --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
+run_cell least-loaded --io-cpu least-loaded
+run_cell incoming-cpu --io-cpu incoming-cpu
+
+if [ $failures -ne 0 ]; then
+	echo "$failures failure(s)" >&2
+	exit 1
+fi
+exit 0
