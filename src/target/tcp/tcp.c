@@ -31,6 +31,17 @@
  * readiness of the socket (EPOLLIN, plus EPOLLOUT when a send would block)
  * and of the backend ring's eventfd.
  *
+ * Backend completions (DESIGN "completion pools"): by default each queue
+ * owns a ring and watches its eventfd. --cq-pool shared gives every queue
+ * the ring of its io_cpu instead (struct tcp_cq): one eventfd per CPU,
+ * watched by that ring's completion work, which routes each completion to
+ * its queue's MPSC list and kicks the queue. --backend-poll: while a queue
+ * keeps re-queueing itself (idle polling or work left) it does not watch
+ * its ring's eventfd and peeks the CQ every pass (IOPOLL rings where the
+ * device allows); counted as completion_peeks vs completion_events.
+ * --wq-per-ctrl: queues move to their controller's own runtime after
+ * Connect (struct tcp_crt).
+ *
  * Transmit: slots with something to send form a FIFO; one sendmsg gathers
  * the current PDU of up to TCP_TX_BATCH slots (header, data and data digest
  * iovecs) with MSG_MORE while more is queued. A PDU cut short by a full
