@@ -186,6 +186,18 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 	fprintf(f, "- date: %s; run time %.0f s%s\n", ts, elapsed_s, interrupted ? " — **interrupted**" : "");
 	fprintf(f, "- machine: %s, %s %s, %d online CPUs\n", host, u.sysname, u.release, online.nr);
 	fprintf(f, "- command: `%s`\n", cmdline);
+	{
+		char la[128] = "";
+		FILE *lf = fopen("/proc/loadavg", "r");
+
+		if (lf) {
+			if (fgets(la, sizeof(la), lf))
+				la[strcspn(la, "\n")] = 0;
+			fclose(lf);
+		}
+		/* other work on the machine skews everything: say how busy it was */
+		fprintf(f, "- /proc/loadavg at the end: %s\n", la);
+	}
 	fprintf(f, "- values are medians over the repeats; `±` is the sample standard deviation of the first "
 		   "column; ratio = first column / the baseline cell's.\n");
 	fprintf(f, "- target CPU %% and context switches: /proc deltas of nvmfd over the measured window; "
