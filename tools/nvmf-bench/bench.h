@@ -166,6 +166,7 @@ struct bench_scenario {
 	double quick_duration; /* "quick" section; <= 0: not given */
 	double quick_warmup; /* < 0: not given */
 	int quick_repeat; /* 0: not given */
+	int pivot; /* leading columns shown per series in the pivot table */
 	int nr_cells;
 	struct bench_cell *cells; /* owned */
 };

@@ -149,6 +149,7 @@ static struct json_object *seed_a(void)
 			}
 		}
 	}
+	add(sc, "pivot", jint(2));
 	add(sc, "cells", cells);
 	return sc;
 }
@@ -186,6 +187,7 @@ static struct json_object *seed_b(void)
 			json_object_array_add(cells, c);
 		}
 	}
+	add(sc, "pivot", jint(1));
 	add(sc, "cells", cells);
 	return sc;
 }
@@ -217,6 +219,7 @@ static struct json_object *seed_c(void)
 	add(sub(c, "target"), "idle_poll_us", jint(750000));
 	add(sub(c, "target"), "backend_poll", json_object_new_boolean(1));
 	json_object_array_add(cells, c);
+	add(sc, "pivot", jint(0));
 	add(sc, "cells", cells);
 	return sc;
 }
@@ -258,6 +261,7 @@ static struct json_object *seed_d(void)
 			json_object_array_add(cells, c);
 		}
 	}
+	add(sc, "pivot", jint(5));
 	add(sc, "cells", cells);
 	return sc;
 }
@@ -329,6 +333,7 @@ static struct json_object *seed_e(void)
 			}
 		}
 	}
+	add(sc, "pivot", jint(1));
 	add(sc, "cells", cells);
 	return sc;
 }

@@ -162,6 +162,68 @@ static void md_escape(FILE *f, const char *s)
 	}
 }
 
+static bool in_list(char list[][BENCH_NAME_MAX], int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/*
+ * SEEDS.md lays its tables out as one row per case and one column per
+ * variant (bound | unbound, before -> after): rows = cell groups, columns =
+ * the first sc->pivot metrics for each series.
+ */
+static void write_pivot(FILE *f, const struct bench_scenario *sc)
+{
+	static char groups[512][BENCH_NAME_MAX], series[16][BENCH_NAME_MAX];
+	int ng = 0, ns = 0, i, g, s, k;
+
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i];
+
+		if (!cell_ran(c) || !*c->group || !*c->series)
+			continue;
+		if (!in_list(groups, ng, c->group) && ng < 512)
+			snprintf(groups[ng++], BENCH_NAME_MAX, "%s", c->group);
+		if (!in_list(series, ns, c->series) && ns < 16)
+			snprintf(series[ns++], BENCH_NAME_MAX, "%s", c->series);
+	}
+	if (sc->pivot < 1 || ns < 2 || ng < 1)
+		return;
+	fprintf(f, "\n| case |");
+	for (k = 0; k < sc->pivot; k++)
+		for (s = 0; s < ns; s++)
+			fprintf(f, " %s %s |", series[s], bench_metrics[sc->columns[k]].heading);
+	fprintf(f, "\n|---|");
+	for (k = 0; k < sc->pivot * ns; k++)
+		fprintf(f, "---|");
+	fprintf(f, "\n");
+	for (g = 0; g < ng; g++) {
+		fprintf(f, "| %s |", groups[g]);
+		for (k = 0; k < sc->pivot; k++) {
+			for (s = 0; s < ns; s++) {
+				const struct bench_cell *hit = NULL;
+				char v[64] = "–";
+
+				for (i = 0; i < sc->nr_cells; i++) {
+					const struct bench_cell *c = &sc->cells[i];
+
+					if (cell_ran(c) && !strcmp(c->group, groups[g]) && !strcmp(c->series, series[s]))
+						hit = c;
+				}
+				if (hit)
+					fmt_metric(v, sizeof(v), &hit->res, sc->columns[k]);
+				fprintf(f, " %s |", v);
+			}
+		}
+		fprintf(f, "\n");
+	}
+}
+
 static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const char *cmdline,
 		    double elapsed_s, bool interrupted, bool plots)
 {
@@ -244,6 +306,7 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 			else
 				fprintf(f, " – |\n");
 		}
+		write_pivot(f, sc);
 		fprintf(f, "\n<details><summary>cells: commands and contention</summary>\n\n");
 		for (i = 0; i < sc->nr_cells; i++) {
 			struct bench_cell *c = &sc->cells[i];
@@ -395,16 +458,6 @@ static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, c
 	ret = json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(root);
 	return ret ? -EIO : 0;
-}
-
-static bool in_list(char list[][BENCH_NAME_MAX], int n, const char *s)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(list[i], s))
-			return true;
-	return false;
 }
 
 /* Grouped bars (rows = groups, columns = series) and percentile curves. */

@@ -763,7 +763,7 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 			 size_t errlen)
 {
 	static const char *const top_keys[] = { "name", "description", "baseline", "duration", "warmup",
-						"repeat", "columns", "quick", "defaults", "cells", NULL };
+						"repeat", "columns", "pivot", "quick", "defaults", "cells", NULL };
 	static const char *const cell_keys[] = { "name", "group", "series", "baseline", "quick", "duration",
 						 "warmup", "repeat", "target", "perf", "contention", NULL };
 	static const char *const quick_keys[] = { "duration", "warmup", "repeat", NULL };
@@ -809,6 +809,10 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 	if (get_long(root, "repeat", "", &rep, 1, BENCH_MAX_REPEAT, false, err, errlen) < 0)
 		goto err_def;
 	def.repeat = (int)rep;
+	rep = 1;
+	if (get_long(root, "pivot", "", &rep, 0, BM_NR, false, err, errlen) < 0)
+		goto err_def;
+	sc->pivot = (int)rep;
 	ret = get_obj(root, "quick", "", &q, err, errlen);
 	if (ret < 0)
 		goto err_def;
@@ -867,6 +871,10 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 		sc->columns[sc->nr_columns++] = BM_LAT_AVG;
 		sc->columns[sc->nr_columns++] = BM_P99;
 		sc->columns[sc->nr_columns++] = BM_TGT_CPU;
+	}
+	if (sc->pivot > sc->nr_columns) {
+		ferr(err, errlen, "pivot", "%d is more than the %d columns", sc->pivot, sc->nr_columns);
+		goto err_def;
 	}
 	if (!json_object_object_get_ex(root, "cells", &cells)) {
 		ferr(err, errlen, "cells", "missing (a scenario needs at least one cell)");

@@ -85,6 +85,8 @@ expect_bad baseline 'baseline: "nope" is not the name of a cell' "{\"name\": \"x
 expect_bad cell-baseline 'cells[0].baseline: "nope" is not the name of a cell' \
 	'{"name": "x", "cells": [{"name": "a", "baseline": "nope"}]}'
 expect_bad columns 'columns[1]: unknown metric "speed"' "{\"name\": \"x\", \"columns\": [\"iops\", \"speed\"], $C}"
+expect_bad pivot 'pivot: 3 is more than the 2 columns' \
+	"{\"name\": \"x\", \"columns\": [\"iops\", \"p99\"], \"pivot\": 3, $C}"
 expect_bad defaults-key 'defaults.cells: unknown field' "{\"name\": \"x\", \"defaults\": {\"cells\": 1}, $C}"
 expect_bad section-type 'cells[0].target: must be an object' \
 	'{"name": "x", "cells": [{"name": "a", "target": "bound"}]}'
