@@ -544,7 +544,8 @@ static struct json_object *json_exec(const struct worker *w)
 			       json_object_new_int64(w->ru1.ru_nivcsw - w->ru0.ru_nivcsw));
 	json_object_object_add(e, "loops", json_object_new_int64((int64_t)w->loops));
 	json_object_object_add(e, "blocking_waits", json_object_new_int64((int64_t)w->waits));
-	json_object_object_add(e, "idle_polls", json_object_new_int64((int64_t)w->idle.polls));
+	/* passes after which the idle-poll rule chose to poll again */
+	json_object_object_add(e, "repolls", json_object_new_int64((int64_t)w->idle.polls));
 	json_object_object_add(e, "repatriations",
 			       json_object_new_int64((int64_t)w->repatriations));
 	return e;
