@@ -505,10 +505,12 @@ struct nvmfd_host_qp_stats {
  *            nvmfd_host_qp_poll()/_wait() call (0 = unlimited); at least one
  *            recv() is always made. What is left stays in the socket and
  *            makes the next wait return at once.
- * @tx_bytes: at most about this many bytes are sent by the flushes of one
- *            poll call (0 = unlimited): sending stops after the sendmsg()
- *            that reached it; submissions made outside a poll are sent
- *            without limit.
+ * @tx_bytes: about this many bytes are sent by the flushes of one poll
+ *            call (0 = unlimited): a flush stops after the sendmsg() that
+ *            reached it, and each of the poll's two flushes (before and
+ *            after receiving) makes at least one sendmsg(), so a poll may
+ *            exceed it by up to two sendmsg() calls; submissions made outside
+ *            a poll are sent without limit.
  * Return: 0, -EINVAL (@qp is NULL).
  * Context: qp owner thread.
  */

@@ -8,7 +8,8 @@
  * queues, check Identify results, write/read-compare 512 B .. 1 MiB (in
  * capsule, single R2T, several H2CData chunks, several C2HData), Write
  * Zeroes, Dataset Management, Flush, an out-of-range read (error status),
- * a short verify workload over both queues, then an orderly disconnect.
+ * a short verify workload over both queues, per-poll rx/tx budgets and the
+ * empty-poll counter, then an orderly disconnect.
  * Discovery is checked once.
  */
 #include <errno.h>
@@ -307,6 +308,64 @@ static void test_discovery(const char *port)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
+/*
+ * Per-poll budgets and the empty-poll counter: a poll with nothing to do is
+ * counted empty; with an rx budget of 512 B no poll call receives more than
+ * that while a 256 KiB read streams in (so at least 512 recv() calls), and
+ * the data is intact; a write under a 1 KiB tx budget completes and reads
+ * back.
+ */
+static void test_budgets(struct nvmfd_host_ctrl *ctrl)
+{
+	struct nvmfd_host_qp *qp = nvmfd_host_ctrl_qp(ctrl, 1);
+	const size_t len = 256 * 1024;
+	uint8_t *wbuf = malloc(len), *rbuf = malloc(len);
+	struct nvmfd_host_qp_stats a, b;
+	struct sync_io s = { 0 };
+	struct nvmfd_host_cpl cpl;
+
+	CHECK(wbuf && rbuf, "oom");
+	nvmfd_host_qp_get_stats(qp, &a);
+	CHECK(nvmfd_host_qp_poll(qp, 0) == 0, "idle poll");
+	nvmfd_host_qp_get_stats(qp, &b);
+	CHECK(b.polls == a.polls + 1 && b.empty_polls == a.empty_polls + 1,
+	      "empty poll counted: polls %lu->%lu empty %lu->%lu", (unsigned long)a.polls,
+	      (unsigned long)b.polls, (unsigned long)a.empty_polls, (unsigned long)b.empty_polls);
+	CHECK(nvmfd_host_qp_set_budget(NULL, 1, 1) == -EINVAL, "NULL qp");
+
+	fill(wbuf, len, 99);
+	CHECK(nvmfd_host_qp_set_budget(qp, 0, 1024) == 0, "tx budget");
+	cpl = do_io(qp, OP_WRITE, 2, 100, (uint32_t)(len / 4096), wbuf);
+	CHECK(cpl.status == 0, "write under tx budget: status 0x%x", cpl.status);
+
+	CHECK(nvmfd_host_qp_set_budget(qp, 512, 0) == 0, "rx budget");
+	memset(rbuf, 0, len);
+	nvmfd_host_qp_get_stats(qp, &a);
+	CHECK(nvmfd_host_qp_read(qp, 2, 100, (uint32_t)(len / 4096), rbuf, sync_cb, &s) == 0,
+	      "submit read");
+	while (!s.done) {
+		struct nvmfd_host_qp_stats p0, p1;
+		int r;
+
+		nvmfd_host_qp_get_stats(qp, &p0);
+		r = nvmfd_host_qp_wait(qp, 100);
+		CHECK(r >= 0 || s.done, "qp failed: %s", nvmfd_host_qp_errmsg(qp));
+		nvmfd_host_qp_get_stats(qp, &p1);
+		CHECK(p1.rx_bytes - p0.rx_bytes <= 512, "one poll received %lu bytes",
+		      (unsigned long)(p1.rx_bytes - p0.rx_bytes));
+	}
+	CHECK(s.cpl.err == 0 && s.cpl.status == 0, "read under rx budget: err %d status 0x%x",
+	      s.cpl.err, s.cpl.status);
+	nvmfd_host_qp_get_stats(qp, &b);
+	CHECK(b.rx_bytes - a.rx_bytes >= len, "rx bytes %lu", (unsigned long)(b.rx_bytes - a.rx_bytes));
+	CHECK(b.recvs - a.recvs >= len / 512, "%lu recv calls for %zu bytes",
+	      (unsigned long)(b.recvs - a.recvs), len);
+	CHECK(!memcmp(wbuf, rbuf, len), "data read under the rx budget differs");
+	CHECK(nvmfd_host_qp_set_budget(qp, 0, 0) == 0, "budget off");
+	free(wbuf);
+	free(rbuf);
+}
+
 static void run_one(const char *port, bool hdgst, bool ddgst, bool sqflow_off)
 {
 	struct nvmfd_host_ctrl_opts o;
@@ -347,6 +406,7 @@ static void run_one(const char *port, bool hdgst, bool ddgst, bool sqflow_off)
 	test_other_cmds(c);
 	test_verify(c, 0);
 	test_verify(c, 1);
+	test_budgets(c);
 	r = nvmfd_host_ctrl_disconnect(c);
 	CHECK(r == 0, "disconnect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
 	nvmfd_host_ctrl_destroy(&c);
