@@ -5,7 +5,8 @@
  * connection stays open), an I/O queue must stop running: its passes and
  * wakeups counters stay put over 300 ms (at most a couple of passes of
  * slack for work already queued). Checked event driven, with idle polling
- * (which must end), with --backend-poll and with a shared completion ring,
+ * (which must end), with --backend-poll, with a shared completion ring and
+ * on per-controller pools (after the queue moved there),
  * on a RAM namespace and on a file namespace (io_uring: the kernel signals
  * the ring's eventfd when it posts a CQE, possibly after the CQE was
  * already reaped by a peek; that stale signal used to wake the queue for
@@ -90,6 +91,12 @@ static int64_t pipelined_reads(struct tc_conn *io, unsigned int n)
 	return n;
 }
 
+static void tweak_per_ctrl(struct nvmfd_cfg *cfg)
+{
+	use_file_ns(cfg);
+	cfg->exec.wq_per_ctrl = true;
+}
+
 static void read_counters(struct tf_target *t, const struct tc_conn *io, int64_t *passes,
 			  int64_t *wakeups)
 {
@@ -150,6 +157,7 @@ int main(void)
 		run_idle("idle poll 100 us", tweak_idle_poll);
 		run_idle("idle poll + backend poll", tweak_backend_poll);
 		run_idle("shared completion ring", tweak_shared);
+		run_idle("per-controller pools", tweak_per_ctrl);
 	}
 	unlink(g_file);
 	TF_CHECK_EQ(tc_count_fds(), base);
