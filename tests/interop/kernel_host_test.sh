@@ -25,6 +25,9 @@
 #   NVMFD_BIN          directory holding nvmfd (or the binary itself);
 #                      default: --nvmfd PATH, else <repo>/build/bin
 #   NVMFD_EXTRA_ARGS   extra nvmfd flags (word-split), e.g. "--exec unbound"
+#   NVMFD_STATS_INTERVAL  nvmfd --stats-interval (default 5 s): the stats
+#                      JSON goes to the nvmfd log; on failure the last 3 are
+#                      printed, to tell a stalled queue from a starved guest
 #   KH_HARNESS         the kernel-host harness directory; default
 #                      <repo>/../shared/interop/kernel-host, then
 #                      /work/shared/interop/kernel-host
@@ -178,7 +181,8 @@ start_nvmfd() {
 		--subsystem "$IOP_NQN" --namespace "$NS_SPEC"
 		--serial "$SERIAL" --model "$MODEL" --allow-host "$HOSTNQN"
 		--subsystem "$IOP_DENY_NQN" --namespace ram:16M --allow-host "$OTHER_HOST"
-		--log-level "${NVMFD_LOG_LEVEL:-info}")
+		--log-level "${NVMFD_LOG_LEVEL:-info}"
+		--stats-interval "${NVMFD_STATS_INTERVAL:-5}")
 	# shellcheck disable=SC2206 # word splitting wanted
 	args+=(${NVMFD_EXTRA_ARGS:-})
 	log "starting $NVMFD ${args[*]}"
@@ -246,6 +250,7 @@ else
 fi
 
 # ---------------------------------------------------------------- guest
+log "host load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 log "booting the kernel host (KH_TIMEOUT=${KH_TIMEOUT}s, KH_NO_KVM=$KH_NO_KVM, work dir $WORK)"
 T0=$SECONDS
 # In the background so that a SIGTERM (meson's timeout) is handled at once:
@@ -261,7 +266,7 @@ GRC=$?
 GUEST_PID=""
 wait "$TAIL_PID" 2>/dev/null
 TAIL_PID=""
-log "guest finished with status $GRC after $((SECONDS - T0)) s"
+log "guest finished with status $GRC after $((SECONDS - T0)) s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 
 FAILS=0
 report() { log "$1: $2"; [ "$1" = PASS ] || FAILS=$((FAILS + 1)); }
@@ -318,8 +323,10 @@ log "guest check lines:"
 grep -aE '^(PASS|FAIL|SKIP): |^INTEROP RESULT' "$WORK/guest.log" | sed 's/^/    /'
 if [ "$MODE" = nvmfd ] && { [ "$FAILS" -gt 0 ] || [ "${NVMFD_SHOW_LOG:-0}" = 1 ]; }; then
 	echo
-	log "nvmfd log (last 200 lines of $WORK/nvmfd.log):"
-	tail -n 200 "$WORK/nvmfd.log" | sed 's/^/    /'
+	log "nvmfd log (last 200 lines of $WORK/nvmfd.log, without the stats JSON):"
+	grep -v '^{' "$WORK/nvmfd.log" | tail -n 200 | sed 's/^/    /'
+	log "nvmfd stats (last 3 of every ${NVMFD_STATS_INTERVAL:-5} s):"
+	grep '^{' "$WORK/nvmfd.log" | tail -n 3 | sed 's/^/    /'
 fi
 if [ "$FAILS" -gt 0 ]; then
 	log "RESULT: FAIL ($FAILS failed)"
