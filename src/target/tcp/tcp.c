@@ -87,7 +87,11 @@
 #define TCP_DEF_QUEUE_SIZE 128
 #define TCP_DEF_DEADLINE_US 1000
 #define TCP_TX_BATCH 16 /* PDUs gathered into one sendmsg */
-#define TCP_CQ_DEPTH 4096 /* shared completion ring: ios in flight, all its queues */
+/* A shared completion ring holds the ios of TCP_CQ_QUEUES full queues
+ * (then the core sees -EBUSY: it reaps and retries once, else fails the
+ * command), at most io_uring's 32768 entries. */
+#define TCP_CQ_QUEUES 16
+#define TCP_CQ_DEPTH_MAX 32768u
 #define TCP_CQ_REAP_MAX 1024 /* completions per completion-work run */
 #define TCP_TERM_BUF (sizeof(struct nvmfd_tcp_term) + NVMFD_TCP_TERM_ERR_DATA_MAX)
 
@@ -431,11 +435,13 @@ static void tcp_cq_free(struct tcp_cq *cq)
 
 /*
  * The shared ring of @cpu: take a reference on it, or create it (with its
- * completion work on the port's runtime, io_cpu @cpu).
+ * completion work on the port's runtime, io_cpu @cpu) deep enough for
+ * TCP_CQ_QUEUES queues of @nr_reqs slots.
  * Return: 0, -ENOMEM, -errno from ring creation or nvmfd_rt_watch_fd().
  * Context: any thread (accept work); takes port->lock.
  */
-static int tcp_cq_get(struct nvmfd_tcp_port *port, int cpu, struct tcp_cq **out)
+static int tcp_cq_get(struct nvmfd_tcp_port *port, int cpu, uint32_t nr_reqs,
+		      struct tcp_cq **out)
 {
 	const struct nvmfd_cfg_exec *ex = &port->gcfg->exec;
 	struct tcp_cq *cq;
@@ -458,7 +464,8 @@ static int tcp_cq_get(struct nvmfd_tcp_port *port, int cpu, struct tcp_cq **out)
 	ret = -pthread_mutex_init(&cq->lock, NULL);
 	if (ret)
 		goto out_free;
-	ret = nvmfd_bk_ring_create(TCP_CQ_DEPTH, ex->backend_poll, &cq->ring);
+	ret = nvmfd_bk_ring_create(tcp_min_u32(TCP_CQ_QUEUES * nr_reqs, TCP_CQ_DEPTH_MAX),
+				   ex->backend_poll, &cq->ring);
 	if (ret)
 		goto out_destroy_lock;
 	cq->port = port;
@@ -1890,7 +1897,7 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 	q->placed = true;
 	if (gcfg->exec.cq_pool_shared) {
 		/* the ring of our io_cpu, with its one event source */
-		ret = tcp_cq_get(port, q->io_cpu, &q->cq);
+		ret = tcp_cq_get(port, q->io_cpu, q->nr_reqs, &q->cq);
 		if (ret)
 			goto out_free;
 		q->ring = q->cq->ring;
