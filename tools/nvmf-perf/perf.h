@@ -201,6 +201,7 @@ typedef int (*perf_place_fn)(void *ctx, enum nvmfd_rt_place policy, unsigned int
  * @place, @ctx: placement backend.
  * Return: the CPU (>= 0); -EINVAL on bad arguments; a negative errno from
  *         @place.
+ * Context: any thread; @place serialises the counters.
  */
 int perf_choose_io_cpu(enum perf_io_cpu policy, const int *list, unsigned int ncpus,
 		       unsigned int nqueues, unsigned int qidx, perf_place_fn place, void *ctx);
@@ -222,6 +223,7 @@ struct perf_schedstat {
  * @out: out (zeroed on failure).
  * Return: 0; -ENOENT/-EACCES etc. if the file cannot be read (kernel
  *         without CONFIG_SCHEDSTATS), -EINVAL if it cannot be parsed.
+ * Context: the thread to measure.
  */
 int perf_read_schedstat(struct perf_schedstat *out);
 
