@@ -10,6 +10,9 @@ pkgs=(
 	stress-ng gnuplot-nox      # nvmf-bench contention and plots
 	nvme-cli                   # discovery/connect helpers, reference output
 	procps psmisc iproute2
+	# kernel-host interop (tests/interop): QEMU guest with Debian's kernel;
+	# the harness downloads the kernel, nvme-cli and fio .debs into its cache
+	qemu-system-x86 busybox-static cpio kmod zstd
 )
 
 missing=()
