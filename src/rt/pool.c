@@ -34,7 +34,10 @@
  *
  * Readiness: each pool has an epoll fd holding an eventfd (cross-thread
  * kicks) and the watched fds (EPOLLONESHOT). Idle workers block in
- * epoll_wait(). Watched fds are tracked in a table indexed by fd number
+ * epoll_wait(); busy ones also look (without sleeping) every
+ * RT_BUSY_POLL_RUNS runs, so a run queue that never empties (items that
+ * re-queue themselves) cannot hide a ready fd (the kernel's sk_data_ready
+ * runs in softirq, whatever the workers do; ours needs a worker to ask). Watched fds are tracked in a table indexed by fd number
  * under rt->watch_lock; epoll data carries (generation << 32 | fd), and an
  * event is only dispatched if the slot still has that generation, under the
  * read lock. So once nvmfd_rt_unwatch_fd() returned no worker can touch the
@@ -68,6 +71,11 @@
 /* Events taken per epoll_wait(): a worker queues them all, then chain-kicks
  * idle siblings, so a small batch keeps the latency of the others low. */
 #define RT_MAX_EVENTS 16
+/* A worker that keeps finding items on its run queue looks at readiness
+ * (a non-blocking epoll_wait) at least once per this many runs: otherwise
+ * items that re-queue themselves (idle polling, work left) would keep every
+ * worker of the pool busy and no fd it watches would ever be reported. */
+#define RT_BUSY_POLL_RUNS 8
 /* Extra workers a pool may start while its workers sit in blocking
  * sections (the kernel creates them without a fixed cap; a few keep a
  * misbehaving item from exhausting threads). */
@@ -92,6 +100,7 @@ struct rt_worker {
 	uint64_t queue_delay_max_ns;
 	uint64_t hogs;
 	uint64_t repatriations;
+	unsigned int runs_since_poll; /* own thread only */
 };
 
 struct rt_pool {
@@ -389,6 +398,28 @@ static void rt_dispatch(struct nvmfd_rt *rt, uint64_t data)
 	pthread_rwlock_unlock(&rt->watch_lock);
 }
 
+/*
+ * A busy worker's look at readiness: fetch what is ready without sleeping
+ * and queue the items behind it (behind the items already queued). Kick
+ * events are left alone: they are level-triggered and meant for an idle
+ * sibling, which will still see them. Pool lock NOT held.
+ */
+static void worker_busy_poll(struct rt_worker *wk)
+{
+	struct rt_pool *pool = wk->pool;
+	struct epoll_event evs[RT_MAX_EVENTS];
+	int n;
+
+	wk->runs_since_poll = 0;
+	n = epoll_wait(pool->epfd, evs, RT_MAX_EVENTS, 0);
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.u64 == RT_KICK_DATA)
+			continue;
+		add(&wk->events, 1);
+		rt_dispatch(pool->rt, evs[i].data.u64);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct rt_worker *wk = arg;
@@ -409,6 +440,13 @@ static void *worker_main(void *arg)
 			break;
 		if (pool->head && pool->active < pool->max_active &&
 		    pool->nrunning < pool->concurrency) {
+			if (wk->runs_since_poll >= RT_BUSY_POLL_RUNS) {
+				pthread_mutex_unlock(&pool->lock);
+				worker_busy_poll(wk);
+				pthread_mutex_lock(&pool->lock);
+				continue; /* the queue may have changed meanwhile */
+			}
+			wk->runs_since_poll++;
 			w = pool_dequeue(pool);
 			queued_at = w->queued_at_ns;
 			flags_set(w, (flags_get(w) & ~WORK_PENDING) | WORK_RUNNING);
@@ -439,6 +477,7 @@ static void *worker_main(void *arg)
 
 		pool->nidle++;
 		pthread_mutex_unlock(&pool->lock);
+		wk->runs_since_poll = 0;
 		n = epoll_wait(pool->epfd, evs, RT_MAX_EVENTS, -1);
 		if (n < 0 && errno != EINTR)
 			NVMFD_ERR_RATELIMIT("rt", "pool %u: epoll_wait: %s", pool->idx,
