@@ -10,7 +10,6 @@
  * Usage: test_host_bad <scenario>; exit 0 pass, 1 fail.
  */
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +22,7 @@
 #include <nvmfd/host.h>
 #include <nvmfd/pdu.h>
 
-#define FAKE_IO_TIMEOUT_MS 5000
+#include "../../lib/fake_tgt.h"
 
 struct fake {
 	int lfd;
@@ -33,38 +32,6 @@ struct fake {
 	int result; /* 0 ok, else the fake saw something unexpected */
 };
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&pfd, 1, FAKE_IO_TIMEOUT_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(fd, (uint8_t *)buf + got, len - got, 0);
-		if (n <= 0)
-			return n == 0 ? -ECONNRESET : -errno;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = send(fd, (const uint8_t *)buf + done, len - done, MSG_NOSIGNAL);
-
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /* Wait until the host closes (or 5 s). */
 static void wait_close(int fd)
 {
@@ -73,7 +40,7 @@ static void wait_close(int fd)
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-		if (poll(&pfd, 1, FAKE_IO_TIMEOUT_MS) <= 0)
+		if (poll(&pfd, 1, FT_TIMEOUT_MS) <= 0)
 			return;
 		if (recv(fd, b, sizeof(b), 0) <= 0)
 			return;
@@ -93,17 +60,17 @@ static void *fake_main(void *arg)
 		f->result = -errno;
 		return NULL;
 	}
-	if (read_full(fd, &icreq, sizeof(icreq)) || icreq.ch.type != NVMFD_TCP_ICREQ ||
+	if (ft_read_full(fd, &icreq, sizeof(icreq)) || icreq.ch.type != NVMFD_TCP_ICREQ ||
 	    icreq.ch.plen != 128) {
 		f->result = -EPROTO;
 		goto out_close;
 	}
 	if (!strcmp(f->scenario, "garbage")) {
 		memset(buf, 0xa5, 128);
-		write_full(fd, buf, 128);
+		ft_write_full(fd, buf, 128);
 	} else if (!strcmp(f->scenario, "close-mid-pdu")) {
 		n = nvmfd_pdu_build_icresp(buf, 0, 0, 65536);
-		write_full(fd, buf, n / 2);
+		ft_write_full(fd, buf, n / 2);
 		goto out_close;
 	} else if (!strcmp(f->scenario, "no-icresp")) {
 		/* Say nothing. */
@@ -113,24 +80,24 @@ static void *fake_main(void *arg)
 		memcpy(hdr, &icreq, sizeof(hdr));
 		n = nvmfd_pdu_build_term(buf, sizeof(buf), NVMFD_TCP_C2H_TERM,
 					 NVMFD_TCP_FES_UNSUPPORTED_PARAM, 10, hdr, sizeof(hdr));
-		write_full(fd, buf, n);
+		ft_write_full(fd, buf, n);
 	} else if (!strcmp(f->scenario, "bad-maxh2cdata")) {
 		n = nvmfd_pdu_build_icresp(buf, 0, 0, 1000);
-		write_full(fd, buf, n);
+		ft_write_full(fd, buf, n);
 	} else if (!strcmp(f->scenario, "bad-dgst")) {
 		n = nvmfd_pdu_build_icresp(buf, 0, NVMFD_TCP_DGST_HDR, 65536);
-		write_full(fd, buf, n);
+		ft_write_full(fd, buf, n);
 	} else {
 		/* Scenarios that get past ICResp: answer the Connect capsule. */
 		struct nvmfd_tcp_cmd cmd;
 		struct nvmfd_cqe cqe;
 
 		n = nvmfd_pdu_build_icresp(buf, 0, 0, 65536);
-		write_full(fd, buf, n);
-		if (read_full(fd, &cmd, sizeof(cmd)) || cmd.ch.type != NVMFD_TCP_CMD ||
+		ft_write_full(fd, buf, n);
+		if (ft_read_full(fd, &cmd, sizeof(cmd)) || cmd.ch.type != NVMFD_TCP_CMD ||
 		    cmd.ch.plen != sizeof(cmd) + sizeof(struct nvmfd_connect_data) ||
 		    cmd.sqe.opc != NVMFD_ADMIN_FABRICS ||
-		    read_full(fd, buf, sizeof(struct nvmfd_connect_data))) {
+		    ft_read_full(fd, buf, sizeof(struct nvmfd_connect_data))) {
 			f->result = -EPROTO;
 			goto out_close;
 		}
@@ -145,11 +112,11 @@ static void *fake_main(void *arg)
 		} else if (!strcmp(f->scenario, "garbage-after-connect")) {
 			memset(buf, 0x5a, 64);
 			buf[0] = NVMFD_TCP_RSP;
-			write_full(fd, buf, 64);
+			ft_write_full(fd, buf, 64);
 			goto out_wait;
 		}
 		n = nvmfd_pdu_build_rsp(buf, &cqe, false);
-		write_full(fd, buf, n);
+		ft_write_full(fd, buf, n);
 	}
 out_wait:
 	wait_close(fd);
@@ -160,21 +127,11 @@ out_close:
 
 static int fake_start(struct fake *f, const char *scenario)
 {
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-
 	memset(f, 0, sizeof(*f));
 	f->scenario = scenario;
-	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	f->lfd = ft_listen(&f->port);
 	if (f->lfd < 0)
-		return -errno;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f->lfd, 4) ||
-	    getsockname(f->lfd, (struct sockaddr *)&sa, &sl))
-		return -errno;
-	f->port = ntohs(sa.sin_port);
+		return f->lfd;
 	if (!strcmp(scenario, "refused")) {
 		/* Nobody listens any more: the port refuses. */
 		close(f->lfd);
@@ -242,12 +199,7 @@ int main(int argc, char **argv)
 	opts.timeout_ms = 500;
 	opts.kato_ms = 0;
 	snprintf(opts.hostnqn, sizeof(opts.hostnqn), "nqn.2026-11.io.nvmfd:test-host");
-	memset(&trid, 0, sizeof(trid));
-	trid.trtype = NVMFD_TRTYPE_TCP;
-	trid.adrfam = NVMFD_ADRFAM_IPV4;
-	snprintf(trid.traddr, sizeof(trid.traddr), "127.0.0.1");
-	snprintf(trid.trsvcid, sizeof(trid.trsvcid), "%u", f.port);
-	snprintf(trid.subnqn, sizeof(trid.subnqn), "nqn.2026-11.io.nvmfd:fake");
+	ft_trid(&trid, f.port, "nqn.2026-11.io.nvmfd:fake");
 	if (nvmfd_host_ctrl_create(&opts, &ctrl)) {
 		fprintf(stderr, "ctrl_create failed\n");
 		return 1;

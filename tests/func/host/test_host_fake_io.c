@@ -25,8 +25,6 @@
  * Usage: test_host_fake_io <scenario>; exit 0 pass, 1 fail.
  */
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +35,8 @@
 #include <nvmfd/host.h>
 #include <nvmfd/pdu.h>
 
-#define FAKE_TMO_MS 5000
+#include "../../lib/fake_tgt.h"
+
 #define NSZE 1024
 #define CHECK(cond, ...)                                                                \
 	do {                                                                            \
@@ -66,48 +65,17 @@ struct pdu {
 	uint32_t dlen;
 };
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&pfd, 1, FAKE_TMO_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(fd, (uint8_t *)buf + got, len - got, 0);
-		if (n <= 0)
-			return n == 0 ? -ECONNRESET : -errno;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = send(fd, (const uint8_t *)buf + done, len - done, MSG_NOSIGNAL);
-
-		if (n <= 0)
-			return;
-		done += (size_t)n;
-	}
-}
-
 /* Read one PDU (no header digest is ever negotiated here). */
 static int read_pdu(struct fake *f, int fd, struct pdu *p)
 {
-	int r = read_full(fd, p->buf, 8);
+	int r = ft_read_full(fd, p->buf, 8);
 
 	if (r)
 		return r;
 	memcpy(&p->ch, p->buf, 8);
 	if (p->ch.plen < 8 || p->ch.plen > sizeof(p->buf))
 		return -EPROTO;
-	r = read_full(fd, p->buf + 8, p->ch.plen - 8);
+	r = ft_read_full(fd, p->buf + 8, p->ch.plen - 8);
 	if (r)
 		return r;
 	if (p->ch.type == NVMFD_TCP_CMD)
@@ -142,7 +110,7 @@ static void send_rsp(int fd, uint16_t cid, uint16_t sqid, uint32_t result, uint3
 	cqe.dw1 = dw1;
 	cqe.status = (uint16_t)(st << 1);
 	n = nvmfd_pdu_build_rsp(b, &cqe, false);
-	write_full(fd, b, n);
+	ft_write_full(fd, b, n);
 }
 
 static void send_c2h(struct fake *f, int fd, uint16_t cid, uint32_t datao, const void *data,
@@ -153,10 +121,10 @@ static void send_c2h(struct fake *f, int fd, uint16_t cid, uint32_t datao, const
 					f->ddgst);
 	uint32_t d = nvmfd_digest(data, len) ^ (corrupt ? 1u : 0u);
 
-	write_full(fd, b, n);
-	write_full(fd, data, len);
+	ft_write_full(fd, b, n);
+	ft_write_full(fd, data, len);
 	if (f->ddgst)
-		write_full(fd, &d, 4);
+		ft_write_full(fd, &d, 4);
 }
 
 static int do_icreq(struct fake *f, int fd, uint32_t maxh2cdata)
@@ -165,10 +133,10 @@ static int do_icreq(struct fake *f, int fd, uint32_t maxh2cdata)
 	uint8_t b[128];
 	size_t n;
 
-	if (read_full(fd, &ic, sizeof(ic)) || ic.ch.type != NVMFD_TCP_ICREQ)
+	if (ft_read_full(fd, &ic, sizeof(ic)) || ic.ch.type != NVMFD_TCP_ICREQ)
 		return -EPROTO;
 	n = nvmfd_pdu_build_icresp(b, 0, ic.dgst, maxh2cdata);
-	write_full(fd, b, n);
+	ft_write_full(fd, b, n);
 	return 0;
 }
 
@@ -260,7 +228,7 @@ static void io_script(struct fake *f, int fd)
 			goto out;
 		}
 		n = nvmfd_pdu_build_r2t(b, cid, 0x1234, 0, 8192, false);
-		write_full(fd, b, n);
+		ft_write_full(fd, b, n);
 		for (uint32_t k = 0; k < 2; k++) {
 			struct nvmfd_tcp_data d;
 
@@ -297,12 +265,12 @@ static void io_script(struct fake *f, int fd)
 		uint8_t b[64];
 		size_t n = nvmfd_pdu_build_r2t(b, p->sqe.cid, 1, 0, 512, false);
 
-		write_full(fd, b, n);
+		ft_write_full(fd, b, n);
 	} else if (!strcmp(f->scenario, "r2t-bad-offset")) {
 		uint8_t b[64];
 		size_t n = nvmfd_pdu_build_r2t(b, p->sqe.cid, 1, 4096, 4096, false);
 
-		write_full(fd, b, n);
+		ft_write_full(fd, b, n);
 	} else if (!strcmp(f->scenario, "c2h-overflow")) {
 		send_c2h(f, fd, p->sqe.cid, 0, data, 1024, NVMFD_TCP_F_DATA_LAST, false);
 	} else if (!strcmp(f->scenario, "random-garbage")) {
@@ -320,7 +288,7 @@ static void io_script(struct fake *f, int fd)
 			}
 			b[0] = (uint8_t)(k % 10);
 			b[2] = 24;
-			write_full(fd, b, sizeof(b));
+			ft_write_full(fd, b, sizeof(b));
 		}
 	}
 	/* io-timeout: say nothing. Then wait for the host to close. */
@@ -394,8 +362,6 @@ int main(int argc, char **argv)
 	struct nvmfd_host_ctrl *c = NULL;
 	struct nvmfd_host_trid t;
 	struct nvmfd_host_qp *qp;
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
 	static uint8_t buf[8192];
 	struct cbres r1 = { 0 }, r2 = { 0 };
 	struct fake f;
@@ -407,14 +373,8 @@ int main(int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	f.scenario = sc;
 	f.ddgst = !strcmp(sc, "ddgst");
-	f.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CHECK(f.lfd >= 0 && !bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)) && !listen(f.lfd, 4) &&
-		      !getsockname(f.lfd, (struct sockaddr *)&sa, &sl),
-	      "listen: %s", strerror(errno));
-	f.port = ntohs(sa.sin_port);
+	f.lfd = ft_listen(&f.port);
+	CHECK(f.lfd >= 0, "listen: %s", strerror(-f.lfd));
 	CHECK(pthread_create(&f.thread, NULL, fake_main, &f) == 0, "thread");
 
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
@@ -422,12 +382,7 @@ int main(int argc, char **argv)
 	o.timeout_ms = 1000;
 	o.ddgst = f.ddgst;
 	o.io_queue_size = 8;
-	memset(&t, 0, sizeof(t));
-	t.trtype = NVMFD_TRTYPE_TCP;
-	t.adrfam = NVMFD_ADRFAM_IPV4;
-	snprintf(t.traddr, sizeof(t.traddr), "127.0.0.1");
-	snprintf(t.trsvcid, sizeof(t.trsvcid), "%u", f.port);
-	snprintf(t.subnqn, sizeof(t.subnqn), "nqn.fake");
+	ft_trid(&t, f.port, "nqn.fake");
 	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
 	ret = nvmfd_host_ctrl_connect(c, &t);
 	CHECK(ret == 0, "connect %d: %s", ret, nvmfd_host_ctrl_errmsg(c));
