@@ -1133,6 +1133,24 @@ static int load_version(json_object *o, const struct jpath *p, uint32_t *out, ch
 	return 0;
 }
 
+/* "pi_enable" (subsystem attr, port param): absent or false, since
+ * protection information is not supported. Return: 0 or -EINVAL. */
+static int j_no_pi(json_object *o, const struct jpath *p, char *err)
+{
+	struct jpath kp;
+	bool b;
+	int ret;
+
+	ret = j_bool(o, "pi_enable", p, &b, err);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && b) {
+		jpath_key(&kp, p, "pi_enable");
+		return cfg_err(err, "%s: protection information is not supported", kp.s);
+	}
+	return 0;
+}
+
 static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct jpath *p,
 		       char *err)
 {
@@ -1143,7 +1161,6 @@ static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct 
 	json_object *attr, *arr;
 	char nqn[256];
 	struct jpath ap, kp;
-	bool b;
 	int ret;
 
 	ret = j_check_obj(o, p, keys, err);
@@ -1176,13 +1193,9 @@ static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct 
 		    j_u16(attr, "cntlid_max", &ap, 1, CFG_CNTLID_MAX, &s->cntlid_max, err) < 0 ||
 		    j_u16(attr, "qid_max", &ap, 1, CFG_QID_MAX, &s->qid_max, err) < 0)
 			return -EINVAL;
-		ret = j_bool(attr, "pi_enable", &ap, &b, err);
-		if (ret < 0)
+		ret = j_no_pi(attr, &ap, err);
+		if (ret)
 			return ret;
-		if (ret == 0 && b) {
-			jpath_key(&kp, &ap, "pi_enable");
-			return cfg_err(err, "%s: protection information is not supported", kp.s);
-		}
 	}
 
 	ret = j_array(o, "allowed_hosts", p, &arr, err);
@@ -1271,7 +1284,6 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 	json_object *addr, *param, *arr;
 	struct jpath sp, kp;
 	uint64_t v;
-	bool b;
 	int ret;
 
 	if (cfg->nr_ports >= NVMFD_CFG_MAX_PORTS)
@@ -1308,13 +1320,9 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 		if (j_u32(param, "max_queue_size", &sp, false, 0, UINT32_MAX,
 			  &port->max_queue_size, err) < 0)
 			return -EINVAL;
-		ret = j_bool(param, "pi_enable", &sp, &b, err);
-		if (ret < 0)
+		ret = j_no_pi(param, &sp, err);
+		if (ret)
 			return ret;
-		if (ret == 0 && b) {
-			jpath_key(&kp, &sp, "pi_enable");
-			return cfg_err(err, "%s: protection information is not supported", kp.s);
-		}
 	}
 
 	/* subsystem links are resolved by NQN after all subsystems are loaded */
