@@ -484,6 +484,25 @@ static void case_random(void)
 	}
 }
 
+/* Append @data and its data digest to the @n header bytes in @all, send
+ * that PDU one byte per send on @c and expect a successful CapsuleResp. */
+static void send_bytewise_ok(struct tc_conn *c, uint8_t *all, size_t n, const uint8_t *data,
+			     size_t dlen)
+{
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	uint32_t dg = htole32(nvmfd_digest(data, dlen));
+
+	memcpy(all + n, data, dlen);
+	n += dlen;
+	memcpy(all + n, &dg, 4);
+	n += 4;
+	for (size_t i = 0; i < n; i++)
+		TF_CHECK_EQ(tc_send_raw(c, all + i, 1), 0);
+	TF_CHECK_EQ(tc_recv_pdu(c, hdr, NULL, 0), 0);
+	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
+	TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+}
+
 /* Every byte of an in-capsule write, an R2T write (H2CData) and the
  * ICReq in its own send: the receiver must reassemble any fragmentation. */
 static void case_byte_by_byte(void)
@@ -521,19 +540,7 @@ static void case_byte_by_byte(void)
 	sqe.dptr.type = NVMFD_SGL_ID_INCAPSULE;
 	sqe.dptr.length = htole32(sizeof(data));
 	n = nvmfd_pdu_build_cmd(all, &sqe, sizeof(data), true, true);
-	memcpy(all + n, data, sizeof(data));
-	n += sizeof(data);
-	{
-		uint32_t dg = htole32(nvmfd_digest(data, sizeof(data)));
-
-		memcpy(all + n, &dg, 4);
-		n += 4;
-	}
-	for (size_t i = 0; i < n; i++)
-		TF_CHECK_EQ(tc_send_raw(&io, all + i, 1), 0);
-	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
-	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
-	TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+	send_bytewise_ok(&io, all, n, data, sizeof(data));
 
 	/* R2T write of the same data at another LBA, H2CData 1 byte per send */
 	sqe.cid = 22;
@@ -546,19 +553,7 @@ static void case_byte_by_byte(void)
 	memcpy(&r2t, hdr, sizeof(r2t));
 	n = nvmfd_pdu_build_data(all, NVMFD_TCP_H2C_DATA, NVMFD_TCP_F_DATA_LAST, 22,
 				 le16toh(r2t.ttag), 0, sizeof(data), true, true);
-	memcpy(all + n, data, sizeof(data));
-	n += sizeof(data);
-	{
-		uint32_t dg = htole32(nvmfd_digest(data, sizeof(data)));
-
-		memcpy(all + n, &dg, 4);
-		n += 4;
-	}
-	for (size_t i = 0; i < n; i++)
-		TF_CHECK_EQ(tc_send_raw(&io, all + i, 1), 0);
-	TF_CHECK_EQ(tc_recv_pdu(&io, hdr, NULL, 0), 0);
-	TF_CHECK_EQ(hdr[0], NVMFD_TCP_RSP);
-	TF_CHECK_EQ(tc_status((const struct nvmfd_cqe *)(const void *)(hdr + 8)), 0);
+	send_bytewise_ok(&io, all, n, data, sizeof(data));
 
 	for (uint64_t lba = 3000; lba <= 3100; lba += 100) {
 		memset(rbuf, 0, sizeof(rbuf));
