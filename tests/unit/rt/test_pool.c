@@ -136,6 +136,30 @@ static void where_fn(struct nvmfd_work *w)
 		nvmfd_rt_queue_work(w); /* self re-queue */
 }
 
+/* Prepare @x to run on @cpu and re-queue itself until @target runs; it may
+ * run on @expect (NULL: @cpu alone), which must be its exact affinity if
+ * @exact. @x must be zeroed. */
+static void where_init(struct where *x, struct nvmfd_rt *rt, int cpu, const cpu_set_t *expect,
+		       bool exact, long target)
+{
+	nvmfd_work_init(&x->work, rt, where_fn, cpu);
+	if (expect)
+		x->expect = *expect;
+	else
+		CPU_SET(cpu, &x->expect);
+	x->exact_affinity = exact;
+	st(&x->target, target);
+}
+
+/* Wait for @runs runs of @x, stop it, check it ran only where allowed. */
+static void where_stop(struct where *x, long runs)
+{
+	wait_ge(&x->runs, runs);
+	nvmfd_rt_work_cancel_sync(&x->work);
+	assert_int_equal(ld(&x->bad_cpu), 0);
+	assert_int_equal(ld(&x->bad_affinity), 0);
+}
+
 static void test_bound_runs_on_its_cpu(void **state)
 {
 	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
@@ -143,19 +167,13 @@ static void test_bound_runs_on_its_cpu(void **state)
 
 	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
 	for (int i = 0; i < test_ncpus; i++) {
-		nvmfd_work_init(&x[i].work, rt, where_fn, test_cpu[i]);
-		CPU_SET(test_cpu[i], &x[i].expect);
-		x[i].exact_affinity = true;
-		st(&x[i].target, 200);
+		where_init(&x[i], rt, test_cpu[i], NULL, true, 200);
 		assert_int_equal(nvmfd_rt_pool_of_cpu(rt, test_cpu[i]), i);
 		assert_true(nvmfd_rt_queue_work(&x[i].work));
 	}
 	for (int i = 0; i < test_ncpus; i++) {
-		wait_ge(&x[i].runs, 200);
-		nvmfd_rt_work_cancel_sync(&x[i].work);
+		where_stop(&x[i], 200);
 		assert_int_equal(ld(&x[i].runs), 200);
-		assert_int_equal(ld(&x[i].bad_cpu), 0);
-		assert_int_equal(ld(&x[i].bad_affinity), 0);
 		assert_int_equal(ld(&x[i].bad_current), 0);
 		assert_int_equal(ld(&x[i].bad_sigmask), 0);
 		/* 199 self re-queues happened while running */
@@ -175,17 +193,11 @@ static void test_unbound_strict_affinity(void **state)
 	/* scope cpu: one pool per CPU, two workers each, confined to it */
 	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
 	for (int i = 0; i < test_ncpus; i++) {
-		nvmfd_work_init(&x[i].work, rt, where_fn, test_cpu[i]);
-		CPU_SET(test_cpu[i], &x[i].expect);
-		x[i].exact_affinity = true;
-		st(&x[i].target, 100);
+		where_init(&x[i], rt, test_cpu[i], NULL, true, 100);
 		assert_true(nvmfd_rt_queue_work(&x[i].work));
 	}
 	for (int i = 0; i < test_ncpus; i++) {
-		wait_ge(&x[i].runs, 100);
-		nvmfd_rt_work_cancel_sync(&x[i].work);
-		assert_int_equal(ld(&x[i].bad_cpu), 0);
-		assert_int_equal(ld(&x[i].bad_affinity), 0);
+		where_stop(&x[i], 100);
 	}
 	nvmfd_rt_destroy(rt);
 	free(x);
@@ -201,15 +213,9 @@ static void test_unbound_nonstrict_affinity(void **state)
 
 	memset(&x, 0, sizeof(x));
 	assert_int_equal(nvmfd_rt_npools(rt), test_ncpus);
-	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[test_ncpus - 1]);
-	x.expect = test_cpus;
-	x.exact_affinity = true;
-	st(&x.target, 20);
+	where_init(&x, rt, test_cpu[test_ncpus - 1], &test_cpus, true, 20);
 	assert_true(nvmfd_rt_queue_work(&x.work));
-	wait_ge(&x.runs, 20);
-	nvmfd_rt_work_cancel_sync(&x.work);
-	assert_int_equal(ld(&x.bad_cpu), 0);
-	assert_int_equal(ld(&x.bad_affinity), 0);
+	where_stop(&x, 20);
 	assert_int_equal(nvmfd_rt_worker_stats(rt, (unsigned int)test_ncpus - 1, 0, &ws), 0);
 	assert_int_equal(ws.runs, 20);
 	assert_true(CPU_EQUAL(&ws.affinity, &test_cpus));
@@ -224,14 +230,9 @@ static void test_unbound_system_runs_on_runtime_cpus(void **state)
 
 	memset(&x, 0, sizeof(x));
 	assert_int_equal(nvmfd_rt_npools(rt), 1);
-	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
-	x.expect = test_cpus;
-	st(&x.target, 100);
+	where_init(&x, rt, test_cpu[0], &test_cpus, false, 100);
 	assert_true(nvmfd_rt_queue_work(&x.work));
-	wait_ge(&x.runs, 100);
-	nvmfd_rt_work_cancel_sync(&x.work);
-	assert_int_equal(ld(&x.bad_cpu), 0);
-	assert_int_equal(ld(&x.bad_affinity), 0);
+	where_stop(&x, 100);
 	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
 	assert_int_equal(ps.nworkers, test_ncpus);
 	assert_int_equal(ps.runs, 100);
@@ -639,9 +640,7 @@ static void test_stats_json(void **state)
 	FILE *f;
 
 	memset(&x, 0, sizeof(x));
-	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
-	CPU_SET(test_cpu[0], &x.expect);
-	st(&x.target, 10);
+	where_init(&x, rt, test_cpu[0], NULL, false, 10);
 	assert_true(nvmfd_rt_queue_work(&x.work));
 	wait_ge(&x.runs, 10);
 	nvmfd_rt_work_cancel_sync(&x.work);
@@ -771,10 +770,7 @@ static void test_blocking_section(void **state)
 	memset(&b, 0, sizeof(b));
 	memset(&x, 0, sizeof(x));
 	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
-	nvmfd_work_init(&x.work, rt, where_fn, test_cpu[0]);
-	CPU_SET(test_cpu[0], &x.expect);
-	x.exact_affinity = true;
-	st(&x.target, 50);
+	where_init(&x, rt, test_cpu[0], NULL, true, 50);
 	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
 	assert_int_equal(ps.nworkers, 1);
 
