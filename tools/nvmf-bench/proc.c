@@ -129,6 +129,22 @@ static void child_setup(pid_t parent)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* fork() after flushing stdio; the child is set up by child_setup().
+ * Return: as fork(), but -errno on failure. */
+static pid_t fork_child(void)
+{
+	pid_t parent = getpid();
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child_setup(parent);
+	return pid;
+}
+
 static int redirect(const char *path, int fd, int flags)
 {
 	int f;
@@ -174,15 +190,11 @@ static void set_affinity(const struct bench_cpuset *cpus)
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
 		       const struct bench_cpuset *cpus, int nice_level)
 {
-	pid_t parent = getpid();
-	pid_t pid;
+	pid_t pid = fork_child();
 
-	fflush(NULL);
-	pid = fork();
 	if (pid < 0)
-		return -errno;
+		return pid;
 	if (pid == 0) {
-		child_setup(parent);
 		if (redirect(NULL, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
 		    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
 			_exit(127);
@@ -280,19 +292,15 @@ static void *hog_thread(void *p)
 pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
 			   const char *log_path)
 {
-	pid_t parent = getpid();
-	pid_t pid;
+	pid_t pid = fork_child();
 
-	fflush(NULL);
-	pid = fork();
 	if (pid < 0)
-		return -errno;
+		return pid;
 	if (pid == 0) {
 		struct hog_arg *args;
 		pthread_t th;
 		int i;
 
-		child_setup(parent);
 		redirect(NULL, 0, O_RDONLY);
 		redirect(NULL, 1, O_WRONLY);
 		redirect(log_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
