@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "cfg/cfg.h"
+#include "internal/cpulist.h"
 #include "nvmfd/spec.h"
 
 /* NVMe Base 2.0 §4.5: an NQN is at most 223 bytes of UTF-8. */
@@ -579,20 +580,12 @@ int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLE
 		return 0;
 	for (;;) {
 		unsigned long a, b;
-		char *end;
+		int ret = nvmfd__cpulist_item(&p, &a, &b);
 
-		if (!isdigit((unsigned char)*p))
+		if (ret == -EINVAL)
 			return cfg_err(err, "cpus '%s': expected a CPU number at '%s'", s, p);
-		a = strtoul(p, &end, 10);
-		b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return cfg_err(err, "cpus '%s': bad range end at '%s'", s, p);
-			b = strtoul(p, &end, 10);
-			p = end;
-		}
+		if (ret)
+			return cfg_err(err, "cpus '%s': bad range end at '%s'", s, p);
 		if (a > b || b >= CPU_SETSIZE)
 			return cfg_err(err, "cpus '%s': bad range %lu-%lu (max %d)", s, a, b,
 				       CPU_SETSIZE - 1);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "internal/cpulist.h"
 
 #define MAX_CELLS 512
 
@@ -286,28 +287,17 @@ static int parse_list(const char *spec, const struct bench_cpuset *online, struc
 	int i;
 
 	while (*p) {
-		char *end;
-		long a, b;
+		unsigned long a, b;
 
-		if (!isdigit((unsigned char)*p))
+		if (nvmfd__cpulist_item(&p, &a, &b))
 			return -EINVAL;
-		a = strtol(p, &end, 10);
-		b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return -EINVAL;
-			b = strtol(p, &end, 10);
-			p = end;
-		}
 		if (a > b || b >= BENCH_MAX_CPUS)
 			return -EINVAL;
 		for (; a <= b; a++) {
 			bool on = false;
 
 			for (i = 0; i < online->nr; i++)
-				if (online->cpu[i] == a)
+				if (online->cpu[i] >= 0 && (unsigned long)online->cpu[i] == a)
 					on = true;
 			if (!on)
 				return -ENODEV;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal/cpulist.h"
 #include "perf.h"
 
 int perf_parse_cpulist(const char *s, cpu_set_t *set)
@@ -25,25 +26,10 @@ int perf_parse_cpulist(const char *s, cpu_set_t *set)
 	CPU_ZERO(set);
 	for (;;) {
 		unsigned long a, b;
-		char *end;
 
-		if (*p < '0' || *p > '9')
+		/* an overflowing number reads as ULONG_MAX: out of range */
+		if (nvmfd__cpulist_item(&p, &a, &b) || a >= CPU_SETSIZE || b >= CPU_SETSIZE || b < a)
 			return -EINVAL;
-		errno = 0;
-		a = strtoul(p, &end, 10);
-		if (errno || a >= CPU_SETSIZE)
-			return -EINVAL;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (*p < '0' || *p > '9')
-				return -EINVAL;
-			b = strtoul(p, &end, 10);
-			if (errno || b >= CPU_SETSIZE || b < a)
-				return -EINVAL;
-			p = end;
-		}
 		for (unsigned long c = a; c <= b; c++)
 			CPU_SET(c, set);
 		if (!*p)
