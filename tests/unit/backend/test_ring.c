@@ -63,25 +63,33 @@ static void test_ring_depth_one(void **state)
 	nvmfd_bk_ring_destroy(&ring);
 }
 
+/* A 1 MiB file backend @name in a new temporary directory of @c (c->bk)
+ * and a 1 MiB RAM backend (*@ram). */
+static void open_file_and_ram(struct bkt_ctx *c, const char *name, struct nvmfd_bk **ram)
+{
+	struct nvmfd_bk_opts ro = { .type = NVMFD_BK_RAM, .size = 1 << 20 };
+
+	snprintf(c->dir, sizeof(c->dir), "/tmp/nvmfd-bk-XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	snprintf(c->path, sizeof(c->path), "%s/%s", c->dir, name);
+	c->opts.type = NVMFD_BK_FILE;
+	c->opts.path = c->path;
+	c->opts.size = 1 << 20;
+	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
+	assert_int_equal(nvmfd_bk_open(&ro, ram), 0);
+}
+
 /* One ring serving a file and a RAM backend at once (--cq-pool shared),
  * on a ring created with iopoll: files never use the IOPOLL ring. */
 static void test_ring_shared(void **state)
 {
 	struct bkt_ctx *c = bkt_ctx_new();
-	struct nvmfd_bk_opts ro = { .type = NVMFD_BK_RAM, .size = 1 << 20 };
 	struct nvmfd_bk_ring *ring = bkt_ring(16, true);
 	struct nvmfd_bk *ram = NULL;
 	struct bkt_io t[4];
 	int ncb = 0;
 
-	snprintf(c->dir, sizeof(c->dir), "/tmp/nvmfd-bk-XXXXXX");
-	assert_non_null(mkdtemp(c->dir));
-	snprintf(c->path, sizeof(c->path), "%s/shared.img", c->dir);
-	c->opts.type = NVMFD_BK_FILE;
-	c->opts.path = c->path;
-	c->opts.size = 1 << 20;
-	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
-	assert_int_equal(nvmfd_bk_open(&ro, &ram), 0);
+	open_file_and_ram(c, "shared.img", &ram);
 
 	bkt_pattern(c->wbuf, 8192, 4);
 	bkt_init_io(&t[0], NVMFD_BK_WRITE, 0, 4096, c->wbuf);
@@ -123,19 +131,11 @@ static void test_ring_shared(void **state)
 static void test_ring_destroy_inflight(void **state)
 {
 	struct bkt_ctx *c = bkt_ctx_new();
-	struct nvmfd_bk_opts ro = { .type = NVMFD_BK_RAM, .size = 1 << 20 };
 	struct nvmfd_bk *ram = NULL;
 	struct bkt_io t[3];
 
 	*state = c;
-	snprintf(c->dir, sizeof(c->dir), "/tmp/nvmfd-bk-XXXXXX");
-	assert_non_null(mkdtemp(c->dir));
-	snprintf(c->path, sizeof(c->path), "%s/d.img", c->dir);
-	c->opts.type = NVMFD_BK_FILE;
-	c->opts.path = c->path;
-	c->opts.size = 1 << 20;
-	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
-	assert_int_equal(nvmfd_bk_open(&ro, &ram), 0);
+	open_file_and_ram(c, "d.img", &ram);
 	bkt_pattern(c->wbuf, 65536, 8);
 	bkt_init_io(&t[0], NVMFD_BK_WRITE, 0, 65536, c->wbuf);
 	bkt_init_io(&t[1], NVMFD_BK_WRITE, 65536, 65536, c->wbuf);
