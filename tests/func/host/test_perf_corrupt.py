@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_perf_corrupt.py - corrupted C2HData must not pass nvmf-perf.
+
+  test_perf_corrupt.py NVMF_PERF NVMFD
+
+Starts nvmfd (1 MiB RAM namespace, so that nearly every read hits a block
+written earlier in the run) and a TCP proxy between nvmf-perf and nvmfd.
+The proxy forwards host->target bytes untouched and re-frames the
+target->host stream PDU by PDU (common header: type at byte 0, flags at 1,
+hlen at 2, pdo at 3, plen u32 LE at 4). After the first SKIP C2HData PDUs
+it flips one byte in the DATA of every later C2HData PDU.
+
+  A  no digests: nvmf-perf --verify -w randrw exits 1 and prints a
+     mismatch naming the LBA.
+  B  --digest hdr,data: the data digest catches it: nvmf-perf exits
+     non-zero, the read completes with DATA_XFER_ERROR (how the host
+     library reports a data digest error) and no verify mismatch is reported (the data never reached
+     the verifier), and the corrupted PDUs carried DDGST.
+  C  control: the same proxy without corruption: exit 0, the proxy saw
+     C2HData PDUs and changed none.
+Exit: 0 pass, 1 fail, 77 skip.
+"""
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+C2H_DATA = 0x07
+F_DDGST = 0x02
+SKIP = 64
+NQN = "nqn.2026-11.io.nvmfd:perf-corrupt"
+# nvmf-perf's verify report: "verify failed: LBA N gen G: ... (corrupted data)"
+VERIFY_FAIL = re.compile(r"verify failed|mismatch", re.I)
+
+
+def recv_exact(s, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+class Proxy:
+    """One listening socket; each accepted host connection gets its own
+    upstream connection and two pump threads."""
+
+    def __init__(self, upstream_port, corrupt):
+        self.upstream_port = upstream_port
+        self.corrupt = corrupt
+        self.lock = threading.Lock()
+        self.c2h_seen = 0
+        self.corrupted = 0
+        self.corrupted_ddgst = 0
+        self.bad_frames = 0
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(64)
+        self.port = self.lsock.getsockname()[1]
+        self.stop = False
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def accept_loop(self):
+        while not self.stop:
+            try:
+                hs, _ = self.lsock.accept()
+            except OSError:
+                return
+            ts = socket.create_connection(("127.0.0.1", self.upstream_port))
+            for s in (hs, ts):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self.pump_raw, args=(hs, ts), daemon=True).start()
+            threading.Thread(target=self.pump_pdus, args=(ts, hs), daemon=True).start()
+
+    @staticmethod
+    def close_both(a, b):
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def pump_raw(self, src, dst):
+        try:
+            while True:
+                b = src.recv(65536)
+                if not b:
+                    break
+                dst.sendall(b)
+        except OSError:
+            pass
+        self.close_both(src, dst)
+
+    def pump_pdus(self, src, dst):
+        try:
+            while True:
+                ch = recv_exact(src, 8)
+                if ch is None:
+                    break
+                ptype, flags, hlen, pdo = ch[0], ch[1], ch[2], ch[3]
+                plen = struct.unpack_from("<I", ch, 4)[0]
+                if plen < 8 or plen < hlen or plen > (16 << 20):
+                    with self.lock:
+                        self.bad_frames += 1
+                    break
+                rest = recv_exact(src, plen - 8)
+                if rest is None:
+                    break
+                pdu = bytearray(ch + rest)
+                if ptype == C2H_DATA:
+                    dlen = plen - pdo - (4 if flags & F_DDGST else 0)
+                    with self.lock:
+                        self.c2h_seen += 1
+                        hit = self.corrupt and self.c2h_seen > SKIP and pdo >= hlen and dlen > 0
+                        if hit:
+                            self.corrupted += 1
+                            if flags & F_DDGST:
+                                self.corrupted_ddgst += 1
+                    if hit:
+                        # a byte inside the first logical block of the data
+                        pdu[pdo + min(100, dlen - 1)] ^= 0x5A
+                dst.sendall(pdu)
+        except OSError:
+            pass
+        self.close_both(src, dst)
+
+    def close(self):
+        self.stop = True
+        self.lsock.close()
+
+
+def wait_listen(port, proc, secs=10.0):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: test_perf_corrupt.py NVMF_PERF NVMFD")
+        return 1
+    perf, nvmfd = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="nvmfd-perf-corrupt.")
+    tgt = None
+    for _ in range(20):
+        port = free_port()
+        log = open(os.path.join(work, "nvmfd.log"), "w")
+        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:%d" % port, "-s", NQN, "-n", "ram:1M",
+                                "--allow-any-host", "--log-level", "warn"],
+                               stdout=log, stderr=subprocess.STDOUT)
+        if wait_listen(port, tgt):
+            break
+        tgt.kill()
+        tgt.wait()
+        tgt = None
+    if tgt is None:
+        print("FAIL: nvmfd did not start")
+        return 1
+    fails = 0
+
+    def run(name, corrupt, extra):
+        nonlocal fails
+        px = Proxy(port, corrupt)
+        trid = ("trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s"
+                % (px.port, NQN))
+        cmd = [perf, "-r", trid, "-t", "1", "-q", "8", "-w", "randrw", "--verify",
+               "--timeout", "5000"] + extra
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            rc, out = r.returncode, r.stdout + r.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, out = "timeout", str(e.stdout) + str(e.stderr)
+        px.close()
+        with px.lock:
+            seen, cor, cord, bad = px.c2h_seen, px.corrupted, px.corrupted_ddgst, px.bad_frames
+        print("%s: rc=%s c2h=%d corrupted=%d (ddgst %d) bad_frames=%d"
+              % (name, rc, seen, cor, cord, bad))
+        with open(os.path.join(work, name + ".out"), "w") as f:
+            f.write(out)
+        ok = True
+
+        def check(cond, what):
+            nonlocal ok
+            if not cond:
+                print("FAIL: %s: %s" % (name, what))
+                ok = False
+        check(bad == 0, "proxy saw %d malformed frames from the target" % bad)
+        check(seen > SKIP, "only %d C2HData PDUs seen" % seen)
+        return rc, out, cor, cord, check, lambda: ok
+
+    # C: control
+    rc, out, cor, _, check, ok = run("control", False, [])
+    check(rc == 0, "exit %s, want 0:\n%s" % (rc, out))
+    check(cor == 0, "corrupted %d" % cor)
+    check(not VERIFY_FAIL.search(out), "mismatch reported:\n" + out)
+    fails += not ok()
+
+    # A: no digests -> verify mismatch naming the LBA, exit 1
+    rc, out, cor, cord, check, ok = run("verify", True, [])
+    check(cor > 0, "nothing corrupted")
+    check(cord == 0, "DDGST set without --digest")
+    check(rc == 1, "exit %s, want 1:\n%s" % (rc, out))
+    check(VERIFY_FAIL.search(out) is not None, "no mismatch message:\n" + out)
+    check(re.search(r"verify failed: LBA \d+ gen \d+:", out) is not None,
+          "mismatch message does not name an LBA:\n" + out)
+    fails += not ok()
+
+    # B: data digest catches it before the verifier
+    rc, out, cor, cord, check, ok = run("ddgst", True, ["--digest", "hdr,data"])
+    check(cor > 0, "nothing corrupted")
+    check(cord == cor, "corrupted PDUs without DDGST: %d of %d" % (cor - cord, cor))
+    check(rc not in (0, "timeout"), "exit %s, want non-zero:\n%s" % (rc, out))
+    check(re.search(r"completed with status DATA_XFER_ERROR", out) is not None,
+          "no data digest / transfer error reported:\n" + out)
+    check(not VERIFY_FAIL.search(out),
+          "corrupted data reached the verifier despite the data digest:\n" + out)
+    fails += not ok()
+
+    # the target survived all of it
+    check_alive = tgt.poll() is None
+    if not check_alive:
+        print("FAIL: nvmfd exited with %s" % tgt.returncode)
+        fails += 1
+    tgt.terminate()
+    try:
+        trc = tgt.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        tgt.kill()
+        trc = "hung"
+    if check_alive and trc != 0:
+        print("FAIL: nvmfd exit %s after SIGTERM" % trc)
+        fails += 1
+    if fails:
+        print("outputs kept in", work)
+        with open(os.path.join(work, "nvmfd.log")) as f:
+            print("nvmfd log tail:\n" + "".join(f.readlines()[-20:]))
+        return 1
+    for n in os.listdir(work):
+        os.unlink(os.path.join(work, n))
+    os.rmdir(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
