@@ -599,25 +599,6 @@ int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLE
 	}
 }
 
-static void cfg_format_cpus(const cpu_set_t *set, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		int e = c;
-
-		if (!CPU_ISSET(c, set))
-			continue;
-		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
-			e++;
-		if (off < len)
-			off += (size_t)snprintf(buf + off, len - off, e > c ? "%s%d-%d" : "%s%d",
-						off ? "," : "", c, e);
-		c = e;
-	}
-}
-
 static const char *const mode_names[] = {
 	[NVMFD_RT_BOUND] = "bound",
 	[NVMFD_RT_UNBOUND] = "unbound",
@@ -2088,7 +2069,7 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 	ret |= jadd(o, "exec", e);
 	if (e) {
 		ret |= jadd(e, "backend_poll", json_object_new_boolean(ex->backend_poll));
-		cfg_format_cpus(&ex->rt.cpus, cpus, sizeof(cpus));
+		nvmfd__cpulist_format(&ex->rt.cpus, cpus, sizeof(cpus));
 		ret |= jadd(e, "cpus", json_object_new_string(cpus));
 		ret |= jadd(e, "cq_pool",
 			    json_object_new_string(ex->cq_pool_shared ? "shared" : "per-queue"));

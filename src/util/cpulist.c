@@ -2,6 +2,7 @@
 /* cpulist.c - one item of a CPU list; see internal/cpulist.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal/cpulist.h"
@@ -27,4 +28,32 @@ int nvmfd__cpulist_item(const char **p, unsigned long *first, unsigned long *las
 	}
 	*p = s;
 	return 0;
+}
+
+void nvmfd__cpulist_format(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t n = 0;
+	int c = 0;
+
+	buf[0] = '\0';
+	while (c < CPU_SETSIZE) {
+		int e;
+		int w;
+
+		if (!CPU_ISSET(c, set)) {
+			c++;
+			continue;
+		}
+		e = c;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		if (e == c)
+			w = snprintf(buf + n, len - n, "%s%d", n ? "," : "", c);
+		else
+			w = snprintf(buf + n, len - n, "%s%d-%d", n ? "," : "", c, e);
+		if (w < 0 || (size_t)w >= len - n)
+			return;
+		n += (size_t)w;
+		c = e + 1;
+	}
 }

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal/cpulist.h"
 #include "perf.h"
 
 int perf_parse_cpulist(const char *s, cpu_set_t *set)
@@ -37,34 +36,6 @@ int perf_parse_cpulist(const char *s, cpu_set_t *set)
 		if (*p != ',')
 			return -EINVAL;
 		p++;
-	}
-}
-
-void perf_format_cpulist(const cpu_set_t *set, char *buf, size_t len)
-{
-	size_t n = 0;
-	int c = 0;
-
-	buf[0] = '\0';
-	while (c < CPU_SETSIZE) {
-		int e;
-		int w;
-
-		if (!CPU_ISSET(c, set)) {
-			c++;
-			continue;
-		}
-		e = c;
-		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
-			e++;
-		if (e == c)
-			w = snprintf(buf + n, len - n, "%s%d", n ? "," : "", c);
-		else
-			w = snprintf(buf + n, len - n, "%s%d-%d", n ? "," : "", c, e);
-		if (w < 0 || (size_t)w >= len - n)
-			return;
-		n += (size_t)w;
-		c = e + 1;
 	}
 }
 

@@ -524,9 +524,9 @@ static struct json_object *json_exec(const struct worker *w)
 	char cpus[256];
 
 	json_object_object_add(e, "io_cpu", json_object_new_int(w->io_cpu));
-	perf_format_cpulist(&w->unit, cpus, sizeof(cpus));
+	nvmfd__cpulist_format(&w->unit, cpus, sizeof(cpus));
 	json_object_object_add(e, "unit_cpus", json_object_new_string(cpus));
-	perf_format_cpulist(&w->allowed, cpus, sizeof(cpus));
+	nvmfd__cpulist_format(&w->allowed, cpus, sizeof(cpus));
 	json_object_object_add(e, "allowed_cpus", json_object_new_string(cpus));
 	json_object_object_add(e, "last_cpu", json_object_new_int(w->last_cpu));
 	json_object_object_add(e, "tid", json_object_new_int(w->tid));
@@ -562,8 +562,8 @@ static void print_exec(const struct perf_run *run)
 		char unit[64], allowed[64], name[16];
 
 		nvmfd_host_qp_get_stats(w->qp, &hs);
-		perf_format_cpulist(&w->unit, unit, sizeof(unit));
-		perf_format_cpulist(&w->allowed, allowed, sizeof(allowed));
+		nvmfd__cpulist_format(&w->unit, unit, sizeof(unit));
+		nvmfd__cpulist_format(&w->allowed, allowed, sizeof(allowed));
 		snprintf(name, sizeof(name), "q%u", i + 1);
 		printf("%-8s %6d %-10s %-10s %8d %10.2f %12" PRIu64 " %12" PRIu64 " %10" PRIu64
 		       " %10" PRIu64 " %10.1f %10" PRIu64 " %10.1f\n",
@@ -617,7 +617,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "affinity_strict", json_object_new_boolean(run->o.strict));
 		json_object_object_add(cfg, "io_cpu",
 				       json_object_new_string(perf_io_cpu_name(run->o.io_cpu)));
-		perf_format_cpulist(&run->rt_cpus, cpus, sizeof(cpus));
+		nvmfd__cpulist_format(&run->rt_cpus, cpus, sizeof(cpus));
 		json_object_object_add(cfg, "cpus", json_object_new_string(cpus));
 		json_object_object_add(cfg, "idle_poll_us", json_object_new_int64(run->o.idle_poll_us));
 		json_object_object_add(cfg, "busy_poll", json_object_new_boolean(run->o.busy_poll));
@@ -704,7 +704,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		print_stats("total", &tot);
 		printf("latencies in microseconds; CPU %% of one core: per queue its thread, total "
 		       "the whole process\n");
-		perf_format_cpulist(&run->rt_cpus, cpus, sizeof(cpus));
+		nvmfd__cpulist_format(&run->rt_cpus, cpus, sizeof(cpus));
 		printf("exec %s, io-cpu %s, cpus %s", perf_exec_name(run->o.exec),
 		       perf_io_cpu_name(run->o.io_cpu), cpus);
 		if (run->o.exec == PERF_EXEC_UNBOUND)

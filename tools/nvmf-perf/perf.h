@@ -13,6 +13,7 @@
 
 #include <nvmfd/host.h>
 
+#include "internal/cpulist.h" /* nvmfd__cpulist_format() for the reports */
 #include "internal/rt.h"
 
 /* Exit codes (documented in --help). */
@@ -153,14 +154,6 @@ int perf_verify_check(const void *blk, uint32_t lba_size, uint64_t lba, uint64_t
  *         CPU >= CPU_SETSIZE.
  */
 int perf_parse_cpulist(const char *s, cpu_set_t *set);
-
-/**
- * perf_format_cpulist() - write @set as a CPU list ("0-1,3"; "" if empty).
- * @set: CPUs.
- * @buf: out, NUL-terminated (truncated if too small).
- * @len: bytes at @buf, > 0.
- */
-void perf_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
 
 /** perf_exec_name(), perf_scope_name(), perf_io_cpu_name() - flag spellings. */
 const char *perf_exec_name(enum perf_exec e);

@@ -32,10 +32,10 @@ static void test_cpulist(void **state)
 	assert_int_equal(CPU_COUNT(&s), 7);
 	assert_true(CPU_ISSET(0, &s) && CPU_ISSET(3, &s) && CPU_ISSET(6, &s) && CPU_ISSET(9, &s));
 	assert_false(CPU_ISSET(4, &s) || CPU_ISSET(7, &s));
-	perf_format_cpulist(&s, buf, sizeof(buf));
+	nvmfd__cpulist_format(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "0-3,6,8-9");
 	assert_int_equal(perf_parse_cpulist("5", &s), 0);
-	perf_format_cpulist(&s, buf, sizeof(buf));
+	nvmfd__cpulist_format(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "5");
 	assert_int_equal(perf_parse_cpulist("", &s), -EINVAL);
 	assert_int_equal(perf_parse_cpulist("3-1", &s), -EINVAL);
@@ -45,11 +45,11 @@ static void test_cpulist(void **state)
 	assert_int_equal(perf_parse_cpulist("-1", &s), -EINVAL);
 	assert_int_equal(perf_parse_cpulist("1024", &s), -EINVAL);
 	CPU_ZERO(&s);
-	perf_format_cpulist(&s, buf, sizeof(buf));
+	nvmfd__cpulist_format(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "");
 	/* truncation keeps a terminated prefix */
 	assert_int_equal(perf_parse_cpulist("0,2,4,6,8,10", &s), 0);
-	perf_format_cpulist(&s, buf, 6);
+	nvmfd__cpulist_format(&s, buf, 6);
 	assert_string_equal(buf, "0,2,4");
 }
 
