@@ -7,12 +7,12 @@
  * first 4 bytes of a 256th capsule, without reading anything. The target must
  * answer the 255 while that last capsule is still incomplete in its socket
  * (tx makes progress under the rx flood), and its counters must show that
- * receive passes were cut by the rx budget (rx_budget_exhausted > 0) and
- * that more passes/loops than one ran. Then the last capsule is finished
+ * receive loops were cut by the rx budget (rx_budget_exhausted > 0; 127
+ * of them for 255 capsules in practice) and io_work passes ran. Then the last capsule is finished
  * and answered, and every block is read back.
  *
- * tx flood: 128 reads of 256 KiB (32 MiB, more than loopback socket
- * buffers hold) are sent and nothing is read, so the target's sends block.
+ * tx flood: 128 reads of 256 KiB (32 MiB, far more than the host's fixed
+ * 256 KiB receive buffer plus the target's send buffer hold) are sent and nothing is read, so the target's sends block.
  * Then 32 more in-capsule writes are sent: the target must still receive
  * and execute all of them (its "commands" counter reaches 160 while the host
  * has read no byte), i.e. rx makes progress under a tx backlog. Then all
@@ -253,6 +253,15 @@ static void tx_flood(struct tf_target *t, struct tc_conn *io)
 	int i, tries;
 
 	TF_CHECK(rbuf);
+	/* A fixed receive buffer (no autotuning, whatever tcp_rmem allows):
+	 * with the target's send buffer (tcp_wmem max, 4 MiB by default) far
+	 * less than the 32 MiB of read data can be in flight, so the target's
+	 * sends must block while the host reads nothing. */
+	{
+		int rcvbuf = 256 << 10;
+
+		TF_CHECK_EQ(setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	}
 	settled_stats(t, io, &s0);
 	for (i = 1; i <= NR; i++) {
 		rbuf[i] = malloc(RLEN);
