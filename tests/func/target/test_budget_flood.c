@@ -4,15 +4,17 @@
  * --rx-budget-pdus 2 and --tx-budget-pdus 2.
  *
  * rx flood: 255 in-capsule 4 KiB writes go out in one burst plus the
- * first 4 bytes of a 256th capsule, without reading anything. The target must
- * answer the 255 while that last capsule is still incomplete in its socket
- * (tx makes progress under the rx flood), and its counters must show that
- * receive loops were cut by the rx budget (rx_budget_exhausted > 0; 127
- * of them for 255 capsules in practice) and io_work passes ran. Then the last capsule is finished
- * and answered, and every block is read back.
+ * first 4 bytes of a 256th capsule, without reading anything. The target
+ * must answer the 255 while that last capsule is still incomplete in its
+ * socket (tx makes progress under the rx flood), and its counters must show
+ * that receive loops were cut by the rx budget (rx_budget_exhausted > 0;
+ * 127 of them for 255 capsules in practice) and io_work passes ran. Then
+ * the last capsule is finished and answered, and every 17th block is read
+ * back and compared.
  *
  * tx flood: 128 reads of 256 KiB (32 MiB, far more than the host's fixed
- * 256 KiB receive buffer plus the target's send buffer hold) are sent and nothing is read, so the target's sends block.
+ * 256 KiB receive buffer plus the target's send buffer hold) are sent and
+ * nothing is read, so the target's sends block.
  * Then 32 more in-capsule writes are sent: the target must still receive
  * and execute all of them (its "commands" counter reaches 160 while the host
  * has read no byte), i.e. rx makes progress under a tx backlog. Then all
