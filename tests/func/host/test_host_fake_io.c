@@ -36,17 +36,9 @@
 #include <nvmfd/pdu.h>
 
 #include "../../lib/fake_tgt.h"
+#include "../../lib/host_check.h"
 
 #define NSZE 1024
-#define CHECK(cond, ...)                                                                \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                   \
-			fprintf(stderr, "\n");                                          \
-			exit(1);                                                        \
-		}                                                                       \
-	} while (0)
 
 struct fake {
 	int lfd;
@@ -331,20 +323,7 @@ out:
 	return NULL;
 }
 
-struct cbres {
-	bool done;
-	struct nvmfd_host_cpl cpl;
-};
-
-static void cb(void *arg, const struct nvmfd_host_cpl *cpl)
-{
-	struct cbres *r = arg;
-
-	r->cpl = *cpl;
-	r->done = true;
-}
-
-static int wait_done(struct nvmfd_host_qp *qp, struct cbres *r)
+static int wait_done(struct nvmfd_host_qp *qp, struct hc_cpl *r)
 {
 	int ret = 0;
 
@@ -363,7 +342,7 @@ int main(int argc, char **argv)
 	struct nvmfd_host_trid t;
 	struct nvmfd_host_qp *qp;
 	static uint8_t buf[8192];
-	struct cbres r1 = { 0 }, r2 = { 0 };
+	struct hc_cpl r1 = { 0 }, r2 = { 0 };
 	struct fake f;
 	const char *sc;
 	int ret;
@@ -394,18 +373,18 @@ int main(int argc, char **argv)
 	CHECK(qp, "no I/O qp");
 
 	if (!strcmp(sc, "ddgst")) {
-		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r1) == 0, "submit");
 		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
 		CHECK(r1.cpl.err == 0 && r1.cpl.status == NVMFD_STATUS(0, NVMFD_SC_DATA_XFER_ERROR),
 		      "err %d status 0x%x", r1.cpl.err, r1.cpl.status);
-		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r2) == 0, "submit 2");
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r2) == 0, "submit 2");
 		CHECK(wait_done(qp, &r2) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
 		CHECK(r2.cpl.err == 0 && r2.cpl.status == 0, "second read 0x%x", r2.cpl.status);
 		CHECK(buf[511] == (uint8_t)(511 * 13 + 1), "data");
 	} else if (!strcmp(sc, "r2t-chunks")) {
 		for (size_t i = 0; i < sizeof(buf); i++)
 			buf[i] = (uint8_t)(i * 5 + 3);
-		CHECK(nvmfd_host_qp_write(qp, 1, 8, 16, buf, cb, &r1) == 0, "submit");
+		CHECK(nvmfd_host_qp_write(qp, 1, 8, 16, buf, hc_cpl_cb, &r1) == 0, "submit");
 		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
 		CHECK(r1.cpl.err == 0 && r1.cpl.status == 0, "write %d 0x%x", r1.cpl.err,
 		      r1.cpl.status);
@@ -421,7 +400,7 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(sc, "c2h-success")) {
 		memset(buf, 0, sizeof(buf));
-		CHECK(nvmfd_host_qp_read(qp, 1, 0, 2, buf, cb, &r1) == 0, "submit");
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 2, buf, hc_cpl_cb, &r1) == 0, "submit");
 		CHECK(wait_done(qp, &r1) >= 0, "qp: %s", nvmfd_host_qp_errmsg(qp));
 		CHECK(r1.cpl.err == 0 && r1.cpl.status == 0, "status");
 		CHECK(buf[1023] == (uint8_t)(1023 * 13 + 1) && buf[0] == 1, "data");
@@ -454,22 +433,22 @@ int main(int argc, char **argv)
 		CHECK(strcmp(msg, "?"), "unknown scenario %s", sc);
 		if (!strcmp(sc, "random-garbage")) {
 			/* Noise may also read as a closed/reset stream. */
-			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r1) == 0, "submit");
 			wait_done(qp, &r1);
 			CHECK(r1.done && r1.cpl.err < 0, "garbage accepted: err %d", r1.cpl.err);
 			printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
 			goto out_disconnect;
 		}
 		if (write)
-			CHECK(nvmfd_host_qp_write(qp, 1, 0, 16, buf, cb, &r1) == 0, "submit");
+			CHECK(nvmfd_host_qp_write(qp, 1, 0, 16, buf, hc_cpl_cb, &r1) == 0, "submit");
 		else
-			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r1) == 0, "submit");
+			CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r1) == 0, "submit");
 		ret = wait_done(qp, &r1);
 		CHECK(r1.done && r1.cpl.err == want, "completion err %d, want %d", r1.cpl.err, want);
 		CHECK(nvmfd_host_qp_poll(qp, 0) == want, "poll after failure");
 		CHECK(strstr(nvmfd_host_qp_errmsg(qp), msg), "message '%s' lacks '%s'",
 		      nvmfd_host_qp_errmsg(qp), msg);
-		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, cb, &r2) == -ENOTCONN, "submit on failed qp");
+		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r2) == -ENOTCONN, "submit on failed qp");
 		printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
 	}
 out_disconnect:

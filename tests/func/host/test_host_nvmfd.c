@@ -23,33 +23,11 @@
 #include "cfg/cfg.h"
 #include "internal/target.h"
 #include "../../../tools/nvmf-perf/perf.h"
+#include "../../lib/host_check.h"
 
 #define NQN "nqn.2026-11.io.nvmfd:host-func"
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fprintf(stderr, "\n");                                 \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
-
-struct sync_io {
-	bool done;
-	struct nvmfd_host_cpl cpl;
-};
-
-static void sync_cb(void *arg, const struct nvmfd_host_cpl *cpl)
-{
-	struct sync_io *s = arg;
-
-	s->cpl = *cpl;
-	s->done = true;
-}
-
 /* Poll @qp until @s completes; the library bounds it with its timeout. */
-static void wait_io(struct nvmfd_host_qp *qp, struct sync_io *s)
+static void wait_io(struct nvmfd_host_qp *qp, struct hc_cpl *s)
 {
 	while (!s->done) {
 		int r = nvmfd_host_qp_wait(qp, 100);
@@ -75,21 +53,21 @@ enum op { OP_READ, OP_WRITE, OP_WZ, OP_FLUSH };
 static struct nvmfd_host_cpl do_io(struct nvmfd_host_qp *qp, enum op op, uint32_t nsid,
 				   uint64_t slba, uint32_t nlb, void *buf)
 {
-	struct sync_io s = { 0 };
+	struct hc_cpl s = { 0 };
 	int r = -EINVAL;
 
 	switch (op) {
 	case OP_READ:
-		r = nvmfd_host_qp_read(qp, nsid, slba, nlb, buf, sync_cb, &s);
+		r = nvmfd_host_qp_read(qp, nsid, slba, nlb, buf, hc_cpl_cb, &s);
 		break;
 	case OP_WRITE:
-		r = nvmfd_host_qp_write(qp, nsid, slba, nlb, buf, sync_cb, &s);
+		r = nvmfd_host_qp_write(qp, nsid, slba, nlb, buf, hc_cpl_cb, &s);
 		break;
 	case OP_WZ:
-		r = nvmfd_host_qp_write_zeroes(qp, nsid, slba, nlb, sync_cb, &s);
+		r = nvmfd_host_qp_write_zeroes(qp, nsid, slba, nlb, hc_cpl_cb, &s);
 		break;
 	case OP_FLUSH:
-		r = nvmfd_host_qp_flush(qp, nsid, sync_cb, &s);
+		r = nvmfd_host_qp_flush(qp, nsid, hc_cpl_cb, &s);
 		break;
 	}
 	CHECK(r == 0, "submit op %d: %d", op, r);
@@ -148,7 +126,7 @@ static void test_other_cmds(struct nvmfd_host_ctrl *ctrl)
 	const struct nvmfd_host_ns *ns = nvmfd_host_ctrl_ns(ctrl, 0);
 	uint8_t *b = malloc(65536), *z = calloc(1, 65536);
 	struct nvmfd_dsm_range r[2];
-	struct sync_io s = { 0 };
+	struct hc_cpl s = { 0 };
 	struct nvmfd_host_cpl c;
 	uint32_t nlb = 65536 / ns->lba_size;
 
@@ -167,13 +145,13 @@ static void test_other_cmds(struct nvmfd_host_ctrl *ctrl)
 	r[0].nlb = 8;
 	r[1].slba = 4000;
 	r[1].nlb = 16;
-	CHECK(nvmfd_host_qp_dsm(qp, ns->nsid, r, 2, NVMFD_DSM_AD, sync_cb, &s) == 0, "dsm");
+	CHECK(nvmfd_host_qp_dsm(qp, ns->nsid, r, 2, NVMFD_DSM_AD, hc_cpl_cb, &s) == 0, "dsm");
 	wait_io(qp, &s);
 	CHECK(s.cpl.err == 0 && s.cpl.status == 0, "dsm status 0x%x", s.cpl.status);
 	/* Past the end: the target must answer with an error status. */
 	c = do_io(qp, OP_READ, ns->nsid, ns->nsze - 1, 2, b);
 	CHECK(c.status != 0, "out-of-range read succeeded");
-	CHECK(nvmfd_host_qp_read(qp, 77, 0, 1, b, sync_cb, &s) == -EINVAL, "unknown nsid");
+	CHECK(nvmfd_host_qp_read(qp, 77, 0, 1, b, hc_cpl_cb, &s) == -EINVAL, "unknown nsid");
 	free(b);
 	free(z);
 }
@@ -329,7 +307,7 @@ static void test_budgets(struct nvmfd_host_ctrl *ctrl)
 	const size_t len = 256 * 1024;
 	uint8_t *wbuf = malloc(len), *rbuf = malloc(len);
 	struct nvmfd_host_qp_stats a, b;
-	struct sync_io s = { 0 };
+	struct hc_cpl s = { 0 };
 	struct nvmfd_host_cpl cpl;
 
 	CHECK(wbuf && rbuf, "oom");
@@ -349,7 +327,7 @@ static void test_budgets(struct nvmfd_host_ctrl *ctrl)
 	CHECK(nvmfd_host_qp_set_budget(qp, 512, 0) == 0, "rx budget");
 	memset(rbuf, 0, len);
 	nvmfd_host_qp_get_stats(qp, &a);
-	CHECK(nvmfd_host_qp_read(qp, 2, 100, (uint32_t)(len / 4096), rbuf, sync_cb, &s) == 0,
+	CHECK(nvmfd_host_qp_read(qp, 2, 100, (uint32_t)(len / 4096), rbuf, hc_cpl_cb, &s) == 0,
 	      "submit read");
 	while (!s.done) {
 		struct nvmfd_host_qp_stats p0, p1;
