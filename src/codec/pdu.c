@@ -687,6 +687,18 @@ static size_t build_finish(uint8_t *b, size_t hdr_len, bool hdgst)
 	return hdr_len;
 }
 
+/* ICReq and ICResp share one layout: PDA at 10, digests at 11, then
+ * MAXR2T (ICReq) or MAXH2CDATA (ICResp) at 12. */
+static size_t build_ic(uint8_t *b, uint8_t type, uint8_t pda, uint8_t dgst, uint32_t max)
+{
+	size_t n = build_ch(b, type, 0, 0, false, false);
+
+	b[FEI_IC_PDA] = pda;
+	b[11] = dgst;
+	put_le32(b + 12, max);
+	return n;
+}
+
 /**
  * nvmfd_pdu_build_icreq() - write an ICReq (128 bytes, no digests).
  * @buf:    at least 128 bytes.
@@ -698,13 +710,7 @@ static size_t build_finish(uint8_t *b, size_t hdr_len, bool hdgst)
  */
 size_t nvmfd_pdu_build_icreq(void *buf, uint8_t hpda, uint8_t dgst, uint32_t maxr2t)
 {
-	uint8_t *b = buf;
-	size_t n = build_ch(b, NVMFD_TCP_ICREQ, 0, 0, false, false);
-
-	b[FEI_IC_PDA] = hpda;
-	b[11] = dgst;
-	put_le32(b + 12, maxr2t);
-	return n;
+	return build_ic(buf, NVMFD_TCP_ICREQ, hpda, dgst, maxr2t);
 }
 
 /**
@@ -718,13 +724,7 @@ size_t nvmfd_pdu_build_icreq(void *buf, uint8_t hpda, uint8_t dgst, uint32_t max
  */
 size_t nvmfd_pdu_build_icresp(void *buf, uint8_t cpda, uint8_t dgst, uint32_t maxh2cdata)
 {
-	uint8_t *b = buf;
-	size_t n = build_ch(b, NVMFD_TCP_ICRESP, 0, 0, false, false);
-
-	b[FEI_IC_PDA] = cpda;
-	b[11] = dgst;
-	put_le32(b + 12, maxh2cdata);
-	return n;
+	return build_ic(buf, NVMFD_TCP_ICRESP, cpda, dgst, maxh2cdata);
 }
 
 /**
