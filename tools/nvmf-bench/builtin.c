@@ -91,6 +91,16 @@ static struct json_object *sub(struct json_object *o, const char *k)
 	return s;
 }
 
+/* Complete scenario @sc with its "defaults" @d, the "pivot" column and its @cells. */
+static struct json_object *finish(struct json_object *sc, struct json_object *d, int pivot,
+				  struct json_object *cells)
+{
+	add(sc, "defaults", d);
+	add(sc, "pivot", jint(pivot));
+	add(sc, "cells", cells);
+	return sc;
+}
+
 /* A: bound vs unbound x 4K/1M randrw 50 % x no / medium / heavy load. */
 static struct json_object *seed_a(void)
 {
@@ -113,7 +123,6 @@ static struct json_object *seed_a(void)
 	add(sub(d, "perf"), "read_pct", jint(50));
 	add(sub(d, "perf"), "qd", jint(32));
 	add(sub(d, "perf"), "queues", jstr("2*ncpu"));
-	add(sc, "defaults", d);
 	for (s = 0; s < 2; s++) {
 		for (l = 0; l < 3; l++) {
 			for (e = 0; e < 2; e++) {
@@ -149,9 +158,7 @@ static struct json_object *seed_a(void)
 			}
 		}
 	}
-	add(sc, "pivot", jint(2));
-	add(sc, "cells", cells);
-	return sc;
+	return finish(sc, d, 2, cells);
 }
 
 /* B: CPU-heavy per-request work (data digest) x 1 / several streams x bound/unbound. */
@@ -173,7 +180,6 @@ static struct json_object *seed_b(void)
 	add(sub(d, "perf"), "io_size", jstr("128k"));
 	add(sub(d, "perf"), "qd", jint(8));
 	add(sub(d, "perf"), "digest", jstr("data"));
-	add(sc, "defaults", d);
 	for (s = 0; s < 2; s++) {
 		for (e = 0; e < 2; e++) {
 			char name[64], base[64];
@@ -187,9 +193,7 @@ static struct json_object *seed_b(void)
 			json_object_array_add(cells, c);
 		}
 	}
-	add(sc, "pivot", jint(1));
-	add(sc, "cells", cells);
-	return sc;
+	return finish(sc, d, 1, cells);
 }
 
 /* C: idle polling and backend completion polling. */
@@ -209,7 +213,6 @@ static struct json_object *seed_c(void)
 	add(sub(d, "perf"), "pattern", jstr("randread"));
 	add(sub(d, "perf"), "qd", jint(32));
 	add(sub(d, "perf"), "queues", jstr("4*ncpu"));
-	add(sc, "defaults", d);
 	c = cell("baseline", "4k-randread", "baseline", NULL);
 	json_object_array_add(cells, c);
 	c = cell("idle-poll", "4k-randread", "idle-poll", NULL);
@@ -219,9 +222,7 @@ static struct json_object *seed_c(void)
 	add(sub(c, "target"), "idle_poll_us", jint(750000));
 	add(sub(c, "target"), "backend_poll", json_object_new_boolean(1));
 	json_object_array_add(cells, c);
-	add(sc, "pivot", jint(0));
-	add(sc, "cells", cells);
-	return sc;
+	return finish(sc, d, 0, cells);
 }
 
 /* D: per-queue vs shared completion rings x 1, 2, 4, 8 controllers per CPU. */
@@ -243,7 +244,6 @@ static struct json_object *seed_d(void)
 	add(sub(d, "perf"), "pattern", jstr("randread"));
 	add(sub(d, "perf"), "qd", jint(32));
 	add(sub(d, "perf"), "queues", jint(1));
-	add(sc, "defaults", d);
 	for (k = 0; k < 4; k++) {
 		for (p = 0; p < 2; p++) {
 			char name[64], group[64], base[64], ctrls[32];
@@ -261,9 +261,7 @@ static struct json_object *seed_d(void)
 			json_object_array_add(cells, c);
 		}
 	}
-	add(sc, "pivot", jint(5));
-	add(sc, "cells", cells);
-	return sc;
+	return finish(sc, d, 5, cells);
 }
 
 /* E: 4K seq/rand read/write x cumulative host-scaling steps x null/file, 2 controllers. */
@@ -288,7 +286,6 @@ static struct json_object *seed_e(void)
 	add(sub(d, "perf"), "io_size", jstr("4k"));
 	add(sub(d, "perf"), "queues", jstr("1*ncpu"));
 	add(sub(d, "perf"), "controllers", jint(2));
-	add(sc, "defaults", d);
 	for (b = 0; b < 2; b++) {
 		for (w = 0; w < 4; w++) {
 			for (s = 0; s < 4; s++) {
@@ -333,9 +330,7 @@ static struct json_object *seed_e(void)
 			}
 		}
 	}
-	add(sc, "pivot", jint(1));
-	add(sc, "cells", cells);
-	return sc;
+	return finish(sc, d, 1, cells);
 }
 
 /**
