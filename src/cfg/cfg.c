@@ -108,7 +108,8 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
  *
  * Exec defaults follow the Linux drivers (bound, cache scope, max_active 512,
  * rr, event driven, per-queue rings, 8/8 PDU budgets, 1000 us deadline);
- * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB.
+ * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB, icreq_timeout_ms
+ * and connect_timeout_ms 10000.
  * Context: any thread.
  */
 void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
@@ -122,6 +123,8 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 	cfg->kato_grace_ms = NVMFD_CFG_DEF_KATO_GRACE_MS;
 	cfg->max_io_size = NVMFD_CFG_DEF_MAX_IO_SIZE;
 	cfg->maxh2cdata = NVMFD_CFG_DEF_MAXH2CDATA;
+	cfg->icreq_timeout_ms = NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS;
+	cfg->connect_timeout_ms = NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS;
 	cfg->stats_interval_s = 0;
 	cfg->control_path[0] = '\0';
 }
@@ -1378,7 +1381,7 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 {
 	static const char *const keys[] = { "max_io_size",    "maxh2cdata", "kato_grace_ms",
 					    "stats_interval", "control",    "exec",
-					    NULL };
+					    "icreq_timeout_ms", "connect_timeout_ms", NULL };
 	static const char *const ekeys[] = {
 		"mode",		  "scope",	     "strict",		"max_active",
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
@@ -1417,6 +1420,11 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		cfg->maxh2cdata = (uint32_t)v;
 	}
 	if (j_u32(o, "kato_grace_ms", p, false, 0, 3600000, &cfg->kato_grace_ms, err) < 0)
+		return -EINVAL;
+	if (j_u32(o, "icreq_timeout_ms", p, false, 0, 3600000, &cfg->icreq_timeout_ms, err) < 0)
+		return -EINVAL;
+	if (j_u32(o, "connect_timeout_ms", p, false, 0, 3600000, &cfg->connect_timeout_ms,
+		  err) < 0)
 		return -EINVAL;
 	if (j_u32(o, "stats_interval", p, false, 0, 86400, &cfg->stats_interval_s, err) < 0)
 		return -EINVAL;

@@ -30,6 +30,10 @@
 
 /* Defaults (nvmfd_cfg_init_defaults(), nvmfd_cfg_port_init()). */
 #define NVMFD_CFG_DEF_KATO_GRACE_MS 1000u
+/* A connection must complete ICReq, then Connect, within these of accept
+ * (the Linux host waits 10 s for ICResp); 0 disables the check. */
+#define NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS 10000u
+#define NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_MAX_IO_SIZE (1u << 20)
 #define NVMFD_CFG_DEF_MAXH2CDATA (128u << 10)
 #define NVMFD_CFG_DEF_INLINE_DATA_SIZE 16384u
@@ -110,6 +114,8 @@ struct nvmfd_cfg {
 	uint32_t kato_grace_ms; /* extra time before a keep-alive expiry (default 1000 as nvmet's kato rounding) */
 	uint32_t max_io_size; /* MDTS in bytes (default 1 MiB) */
 	uint32_t maxh2cdata; /* bytes (default 128 KiB) */
+	uint32_t icreq_timeout_ms; /* accept to ICReq; 0: none (default 10000) */
+	uint32_t connect_timeout_ms; /* accept to a successful Connect; 0: none (default 10000) */
 	unsigned int stats_interval_s;
 	char control_path[108];
 };

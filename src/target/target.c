@@ -2,7 +2,7 @@
 /*
  * target.c - the target as the daemon sees it (internal/target.h): backends,
  * the execution runtime, TCP listeners and the housekeeping thread that
- * expires keep-alive timers.
+ * expires keep-alive timers and the transport's ICReq/Connect deadlines.
  *
  * Order: create = backends -> runtime -> listeners (bound, not accepting);
  * start = accepting + housekeeping; stop = housekeeping off, every queue
@@ -93,6 +93,7 @@ static void *hk_main(void *arg)
 {
 	struct nvmfd_tgt *tgt = arg;
 	struct timespec ts;
+	uint64_t now;
 
 	pthread_mutex_lock(&tgt->hk_lock);
 	while (!tgt->hk_stop) {
@@ -106,7 +107,11 @@ static void *hk_main(void *arg)
 		if (tgt->hk_stop)
 			break;
 		pthread_mutex_unlock(&tgt->hk_lock);
-		nvmfd__tgt_check_kato(tgt, nvmfd__tgt_now_ns());
+		now = nvmfd__tgt_now_ns();
+		nvmfd__tgt_check_kato(tgt, now);
+		for (unsigned int i = 0; i < tgt->nr_ports; i++)
+			if (tgt->ports[i])
+				nvmfd__tcp_port_check_timeouts(tgt->ports[i], now);
 		pthread_mutex_lock(&tgt->hk_lock);
 	}
 	pthread_mutex_unlock(&tgt->hk_lock);

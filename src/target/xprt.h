@@ -157,5 +157,8 @@ int nvmfd__tcp_port_start(struct nvmfd_tcp_port *port);
 uint16_t nvmfd__tcp_port_bound_port(const struct nvmfd_tcp_port *port);
 void nvmfd__tcp_port_destroy(struct nvmfd_tcp_port **port);
 int nvmfd__tcp_port_stats_json(struct nvmfd_tcp_port *port, FILE *out);
+/* Setup deadlines (cfg icreq_timeout_ms / connect_timeout_ms); called by
+ * the housekeeping thread; see tcp.c. */
+unsigned int nvmfd__tcp_port_check_timeouts(struct nvmfd_tcp_port *port, uint64_t now_ns);
 
 #endif /* NVMFD_TARGET_XPRT_H */

@@ -47,6 +47,15 @@
  * iovecs) with MSG_MORE while more is queued. A PDU cut short by a full
  * socket is finished alone before any other byte is sent.
  *
+ * Setup deadlines: a connection must complete ICReq within icreq_timeout_ms
+ * and a successful Connect within connect_timeout_ms of accept (cfg,
+ * default 10 s each: the Linux host waits 10 s for ICResp; KATO only
+ * starts after Connect), or it is closed: an idle socket would otherwise
+ * hold its fd, ring and memory for ever. The target's housekeeping thread
+ * calls nvmfd__tcp_port_check_timeouts(), which only marks an expired
+ * queue (q->expired) and kicks it; the queue's own io_work confirms the
+ * stage against its state, logs and tears down.
+ *
  * Wire errors: a codec or transport rule violation gets a C2HTermReq with
  * its FES/FEI and the offending header (an H2CTermReq is never answered),
  * sent best effort; then that connection only is closed, logged once at
@@ -145,6 +154,13 @@ enum tcp_queue_state {
 	TCP_Q_DEAD, /* torn down, waiting for the release work */
 };
 
+/* Connection setup progress, for the ICReq/Connect deadlines. */
+enum tcp_stage {
+	TCP_STAGE_ACCEPTED, /* waiting for ICReq; as q->expired: no ICReq in time */
+	TCP_STAGE_IC_DONE, /* ICReq handled; as q->expired: no Connect in time */
+	TCP_STAGE_CONNECTED, /* Connect succeeded: no setup deadline any more */
+};
+
 /* Per-queue counters (DESIGN.md "Numbers every mode must expose"): written
  * by the owner with relaxed stores, read relaxed by the stats dumper. */
 struct tcp_qstats {
@@ -190,6 +206,9 @@ struct tcp_queue {
 	bool placed;
 	struct nvmfd_work io_work;
 	int shutdown; /* atomic: any thread sets it, then queues io_work */
+	uint64_t accept_ns; /* nvmfd_now_ns() at accept; set before listing */
+	int stage; /* atomic: TCP_STAGE_*, owner writes, timeout checker reads */
+	int expired; /* atomic: the TCP_STAGE_* deadline missed, checker sets, owner takes */
 	enum tcp_queue_state state;
 	bool hdgst;
 	bool ddgst;
@@ -883,6 +902,7 @@ static int tcp_rx_icreq(struct tcp_queue *q)
 	max_data = tcp_max_u32(q->maxh2cdata, tcp_max_u32(pc->inline_data_size, TCP_FABRICS_ICD));
 	nvmfd_pdu_rx_ic_done(&q->rx, q->hdgst, q->ddgst, max_data);
 	q->state = TCP_Q_LIVE;
+	__atomic_store_n(&q->stage, TCP_STAGE_IC_DONE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -1531,6 +1551,44 @@ static void tcp_poll_backend(struct tcp_queue *q)
 
 static void tcp_port_migrate(struct nvmfd_tcp_port *port, struct tcp_queue *q);
 
+/* Publish a successful Connect to the timeout checker (owner). */
+static void tcp_note_connected(struct tcp_queue *q)
+{
+	if (q->qp.connected &&
+	    __atomic_load_n(&q->stage, __ATOMIC_RELAXED) != TCP_STAGE_CONNECTED)
+		__atomic_store_n(&q->stage, TCP_STAGE_CONNECTED, __ATOMIC_RELEASE);
+}
+
+/*
+ * The timeout checker marked a setup deadline as missed: confirm it against
+ * the queue's own state (the stage may have been reached meanwhile) and
+ * log once. Return: true to tear the queue down. Context: queue owner.
+ */
+static bool tcp_setup_expired(struct tcp_queue *q)
+{
+	const struct nvmfd_cfg *gcfg = q->port->gcfg;
+	int st = __atomic_exchange_n(&q->expired, 0, __ATOMIC_ACQ_REL);
+	uint32_t ms;
+
+	if (!st)
+		return false;
+	st--; /* q->expired holds the stage + 1 */
+	tcp_note_connected(q);
+	if (st == TCP_STAGE_ACCEPTED && q->state == TCP_Q_IC_WAIT) {
+		ms = gcfg->icreq_timeout_ms;
+		NVMFD_WARN_RATELIMIT(TCP_COMP, "queue %u peer %s: no ICReq within %u.%03u s, closing",
+				     q->id, q->qp.peer_addr, ms / 1000, ms % 1000);
+		return true;
+	}
+	if (st == TCP_STAGE_IC_DONE && !q->qp.connected) {
+		ms = gcfg->connect_timeout_ms;
+		NVMFD_WARN_RATELIMIT(TCP_COMP, "queue %u peer %s: no Connect within %u.%03u s, closing",
+				     q->id, q->qp.peer_addr, ms / 1000, ms % 1000);
+		return true;
+	}
+	return false; /* reached meanwhile; the checker looks again */
+}
+
 /*
  * One bounded io_work pass (NOTES §3.1, DESIGN "Execution model"): rx up to
  * its budget, reap completions, tx up to its budget, repeated while
@@ -1554,6 +1612,8 @@ static void tcp_io_work(struct nvmfd_work *w)
 	do {
 		if (__atomic_load_n(&q->shutdown, __ATOMIC_ACQUIRE))
 			goto teardown;
+		if (__atomic_load_n(&q->expired, __ATOMIC_ACQUIRE) && tcp_setup_expired(q))
+			goto teardown;
 		progress = false;
 		ret = tcp_rx(q, &progress);
 		if (ret)
@@ -1567,6 +1627,7 @@ static void tcp_io_work(struct nvmfd_work *w)
 			goto teardown;
 		any |= progress;
 	} while (progress && !nvmfd_budget_expired(&q->rx_budget, nvmfd_now_ns()));
+	tcp_note_connected(q);
 
 	if (tcp_exec(q)->wq_per_ctrl && !q->migrated && q->qp.connected && q->qp.ctrl &&
 	    q->state == TCP_Q_LIVE) {
@@ -1942,6 +2003,8 @@ static int tcp_queue_create(struct nvmfd_tcp_port *port, int fd)
 
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
 	q->state = TCP_Q_IC_WAIT;
+	q->stage = TCP_STAGE_ACCEPTED;
+	q->accept_ns = nvmfd_now_ns();
 
 	pthread_mutex_lock(&port->lock);
 	if (__atomic_load_n(&port->stopping, __ATOMIC_ACQUIRE)) {
@@ -1969,6 +2032,49 @@ out_free:
 	q->fd = -1; /* the caller closes it */
 	tcp_queue_free(q);
 	return ret;
+}
+
+/**
+ * nvmfd__tcp_port_check_timeouts() - close the port's connections that
+ * missed a setup deadline: no ICReq within cfg icreq_timeout_ms, or no
+ * successful Connect within cfg connect_timeout_ms, of accept (0: no such
+ * deadline). Expired queues are only marked and kicked; each one's io_work
+ * confirms, logs and tears itself down.
+ * @port: a port from nvmfd__tcp_port_create() (not yet destroyed).
+ * @now_ns: CLOCK_MONOTONIC now (nvmfd__tgt_now_ns()), ns.
+ * Return: number of queues newly marked as expired.
+ * Context: the target's housekeeping thread (any thread); takes port->lock.
+ */
+unsigned int nvmfd__tcp_port_check_timeouts(struct nvmfd_tcp_port *port, uint64_t now_ns)
+{
+	uint64_t ic_ns = (uint64_t)port->gcfg->icreq_timeout_ms * 1000000ull;
+	uint64_t conn_ns = (uint64_t)port->gcfg->connect_timeout_ms * 1000000ull;
+	unsigned int n = 0;
+	struct tcp_queue *q;
+
+	if (!ic_ns && !conn_ns)
+		return 0;
+	pthread_mutex_lock(&port->lock);
+	for (q = port->queues; q; q = q->next) {
+		int st = __atomic_load_n(&q->stage, __ATOMIC_ACQUIRE);
+		uint64_t age = now_ns > q->accept_ns ? now_ns - q->accept_ns : 0;
+		int missed = -1, zero = 0;
+
+		if (st == TCP_STAGE_ACCEPTED && ic_ns && age >= ic_ns)
+			missed = TCP_STAGE_ACCEPTED;
+		else if (st != TCP_STAGE_CONNECTED && conn_ns && age >= conn_ns)
+			missed = TCP_STAGE_IC_DONE;
+		if (missed < 0)
+			continue;
+		/* once per mark: the owner clears it when it looked */
+		if (__atomic_compare_exchange_n(&q->expired, &zero, missed + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			tcp_queue_kick(q);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&port->lock);
+	return n;
 }
 
 static void tcp_accept_work(struct nvmfd_work *w)
