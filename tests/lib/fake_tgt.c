@@ -4,6 +4,7 @@
  * (see fake_tgt.h).
  */
 #include "fake_tgt.h"
+#include "host_check.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -71,10 +72,8 @@ int ft_write_full(int fd, const void *buf, size_t len)
 
 void ft_trid(struct nvmfd_host_trid *t, uint16_t port, const char *subnqn)
 {
-	memset(t, 0, sizeof(*t));
-	t->trtype = NVMFD_TRTYPE_TCP;
-	t->adrfam = NVMFD_ADRFAM_IPV4;
-	snprintf(t->traddr, sizeof(t->traddr), "127.0.0.1");
-	snprintf(t->trsvcid, sizeof(t->trsvcid), "%u", port);
-	snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
+	char svc[8];
+
+	snprintf(svc, sizeof(svc), "%u", port);
+	hc_loop_trid(t, svc, subnqn);
 }

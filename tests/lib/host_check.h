@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * host_check.h - what the host library's functional tests share: CHECK()
- * and a completion record that a host callback fills in.
+ * host_check.h - what the host library's functional tests share: CHECK(),
+ * a completion record that a host callback fills in, and the transport ID
+ * of a loopback target.
  */
 #ifndef NVMFD_TESTS_HOST_CHECK_H
 #define NVMFD_TESTS_HOST_CHECK_H
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <nvmfd/host.h>
 
@@ -37,6 +39,18 @@ static inline void hc_cpl_cb(void *arg, const struct nvmfd_host_cpl *cpl)
 
 	r->cpl = *cpl;
 	r->done = true;
+}
+
+/* TCP/IPv4 transport ID of a target on 127.0.0.1:@port; @subnqn "" leaves
+ * the subsystem to the host's default (the discovery NQN). */
+static inline void hc_loop_trid(struct nvmfd_host_trid *t, const char *port, const char *subnqn)
+{
+	memset(t, 0, sizeof(*t));
+	t->trtype = NVMFD_TRTYPE_TCP;
+	t->adrfam = NVMFD_ADRFAM_IPV4;
+	snprintf(t->traddr, sizeof(t->traddr), "127.0.0.1");
+	snprintf(t->trsvcid, sizeof(t->trsvcid), "%s", port);
+	snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
 }
 
 #endif /* NVMFD_TESTS_HOST_CHECK_H */

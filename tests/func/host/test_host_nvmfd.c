@@ -36,18 +36,6 @@ static void wait_io(struct nvmfd_host_qp *qp, struct hc_cpl *s)
 	}
 }
 
-/* TCP/IPv4 to the target on 127.0.0.1:@port; @subnqn "" leaves it to the
- * host's default (the discovery NQN). */
-static void loop_trid(struct nvmfd_host_trid *t, const char *port, const char *subnqn)
-{
-	memset(t, 0, sizeof(*t));
-	t->trtype = NVMFD_TRTYPE_TCP;
-	t->adrfam = NVMFD_ADRFAM_IPV4;
-	snprintf(t->traddr, sizeof(t->traddr), "127.0.0.1");
-	snprintf(t->trsvcid, sizeof(t->trsvcid), "%s", port);
-	snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
-}
-
 enum op { OP_READ, OP_WRITE, OP_WZ, OP_FLUSH };
 
 static struct nvmfd_host_cpl do_io(struct nvmfd_host_qp *qp, enum op op, uint32_t nsid,
@@ -268,7 +256,7 @@ static void test_discovery(const char *port)
 	o.timeout_ms = 5000;
 	o.max_io_size = 1024; /* forces the log to be read in LPO steps */
 	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	loop_trid(&t, port, "");
+	hc_loop_trid(&t, port, "");
 	r = nvmfd_host_ctrl_connect(c, &t);
 	CHECK(r == 0, "discovery connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
 	CHECK(nvmfd_host_ctrl_get_info(c)->cntrltype == NVMFD_CNTRLTYPE_DISC ||
@@ -414,7 +402,7 @@ static void test_keepalive(const char *port)
 	o.nr_io_queues = 1;
 	o.io_queue_size = 4;
 	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	loop_trid(&t, port, NQN);
+	hc_loop_trid(&t, port, NQN);
 	r = nvmfd_host_ctrl_connect(c, &t);
 	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
 	sleep(3);
