@@ -76,13 +76,19 @@ struct nvmfd_host_trid {
  * nvmfd_host_trid_parse() - decode "trtype:TCP adrfam:IPv4 traddr:A trsvcid:P
  * subnqn:N [hostnqn:N]" (keys case-insensitive, separated by blanks; values
  * of trtype/adrfam case-insensitive).
+ * An IPv6 traddr may be written bare (traddr:::1, split at the first ':')
+ * or in brackets (traddr:[::1]); the brackets are removed, and an address
+ * containing ':' sets adrfam IPv6 unless adrfam is given. The port always
+ * goes in trsvcid ("[::1]:4420" is rejected).
  * @str:    the string, borrowed.
- * @trid:   out: zeroed, then filled. Defaults: trtype TCP, adrfam IPv4,
- *          trsvcid "4420" (the caller may prefer 8009 for discovery).
+ * @trid:   out: zeroed, then filled. Defaults: trtype TCP, adrfam IPv4
+ *          (IPv6 for an IPv6 traddr), trsvcid "4420" (the caller may prefer
+ *          8009 for discovery).
  * @err:    out: message on failure (may be NULL).
  * @errlen: bytes at @err.
- * Return: 0; -EINVAL on an unknown key, bad value, missing traddr or a value
- *         longer than its field.
+ * Return: 0; -EINVAL on an unknown key, bad value, missing traddr, a value
+ *         longer than its field, an unbalanced or non-IPv6 bracketed traddr,
+ *         or an IPv6 traddr with adrfam:IPv4.
  * Context: any thread; pure.
  */
 int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *err,

@@ -39,10 +39,53 @@ static int copy_val(char *dst, size_t dlen, const char *v, size_t vlen)
 	return 0;
 }
 
+/*
+ * Store a traddr value: "[V6ADDR]" (the URL form) loses its brackets and
+ * marks the address IPv6; a bare address containing ':' is IPv6 too.
+ * Return 0, 1 if the address is IPv6, or -EINVAL (message in @err).
+ */
+static int set_traddr(struct nvmfd_host_trid *trid, const char *v, size_t vlen, char *err,
+		      size_t errlen)
+{
+	if (v[0] == '[') {
+		const char *close = memchr(v, ']', vlen);
+
+		if (!close) {
+			set_err(err, errlen, "traddr '%s': missing ']' after the IPv6 address", v);
+			return -EINVAL;
+		}
+		if (close != v + vlen - 1) {
+			set_err(err, errlen, "traddr '%s': nothing may follow ']' (give the port "
+				"as trsvcid:PORT)", v);
+			return -EINVAL;
+		}
+		if (close == v + 1 || !memchr(v, ':', vlen)) {
+			set_err(err, errlen, "traddr '%s': brackets must hold an IPv6 address", v);
+			return -EINVAL;
+		}
+		if (copy_val(trid->traddr, sizeof(trid->traddr), v + 1, vlen - 2)) {
+			set_err(err, errlen, "traddr '%s' too long", v);
+			return -EINVAL;
+		}
+		return 1;
+	}
+	if (memchr(v, ']', vlen)) {
+		set_err(err, errlen, "traddr '%s': ']' without '['", v);
+		return -EINVAL;
+	}
+	if (copy_val(trid->traddr, sizeof(trid->traddr), v, vlen)) {
+		set_err(err, errlen, "traddr '%s' too long", v);
+		return -EINVAL;
+	}
+	return memchr(v, ':', vlen) ? 1 : 0;
+}
+
 int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *err,
 			  size_t errlen)
 {
 	const char *p = str;
+	bool adrfam_given = false, v6_addr = false;
+	int ret;
 
 	if (!str || !trid)
 		return -EINVAL;
@@ -101,6 +144,7 @@ int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *e
 			}
 			trid->trtype = NVMFD_TRTYPE_TCP;
 		} else if (!strcasecmp(key, "adrfam")) {
+			adrfam_given = true;
 			if (!strcasecmp(v, "ipv4")) {
 				trid->adrfam = NVMFD_ADRFAM_IPV4;
 			} else if (!strcasecmp(v, "ipv6")) {
@@ -110,10 +154,10 @@ int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *e
 				return -EINVAL;
 			}
 		} else if (!strcasecmp(key, "traddr")) {
-			if (copy_val(trid->traddr, sizeof(trid->traddr), v, vlen)) {
-				set_err(err, errlen, "traddr '%s' too long", v);
-				return -EINVAL;
-			}
+			ret = set_traddr(trid, v, vlen, err, errlen);
+			if (ret < 0)
+				return ret;
+			v6_addr = ret == 1;
 		} else if (!strcasecmp(key, "trsvcid")) {
 			for (size_t i = 0; i < vlen; i++) {
 				if (!isdigit((unsigned char)v[i])) {
@@ -144,6 +188,14 @@ int nvmfd_host_trid_parse(const char *str, struct nvmfd_host_trid *trid, char *e
 	if (!trid->traddr[0]) {
 		set_err(err, errlen, "missing traddr in '%s'", str);
 		return -EINVAL;
+	}
+	if (v6_addr) {
+		if (adrfam_given && trid->adrfam != NVMFD_ADRFAM_IPV6) {
+			set_err(err, errlen, "traddr '%s' is an IPv6 address but adrfam is IPv4",
+				trid->traddr);
+			return -EINVAL;
+		}
+		trid->adrfam = NVMFD_ADRFAM_IPV6;
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,10 @@ struct worker {
 	uint64_t bytes_done;
 	uint64_t reads;
 	uint64_t writes;
+	/* --verify, whole run (warmup included): blocks checked, and reads of
+	 * slots not written yet in this run (nothing to check them against) */
+	uint64_t verified_blocks;
+	uint64_t unverified_reads;
 	struct rusage ru0;
 	struct rusage ru1;
 	/* Execution (set before the thread starts, then owner only). */
@@ -108,12 +113,44 @@ struct perf_run {
 	uint64_t start_ns;
 	uint64_t warmup_end_ns;
 	uint64_t end_ns;
-	int stop; /* relaxed atomic: a worker hit an error */
+	int stop; /* relaxed atomic: a worker hit an error, or a signal came */
 	struct worker *workers;
 	struct nvmfd_rt *rt; /* topology and placement counters */
 	cpu_set_t rt_cpus; /* the runtime's CPUs */
 	uint64_t vm_hwm_kib;
+	int signo; /* SIGINT/SIGTERM that ended the run early, 0 if none */
 };
+
+/* SIGINT/SIGTERM received during the run (set by the handler only). */
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int signo)
+{
+	got_signal = signo;
+}
+
+/*
+ * From here on SIGINT/SIGTERM end the run early instead of the process:
+ * the main thread takes them (the queue threads block them, see
+ * start_workers()) and stops the run. SA_RESETHAND: a second signal while
+ * draining or reporting kills the process the usual way.
+ */
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND; /* no SA_RESTART: usleep() returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static const char *signal_name(int signo)
+{
+	return signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : "a signal";
+}
 
 static uint64_t now_ns(void)
 {
@@ -193,7 +230,10 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 					worker_fail(w, PERF_EXIT_IO, "verify failed: %s", msg);
 					return;
 				}
+				w->verified_blocks++;
 			}
+		} else {
+			w->unverified_reads++;
 		}
 	}
 	__atomic_store_n(&w->progress_ios, w->progress_ios + 1, __ATOMIC_RELAXED);
@@ -465,6 +505,8 @@ struct stats {
 	double sys;
 	long nvcsw;
 	long nivcsw;
+	uint64_t verified_blocks;
+	uint64_t unverified_reads;
 	const struct nvmfd_hist *hist;
 };
 
@@ -514,6 +556,12 @@ static struct json_object *json_stats(const struct stats *s)
 			       json_object_new_double(s->secs > 0 ? 100.0 * s->sys / s->secs : 0));
 	json_object_object_add(o, "voluntary_ctxsw", json_object_new_int64(s->nvcsw));
 	json_object_object_add(o, "involuntary_ctxsw", json_object_new_int64(s->nivcsw));
+	/* --verify: blocks checked and reads that found nothing to check
+	 * against (whole run, warmup included); 0 without --verify */
+	json_object_object_add(o, "verified_blocks",
+			       json_object_new_int64((int64_t)s->verified_blocks));
+	json_object_object_add(o, "unverified_reads",
+			       json_object_new_int64((int64_t)s->unverified_reads));
 	return o;
 }
 
@@ -645,12 +693,16 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
 		s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
 		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
+		s.verified_blocks = w->verified_blocks;
+		s.unverified_reads = w->unverified_reads;
 		s.hist = w->hist;
 		nvmfd__hist_merge(all, w->hist);
 		tot.ios += s.ios;
 		tot.bytes += s.bytes;
 		tot.reads += s.reads;
 		tot.writes += s.writes;
+		tot.verified_blocks += s.verified_blocks;
+		tot.unverified_reads += s.unverified_reads;
 		snprintf(name, sizeof(name), "q%u", i + 1);
 		if (root) {
 			struct json_object *q = json_stats(&s), *h = json_object_new_object();
@@ -697,6 +749,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(root, "total", json_stats(&tot));
 		json_object_object_add(root, "vm_hwm_kib",
 				       json_object_new_int64((int64_t)run->vm_hwm_kib));
+		json_object_object_add(root, "interrupted", json_object_new_boolean(run->signo != 0));
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(root);
@@ -714,6 +767,10 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		if (!run->o.busy_poll)
 			printf("idle poll %u us", run->o.idle_poll_us);
 		printf("; peak RSS (VmHWM) %" PRIu64 " KiB\n", run->vm_hwm_kib);
+		if (run->o.verify)
+			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
+			       "written in this run were not checked\n", tot.verified_blocks,
+			       tot.unverified_reads);
 		print_exec(run);
 	}
 	nvmfd__hist_destroy(all);
@@ -826,6 +883,12 @@ static int run_discover(const struct perf_opts *o)
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: connect to %s:%s failed: %s\n", o->trid.traddr,
 			o->trid.trsvcid, nvmfd_host_ctrl_errmsg(ctrl));
+		/* 8009 is the default here (the well-known discovery port) but
+		 * nvmfd serves discovery on its I/O listeners, 4420 by default */
+		if (ret == -ECONNREFUSED)
+			fprintf(stderr, "nvmf-perf: no discovery controller on %s (nvmfd listens on "
+				"%u by default; pass trsvcid:PORT)\n", o->trid.trsvcid,
+				NVMFD_TCP_DEFAULT_PORT);
 		code = PERF_EXIT_CONN;
 		goto out_destroy;
 	}
@@ -1009,6 +1072,7 @@ static int run_perf(struct perf_run *run)
 	struct perf_opts *o = &run->o;
 	struct nvmfd_host_ctrl_opts copts;
 	struct rusage ru0, ru1;
+	sigset_t sigs, oldsigs;
 	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0;
 	bool tty = isatty(STDERR_FILENO), snap = false;
 	int ret, code = PERF_EXIT_OK;
@@ -1035,6 +1099,19 @@ static int run_perf(struct perf_run *run)
 			o->trid.trsvcid, o->trid.subnqn, nvmfd_host_ctrl_errmsg(run->ctrl));
 		code = PERF_EXIT_CONN;
 		goto out_destroy;
+	}
+	{
+		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+		uint64_t max = perf_mdts_bytes(ci->mdts, ci->cap);
+
+		/* the target would fail every I/O with INVALID_FIELD */
+		if (max && o->io_size > max) {
+			fprintf(stderr, "nvmf-perf: I/O size %u exceeds the controller's maximum "
+				"transfer size %" PRIu64 " (MDTS); use -o %" PRIu64 " or less\n",
+				o->io_size, max, max);
+			code = PERF_EXIT_USAGE;
+			goto out_destroy;
+		}
 	}
 	if (nvmfd_host_ctrl_qp_count(run->ctrl) < o->queues) {
 		fprintf(stderr, "nvmf-perf: controller granted %u I/O queues, %u requested\n",
@@ -1091,6 +1168,13 @@ static int run_perf(struct perf_run *run)
 	run->warmup_end_ns = run->start_ns + (uint64_t)o->warmup * 1000000000ull;
 	run->end_ns = run->warmup_end_ns + (uint64_t)o->seconds * 1000000000ull;
 	getrusage(RUSAGE_SELF, &ru0);
+	catch_signals();
+	/* the queue threads inherit a mask without SIGINT/SIGTERM, so the
+	 * main thread's sleep is what a signal interrupts */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
 	for (; started < o->queues; started++) {
 		ret = pthread_create(&run->workers[started].thread, NULL, worker_main,
 				     &run->workers[started]);
@@ -1100,8 +1184,15 @@ static int run_perf(struct perf_run *run)
 			break;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	for (;;) {
 		uint64_t now = now_ns();
+
+		if (got_signal) {
+			run->signo = got_signal;
+			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
+			break;
+		}
 
 		if (!snap && now >= run->warmup_end_ns) {
 			getrusage(RUSAGE_SELF, &ru0);
@@ -1112,7 +1203,7 @@ static int run_perf(struct perf_run *run)
 			break;
 		usleep(now + 1000000000ull < run->end_ns ? 1000000 :
 			   (useconds_t)((run->end_ns - now) / 1000 + 1));
-		if (tty)
+		if (tty && !got_signal)
 			progress(run, &last_ios, &last_bytes);
 	}
 	for (uint32_t i = 0; i < started; i++)
@@ -1123,6 +1214,11 @@ static int run_perf(struct perf_run *run)
 		fprintf(stderr, "\n");
 	if (!snap)
 		t0 = t1;
+	if (!run->signo)
+		run->signo = got_signal; /* came while the queues drained */
+	if (run->signo)
+		fprintf(stderr, "nvmf-perf: interrupted by %s: the report covers the %.3f s "
+			"measured so far\n", signal_name(run->signo), (double)(t1 - t0) / 1e9);
 	for (uint32_t i = 0; i < o->queues; i++) {
 		struct worker *w = &run->workers[i];
 
@@ -1134,6 +1230,18 @@ static int run_perf(struct perf_run *run)
 	}
 	run->vm_hwm_kib = perf_vm_hwm_kib();
 	report(run, &ru0, &ru1, (double)(t1 - t0) / 1e9);
+	if (o->verify) {
+		uint64_t verified = 0;
+
+		for (uint32_t i = 0; i < o->queues; i++)
+			verified += run->workers[i].verified_blocks;
+		if (!verified && !code)
+			fprintf(stderr, "nvmf-perf: --verify checked no block: no read found a block "
+				"written earlier in this run\n");
+	}
+	/* an error found before the signal keeps its own status */
+	if (run->signo && !code)
+		code = PERF_EXIT_SIGNAL + run->signo;
 out_exec:
 	exec_teardown(run);
 out_workers:

@@ -36,11 +36,15 @@ static const char usage_text[] =
 "  -r, --trid TRID   transport ID, e.g.\n"
 "                    'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420\n"
 "                     subnqn:nqn.2026-11.io.nvmfd:demo [hostnqn:NQN]'\n"
-"                    trsvcid defaults to 4420 (8009 for discover); subnqn\n"
-"                    defaults to the discovery NQN. Required.\n"
+"                    trsvcid defaults to 4420 (8009, the NVMe/TCP discovery\n"
+"                    port, for discover; nvmfd listens on 4420 only, so pass\n"
+"                    trsvcid:4420 to discover it); subnqn defaults to the\n"
+"                    discovery NQN. IPv6: traddr:::1 or traddr:[::1] (adrfam\n"
+"                    IPv6 is implied; the port goes in trsvcid). Required.\n"
 "  -q, --depth N     outstanding I/Os per queue (default 32).\n"
-"  -o, --size BYTES  bytes per I/O, a multiple of the LBA size; suffixes\n"
-"                    k/K and m/M (KiB, MiB) accepted (default 4096).\n"
+"  -o, --size BYTES  bytes per I/O, a multiple of the LBA size and at most\n"
+"                    the controller's MDTS (checked after connecting);\n"
+"                    suffixes k/K and m/M (KiB, MiB) accepted (default 4096).\n"
 "  -w, --pattern P   read | write | randread | randwrite | rw | randrw\n"
 "                    (default randread). rw/randrw mix by -M.\n"
 "  -M, --rwmixread N percentage of reads in rw/randrw (default 50).\n"
@@ -56,8 +60,14 @@ static const char usage_text[] =
 "                    generation. I/Os never overlap in-flight I/Os to the\n"
 "                    same LBAs and queues own disjoint LBA ranges. The first\n"
 "                    mismatch prints LBA, expected and actual values and\n"
-"                    exits 1. Blocks not yet written in the run are not\n"
-"                    checked, so use a write or mixed pattern.\n"
+"                    exits 1. Needs writes in the same run (-w write,\n"
+"                    randwrite, rw or randrw with -M below 100): with read\n"
+"                    or randread it is a usage error, as nvmf-perf cannot\n"
+"                    verify data written by an earlier run. With rw/randrw,\n"
+"                    reads of blocks not yet written in this run are not\n"
+"                    checked; the report gives the blocks verified and the\n"
+"                    reads left unchecked (JSON verified_blocks,\n"
+"                    unverified_reads).\n"
 "      --json        print the report as one JSON object on stdout.\n"
 "      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
 "                    default 10000.\n"
@@ -89,12 +99,15 @@ static const char usage_text[] =
 "\n"
 "Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
 "p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
-"error), CPU %% user/system of the queue's thread (total: the process),\n"
+"error), CPU % user/system of the queue's thread (total: the process),\n"
 "voluntary/involuntary context switches; then per queue its io_cpu, the\n"
 "CPUs it may run on, run-queue delay (schedstat), polls, empty polls,\n"
 "blocking waits and PDUs/bytes received and sent; and the peak RSS\n"
-"(VmHWM). --json has all of it. While running, a one-line\n"
-"progress report is written to stderr each second if stderr is a terminal.\n"
+"(VmHWM); with --verify the blocks verified. --json has all of it. While\n"
+"running, a one-line progress report is written to stderr each second if\n"
+"stderr is a terminal. SIGINT or SIGTERM ends the run early: the report\n"
+"covers the time measured so far, a line on stderr says it was\n"
+"interrupted and --json has \"interrupted\": true.\n"
 "\n"
 "discover prints the discovery log like 'nvme discover': the number of\n"
 "records, the generation counter, then for each entry trtype, adrfam,\n"
@@ -103,15 +116,20 @@ static const char usage_text[] =
 "Exit status:\n"
 "  0  success\n"
 "  1  verify mismatch or an I/O completed with an error status\n"
-"  2  usage error\n"
+"  2  usage error (also: -o above the controller's MDTS, --verify without\n"
+"     writes)\n"
 "  3  connection or protocol error (refused, timeout, ICResp/Connect\n"
 "     rejected, malformed PDU, C2HTermReq)\n"
+"  130  interrupted by SIGINT, 143 by SIGTERM (partial report printed;\n"
+"     a verify mismatch or error found before the signal keeps 1 or 3)\n"
 "\n"
 "Examples:\n"
 "  nvmf-perf -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 \\\n"
 "      subnqn:nqn.2026-11.io.nvmfd:demo' -q 64 -o 4096 -w randread -t 10 -P 2\n"
 "  nvmf-perf -r '... subnqn:nqn.2026-11.io.nvmfd:demo' -w randrw -M 70 --verify\n"
-"  nvmf-perf discover -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:8009'\n";
+"  nvmf-perf discover -r 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420'\n"
+"      (nvmfd's default listener; without trsvcid discover uses 8009)\n"
+"  nvmf-perf -r 'traddr:[::1] trsvcid:4420 subnqn:nqn.2026-11.io.nvmfd:demo'\n";
 
 const char *perf_usage(void)
 {
@@ -126,6 +144,31 @@ static const char *const pattern_names[] = {
 const char *perf_pattern_name(enum perf_pattern p)
 {
 	return pattern_names[p];
+}
+
+uint64_t perf_mdts_bytes(uint8_t mdts, uint64_t cap)
+{
+	unsigned int shift = 12u + NVMFD_CAP_MPSMIN(cap) + mdts;
+
+	if (!mdts)
+		return 0;
+	if (shift >= 64)
+		return UINT64_MAX;
+	return 1ull << shift;
+}
+
+bool perf_pattern_writes(enum perf_pattern p, uint32_t read_pct)
+{
+	switch (p) {
+	case PERF_WRITE:
+	case PERF_RANDWRITE:
+		return true;
+	case PERF_RW:
+	case PERF_RANDRW:
+		return read_pct < 100;
+	default:
+		return false;
+	}
 }
 
 static int seterr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -385,6 +428,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		snprintf(o->trid.subnqn, sizeof(o->trid.subnqn), "%s", NVMFD_DISC_NQN);
 	if (!o->discover && (!o->trid.subnqn[0] || !strcmp(o->trid.subnqn, NVMFD_DISC_NQN)))
 		return seterr(err, len, "-r: subnqn of an NVM subsystem is required for I/O");
+	if (!o->discover && o->verify && !perf_pattern_writes(o->pattern, o->read_pct))
+		return seterr(err, len,
+			      "--verify needs writes in the same run (-w write|randwrite|rw|randrw%s); "
+			      "nvmf-perf cannot verify data written by an earlier run",
+			      o->pattern == PERF_RW || o->pattern == PERF_RANDRW ?
+				      " with -M below 100" : "");
 	o->have_trid = true;
 	return 0;
 }

@@ -21,6 +21,7 @@
 #define PERF_EXIT_IO 1 /* verify mismatch or I/O error status */
 #define PERF_EXIT_USAGE 2
 #define PERF_EXIT_CONN 3 /* connection or protocol error */
+#define PERF_EXIT_SIGNAL 128 /* + the signal number: 130 SIGINT, 143 SIGTERM */
 
 enum perf_exec {
 	PERF_EXEC_BOUND, /* each queue's thread pinned to its io_cpu */
@@ -114,6 +115,24 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 
 /** perf_pattern_name() - "randread" etc. */
 const char *perf_pattern_name(enum perf_pattern p);
+
+/**
+ * perf_pattern_writes() - whether a workload writes at all.
+ * @p:        the pattern.
+ * @read_pct: -M (rw/randrw only).
+ * Return: true for write/randwrite, and for rw/randrw with @read_pct < 100.
+ */
+bool perf_pattern_writes(enum perf_pattern p, uint32_t read_pct);
+
+/**
+ * perf_mdts_bytes() - the controller's maximum data transfer size.
+ * @mdts: Identify Controller MDTS (a power of two in units of the minimum
+ *        memory page size; 0 = no limit).
+ * @cap:  the CAP property (CAP.MPSMIN: the page is 2^(12 + MPSMIN) bytes).
+ * Return: the limit in bytes; 0 if there is none (@mdts 0); UINT64_MAX if
+ *         it does not fit in 64 bits.
+ */
+uint64_t perf_mdts_bytes(uint8_t mdts, uint64_t cap);
 
 /** perf_usage() - the --help text. */
 const char *perf_usage(void);

@@ -102,6 +102,78 @@ static void test_help(void **state)
 	assert_string_equal(perf_pattern_name(PERF_RANDWRITE), "randwrite");
 }
 
+/* --verify without writes in the run checks nothing: a usage error. */
+static void test_verify_needs_writes(void **state)
+{
+	static const struct {
+		const char *pattern;
+		const char *mix;
+		bool ok;
+	} cases[] = {
+		{ "read", "50", false },     { "randread", "50", false }, { "rw", "100", false },
+		{ "randrw", "100", false },  { "write", "50", true },     { "randwrite", "50", true },
+		{ "rw", "99", true },	     { "randrw", "0", true },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { "p", "-r", TRID, "-w", cases[i].pattern, "-M", cases[i].mix,
+				       "--verify" };
+		struct perf_opts o;
+		char err[256] = "";
+		int ret = parse(&o, err, sizeof(err), 8, argv);
+
+		if (cases[i].ok) {
+			if (ret)
+				fail_msg("-w %s -M %s --verify rejected: %s", cases[i].pattern,
+					 cases[i].mix, err);
+			continue;
+		}
+		if (ret != -EINVAL)
+			fail_msg("-w %s -M %s --verify accepted", cases[i].pattern, cases[i].mix);
+		if (!strstr(err, "--verify needs writes in the same run") ||
+		    !strstr(err, "cannot verify data written by an earlier run"))
+			fail_msg("message '%s'", err);
+	}
+	/* without --verify a read workload is fine */
+	{
+		const char *argv[] = { "p", "-r", TRID, "-w", "read" };
+		struct perf_opts o;
+		char err[256];
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), 0);
+	}
+	assert_true(perf_pattern_writes(PERF_RANDWRITE, 100));
+	assert_false(perf_pattern_writes(PERF_READ, 0));
+}
+
+/* MDTS: 2^MDTS pages of 2^(12 + CAP.MPSMIN) bytes; 0 = no limit. */
+static void test_mdts_bytes(void **state)
+{
+	assert_int_equal(perf_mdts_bytes(0, 0), 0);
+	assert_int_equal(perf_mdts_bytes(8, 0), 1048576); /* nvmfd's default */
+	assert_int_equal(perf_mdts_bytes(5, 0), 131072);
+	assert_int_equal(perf_mdts_bytes(5, 1ull << 48), 262144); /* MPSMIN 1: 8 KiB pages */
+	assert_int_equal(perf_mdts_bytes(1, 0xfull << 48), 1ull << 28);
+	assert_true(perf_mdts_bytes(60, 0) == UINT64_MAX);
+	assert_true(perf_mdts_bytes(255, 0xfull << 48) == UINT64_MAX);
+}
+
+/* The help is printed with fputs: no printf escapes may be left in it;
+ * the discover example names trsvcid; the exit codes list the signals. */
+static void test_help_text(void **state)
+{
+	const char *u = perf_usage();
+
+	assert_null(strstr(u, "%%"));
+	assert_non_null(strstr(u, "CPU % user/system"));
+	assert_non_null(strstr(u, "nvmf-perf discover -r 'trtype:TCP adrfam:IPv4 "
+				  "traddr:127.0.0.1 trsvcid:4420'"));
+	assert_non_null(strstr(u, "traddr:[::1]"));
+	assert_non_null(strstr(u, "130"));
+	assert_non_null(strstr(u, "143"));
+	assert_non_null(strstr(u, "MDTS"));
+}
+
 static void test_verify_roundtrip(void **state)
 {
 	static uint8_t blk[4096];
@@ -144,7 +216,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args_full),   cmocka_unit_test(test_args_defaults_discover),
 		cmocka_unit_test(test_args_errors), cmocka_unit_test(test_help),
-		cmocka_unit_test(test_verify_roundtrip),
+		cmocka_unit_test(test_verify_roundtrip), cmocka_unit_test(test_verify_needs_writes),
+		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

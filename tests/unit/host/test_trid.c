@@ -41,6 +41,37 @@ static void test_defaults_and_case(void **state)
 	assert_string_equal(t.hostnqn, "");
 }
 
+/* IPv6: "traddr:[::1]" (brackets removed) and "traddr:::1" both give "::1";
+ * without adrfam an IPv6 address sets IPv6 (getaddrinfo with AF_INET cannot
+ * resolve it). */
+static void test_ipv6_forms(void **state)
+{
+	static const char *const ok[] = {
+		"traddr:[::1] trsvcid:4421",
+		"traddr:::1 trsvcid:4421",
+		"adrfam:IPv6 traddr:[::1] trsvcid:4421",
+		"traddr=[::1] adrfam:ipv6 trsvcid:4421",
+	};
+	struct nvmfd_host_trid t;
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		err[0] = '\0';
+		if (nvmfd_host_trid_parse(ok[i], &t, err, sizeof(err)))
+			fail_msg("'%s' rejected: %s", ok[i], err);
+		assert_string_equal(t.traddr, "::1");
+		assert_int_equal(t.adrfam, NVMFD_ADRFAM_IPV6);
+		assert_string_equal(t.trsvcid, "4421");
+	}
+	assert_int_equal(nvmfd_host_trid_parse("traddr:[fe80::1%eth0]", &t, err, sizeof(err)), 0);
+	assert_string_equal(t.traddr, "fe80::1%eth0");
+	assert_int_equal(t.adrfam, NVMFD_ADRFAM_IPV6);
+	/* IPv4 and host names keep the IPv4 default. */
+	assert_int_equal(nvmfd_host_trid_parse("traddr:10.1.2.3", &t, err, sizeof(err)), 0);
+	assert_int_equal(t.adrfam, NVMFD_ADRFAM_IPV4);
+	assert_string_equal(t.traddr, "10.1.2.3");
+}
+
 static void test_errors(void **state)
 {
 	static const struct {
@@ -56,6 +87,13 @@ static void test_errors(void **state)
 		{ "traddr", "malformed token" },
 		{ "trtype:TCP subnqn:x", "missing traddr" },
 		{ "", "missing traddr" },
+		{ "traddr:[::1", "missing ']'" },
+		{ "traddr:[::1]:4420", "trsvcid:PORT" },
+		{ "traddr:[]", "brackets must hold an IPv6 address" },
+		{ "traddr:[10.0.0.1]", "brackets must hold an IPv6 address" },
+		{ "traddr:::1]", "']' without '['" },
+		{ "adrfam:IPv4 traddr:[::1]", "IPv6 address but adrfam is IPv4" },
+		{ "traddr:::1 adrfam:ipv4", "IPv6 address but adrfam is IPv4" },
 	};
 	char err[128];
 
@@ -122,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_full),	 cmocka_unit_test(test_defaults_and_case),
 		cmocka_unit_test(test_errors),	 cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_hostnqn),	 cmocka_unit_test(test_status_names),
+		cmocka_unit_test(test_ipv6_forms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
