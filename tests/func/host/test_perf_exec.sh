@@ -21,15 +21,12 @@ NVMFD=${2:?usage: test_perf_exec.sh NVMF_PERF NVMFD}
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 command -v ss >/dev/null || { echo "SKIP: ss missing"; exit 77; }
 
-PORT=""
-for _ in $(seq 1 50); do
-	p=$((40000 + RANDOM % 20000))
-	if [ -z "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then PORT=$p; break; fi
-done
-[ -n "$PORT" ] || { echo "FAIL: no free port"; exit 1; }
 NQN=nqn.2026-11.io.nvmfd:perf-exec
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvmfd-perf-exec.XXXXXX")
-"$NVMFD" -l "127.0.0.1:$PORT" -s "$NQN" -n ram:64M --allow-any-host --log-level warn \
+# Port 0: the kernel picks a free port and nvmfd logs it. A port chosen here
+# and checked with ss could be taken (e.g. as another test's ephemeral
+# client port) before nvmfd binds it.
+"$NVMFD" -l "127.0.0.1:0" -s "$NQN" -n ram:64M --allow-any-host --log-level info \
 	>"$WORK/nvmfd.log" 2>&1 &
 TGT=$!
 # shellcheck disable=SC2317 # called from the EXIT trap
@@ -46,11 +43,14 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
+PORT=""
 for _ in $(seq 1 100); do
-	[ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ] && break
+	PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$WORK/nvmfd.log" | head -1)
+	[ -n "$PORT" ] && [ "$PORT" != 0 ] && break
 	kill -0 "$TGT" 2>/dev/null || { echo "FAIL: nvmfd exited"; exit 1; }
 	sleep 0.1
 done
+[ -n "$PORT" ] && [ "$PORT" != 0 ] || { echo "FAIL: nvmfd reported no port"; exit 1; }
 TRID="trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN"
 
 # The CPUs this process may use (what the runtime uses without --cpus).
