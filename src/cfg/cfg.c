@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -175,9 +176,9 @@ void nvmfd_cfg_serial_from_nqn(const char *nqn, char serial[21])
 int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn, char err[NVMFD_CFG_ERRLEN])
 {
 	memset(s, 0, sizeof(*s));
-	if (!cfg_strcpy(s->nqn, sizeof(s->nqn), nqn))
-		return cfg_err(err, "subsystem NQN '%.40s...' is longer than %zu bytes", nqn,
-			       sizeof(s->nqn) - 1);
+	if (strlen(nqn) > CFG_NQN_MAX || !cfg_strcpy(s->nqn, sizeof(s->nqn), nqn))
+		return cfg_err(err, "subsystem NQN '%.40s...' is longer than %d bytes", nqn,
+			       CFG_NQN_MAX);
 	s->allow_any_host = false;
 	nvmfd_cfg_serial_from_nqn(nqn, s->serial);
 	cfg_strcpy(s->model, sizeof(s->model), "nvmfd");
@@ -267,6 +268,23 @@ int nvmfd_cfg_parse_size(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* "1 TiB", "23.4 GiB", "512 B": for messages only. */
+static void cfg_format_human(uint64_t v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		d /= 1024.0;
+		u++;
+	}
+	if (!u || d == (double)(uint64_t)d)
+		snprintf(buf, len, "%" PRIu64 " %s", (uint64_t)d, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", d, unit[u]);
 }
 
 /* Largest exact binary unit: 268435456 -> "256M". */
@@ -359,10 +377,36 @@ static int cfg_check_file(const struct nvmfd_cfg_ns *ns, const char *what, char 
 			return cfg_err(err, "%s: '%s' is not a regular file", what, ns->path);
 		if (ns->bk.type == NVMFD_BK_BDEV && !S_ISBLK(st.st_mode))
 			return cfg_err(err, "%s: '%s' is not a block device", what, ns->path);
+		/* the backend opens it read-write */
+		if (access(ns->path, R_OK | W_OK))
+			return cfg_err(err, "%s: '%s': not writable: %s", what, ns->path,
+				       strerror(errno));
 		return 0;
 	}
-	if (ns->bk.type == NVMFD_BK_FILE && ns->bk.size)
+	if (ns->bk.type == NVMFD_BK_FILE && ns->bk.size && (errno == ENOENT || errno == ENOTDIR)) {
+		char dir[sizeof(ns->path)];
+		char *slash;
+
+		/* it will be created: its directory must exist and be writable */
+		snprintf(dir, sizeof(dir), "%s", ns->path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st))
+			return cfg_err(err, "%s: cannot create '%s': directory '%s': %s", what,
+				       ns->path, dir, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cfg_err(err, "%s: cannot create '%s': '%s' is not a directory",
+				       what, ns->path, dir);
+		if (access(dir, W_OK | X_OK))
+			return cfg_err(err, "%s: cannot create '%s': directory '%s': %s", what,
+				       ns->path, dir, strerror(errno));
 		return 0;
+	}
 	return cfg_err(err, "%s: '%s': %s%s", what, ns->path, strerror(errno),
 		       ns->bk.type == NVMFD_BK_FILE ? " (give a size to create it)" : "");
 }
@@ -1554,6 +1598,14 @@ static int cfg_read_file(const char *path, char **out, size_t *len, char *err)
 		cfg_err(err, "%s", strerror(-ret));
 		return ret;
 	}
+	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			fclose(f);
+			return cfg_err(err, "is a directory");
+		}
+	}
 	for (;;) {
 		size_t r;
 
@@ -1873,6 +1925,92 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		return cfg_err(err, "rx/tx budget in PDUs must be >= 1 (got %u/%u)",
 			       ex->rx_budget_pdus, ex->tx_budget_pdus);
 	return 0;
+}
+
+/**
+ * nvmfd_cfg_check_ram() - RAM namespaces against the machine's memory.
+ * @cfg:       validated configuration.
+ * @total_ram: physical memory in bytes (sysinfo() totalram * mem_unit).
+ * @avail_ram: memory available now in bytes (/proc/meminfo MemAvailable);
+ *             0 = unknown (no warning).
+ * @err:       the refusal or the warning, naming the largest RAM namespace.
+ * @warn:      out: true when the total fits in @total_ram but exceeds
+ *             @avail_ram (@err then holds the warning).
+ * Return: 0 (maybe with *@warn), or -ENOMEM when the RAM namespaces together
+ *         need more than @total_ram.
+ * Context: any thread.
+ */
+int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_t avail_ram,
+			char err[NVMFD_CFG_ERRLEN], bool *warn)
+{
+	const struct nvmfd_cfg_subsys *bs = NULL;
+	const struct nvmfd_cfg_ns *big = NULL;
+	char need[32], have[32];
+	uint64_t sum = 0;
+
+	*warn = false;
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
+		const struct nvmfd_cfg_subsys *s = &cfg->subsys[i];
+
+		for (unsigned int j = 0; j < s->nr_ns; j++) {
+			const struct nvmfd_cfg_ns *ns = &s->ns[j];
+
+			if (ns->bk.type != NVMFD_BK_RAM)
+				continue;
+			sum = ns->bk.size > UINT64_MAX - sum ? UINT64_MAX : sum + ns->bk.size;
+			if (!big || ns->bk.size > big->bk.size) {
+				big = ns;
+				bs = s;
+			}
+		}
+	}
+	if (!big)
+		return 0;
+	cfg_format_human(sum, need, sizeof(need));
+	if (sum > total_ram) {
+		cfg_format_human(total_ram, have, sizeof(have));
+		cfg_err(err,
+			"namespace '%s' (subsystem '%.64s' nsid %u): ram namespaces need %s but the machine has %s",
+			big->path, bs->nqn, big->nsid, need, have);
+		return -ENOMEM;
+	}
+	if (avail_ram && sum > avail_ram) {
+		cfg_format_human(avail_ram, have, sizeof(have));
+		cfg_err(err,
+			"namespace '%s' (subsystem '%.64s' nsid %u): ram namespaces need %s but only %s is available",
+			big->path, bs->nqn, big->nsid, need, have);
+		*warn = true;
+	}
+	return 0;
+}
+
+/**
+ * nvmfd_cfg_check_cpus() - the --cpus set against the CPUs usable here.
+ * @cfg:    configuration (exec.rt.cpus; empty = all, always fine).
+ * @usable: CPUs the process may run on (online and in its affinity mask).
+ * @err:    message naming --cpus, its value and the usable CPUs.
+ * Return: 0, or -EINVAL when a requested CPU is not in @usable.
+ * Context: any thread.
+ */
+int nvmfd_cfg_check_cpus(const struct nvmfd_cfg *cfg, const cpu_set_t *usable,
+			 char err[NVMFD_CFG_ERRLEN])
+{
+	char want[96], bad[96], have[96];
+	cpu_set_t missing;
+
+	if (!CPU_COUNT(&cfg->exec.rt.cpus))
+		return 0;
+	CPU_ZERO(&missing);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &cfg->exec.rt.cpus) && !CPU_ISSET(c, usable))
+			CPU_SET(c, &missing);
+	if (!CPU_COUNT(&missing))
+		return 0;
+	nvmfd__cpulist_format(&cfg->exec.rt.cpus, want, sizeof(want));
+	nvmfd__cpulist_format(&missing, bad, sizeof(bad));
+	nvmfd__cpulist_format(usable, have, sizeof(have));
+	return cfg_err(err, "--cpus '%s': CPU %s not online or not allowed (usable: %s)", want,
+		       bad, have);
 }
 
 /* ---------------------------------------------------------------------- */

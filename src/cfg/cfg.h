@@ -205,4 +205,20 @@ int nvmfd_cfg_parse_scope(const char *s);
 /** nvmfd_cfg_parse_place() - "rr|least-loaded|incoming-cpu" -> enum nvmfd_rt_place, or -EINVAL. */
 int nvmfd_cfg_parse_place(const char *s);
 
+/**
+ * nvmfd_cfg_check_ram() - refuse RAM namespaces that together exceed
+ * @total_ram bytes (-ENOMEM, @err names the largest one and both sizes);
+ * set *@warn and fill @err when they exceed @avail_ram (0 = unknown).
+ * Return: 0 or -ENOMEM.
+ */
+int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_t avail_ram,
+			char err[NVMFD_CFG_ERRLEN], bool *warn);
+
+/**
+ * nvmfd_cfg_check_cpus() - every CPU of exec.rt.cpus must be in @usable.
+ * Return: 0 or -EINVAL with @err naming --cpus and the missing CPUs.
+ */
+int nvmfd_cfg_check_cpus(const struct nvmfd_cfg *cfg, const cpu_set_t *usable,
+			 char err[NVMFD_CFG_ERRLEN]);
+
 #endif /* NVMFD_CFG_H */

@@ -208,6 +208,11 @@ int bench_proc_alive(void);
 int bench_proc_poll_exit(pid_t pid, int *status);
 int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx);
 int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len);
+/* Control sockets live in <base>/nvmf-bench.<pid>/ (base: /tmp). */
+#define BENCH_SOCKDIR_PREFIX "nvmf-bench."
+int bench_sockdir_clean_stale(const char *base);
+int bench_sockdir_create(const char *base, char *out, size_t len);
+int bench_sockdir_destroy(const char *dir);
 double bench_now(void);
 void bench_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_sleep(double s);
@@ -218,6 +223,7 @@ struct bench_paths {
 	const char *perf;
 	const char *stress_ng;
 	const char *gnuplot;
+	const char *sock_dir; /* private directory for the control sockets */
 };
 
 int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,

@@ -286,6 +286,7 @@ int main(int argc, char **argv)
 	};
 	static struct bench_scenario scs[MAX_SCENARIOS];
 	struct bench_overrides ov = { .duration = -1, .warmup = -1 };
+	static char sock_dir[PATH_MAX];
 	static char exe_dir[PATH_MAX], nvmfd[PATH_MAX], perf[PATH_MAX], stress[PATH_MAX], gnuplot[PATH_MAX];
 	static char out_dir[PATH_MAX], cmdline[4096];
 	struct bench_paths paths = { 0 };
@@ -421,6 +422,8 @@ int main(int argc, char **argv)
 			pg.est_total += cl->repeat * (cl->duration + cl->warmup + RUN_OVERHEAD_S);
 		}
 	}
+	/* control sockets of killed runs (sockets whose owner pid is gone) */
+	bench_sockdir_clean_stale("/tmp");
 	if (list || dry) {
 		char e[32];
 
@@ -472,6 +475,14 @@ int main(int argc, char **argv)
 		return BENCH_EXIT_USAGE;
 	}
 
+	ret = bench_sockdir_create("/tmp", sock_dir, sizeof(sock_dir));
+	if (ret) {
+		fprintf(stderr, "nvmf-bench: cannot create the socket directory %s: %s\n", sock_dir,
+			strerror(-ret));
+		return BENCH_EXIT_USAGE;
+	}
+	paths.sock_dir = sock_dir;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -522,6 +533,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	ret = bench_report_write(scs, nr, out_dir, &paths, cmdline, bench_now() - t_start, bench_stop_sig != 0);
 	bench_proc_kill_all();
+	bench_sockdir_destroy(sock_dir);
 	if (ret)
 		fprintf(stderr, "nvmf-bench: writing the report in %s failed: %s\n", out_dir, strerror(-ret));
 	else

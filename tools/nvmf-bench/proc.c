@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -647,4 +649,126 @@ int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_
 out_close:
 	close(fd);
 	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Per-run directory for the nvmfd control sockets                        */
+
+/* "nvmf-bench.<pid>" or "nvmf-bench.<pid>.<...>.sock": the pid, else 0. */
+static pid_t sock_owner(const char *name)
+{
+	const char *p = name + strlen(BENCH_SOCKDIR_PREFIX);
+	char *end;
+	long pid;
+
+	if (strncmp(name, BENCH_SOCKDIR_PREFIX, strlen(BENCH_SOCKDIR_PREFIX)))
+		return 0;
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno || end == p || pid <= 0 || pid > (long)INT32_MAX)
+		return 0;
+	if (*end == '\0')
+		return (pid_t)pid;
+	if (*end == '.' && strlen(end) > 5 && !strcmp(end + strlen(end) - 5, ".sock"))
+		return (pid_t)pid;
+	return 0;
+}
+
+static bool pid_gone(pid_t pid)
+{
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Remove the sockets in @dir, then @dir; only sockets, nothing else. */
+static int sockdir_remove(const char *dir)
+{
+	struct dirent *de;
+	char p[PATH_MAX];
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (lstat(p, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(p);
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : 0;
+}
+
+/**
+ * bench_sockdir_clean_stale() - remove what dead nvmf-bench runs left in
+ * @base: "nvmf-bench.<pid>/" socket directories and old-style
+ * "nvmf-bench.<pid>.<cell>.sock" sockets whose pid no longer exists.
+ * @base: directory to scan (normally /tmp).
+ * Return: the number of entries removed (>= 0), or -errno if @base cannot
+ *         be read.
+ * Context: main thread.
+ */
+int bench_sockdir_clean_stale(const char *base)
+{
+	struct dirent *de;
+	char p[PATH_MAX];
+	struct stat st;
+	int n = 0;
+	DIR *d = opendir(base);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		pid_t pid = sock_owner(de->d_name);
+
+		if (!pid || !pid_gone(pid))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", base, de->d_name);
+		if (lstat(p, &st))
+			continue;
+		if (S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
+			if (!sockdir_remove(p))
+				n++;
+		} else if (S_ISSOCK(st.st_mode)) {
+			if (!unlink(p))
+				n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/**
+ * bench_sockdir_create() - make this run's private socket directory
+ * @base/nvmf-bench.<pid> (mode 0700), after removing stale ones.
+ * @base: parent directory (normally /tmp).
+ * @out:  out: the directory's path.
+ * @len:  size of @out.
+ * Return: 0, -ENAMETOOLONG, or -errno of mkdir().
+ * Context: main thread.
+ */
+int bench_sockdir_create(const char *base, char *out, size_t len)
+{
+	struct stat st;
+
+	bench_sockdir_clean_stale(base);
+	if ((size_t)snprintf(out, len, "%s/%s%d", base, BENCH_SOCKDIR_PREFIX, (int)getpid()) >= len)
+		return -ENAMETOOLONG;
+	/* left by an earlier process that had our pid: not ours to trust */
+	if (lstat(out, &st) == 0)
+		sockdir_remove(out);
+	if (mkdir(out, 0700))
+		return -errno;
+	return 0;
+}
+
+/**
+ * bench_sockdir_destroy() - remove @dir and the sockets in it.
+ * Return: 0 or -errno of rmdir().
+ * Context: main thread.
+ */
+int bench_sockdir_destroy(const char *dir)
+{
+	return sockdir_remove(dir);
 }

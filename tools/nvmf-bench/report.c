@@ -616,8 +616,10 @@ int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, 
 			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
 				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
 		}
-	} else {
-		fprintf(stderr, "nvmf-bench: warning: gnuplot not found, no plots\n");
+	} else if (paths->gnuplot) {
+		/* NULL: --no-plots, or not found (the caller said so already) */
+		fprintf(stderr, "nvmf-bench: warning: gnuplot %s is not executable, no plots\n",
+			paths->gnuplot);
 	}
 	ret = write_md(scs, nr, out_dir, cmdline, elapsed_s, interrupted, plots);
 	if (!ret)

@@ -526,9 +526,9 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 	snprintf(dir, sizeof(dir), "%s/raw/%s/%s/rep%d", out_dir, sc->name, cell->name, rep + 1);
 	mkdirs(dir);
-	snprintf(rs->sock, sizeof(rs->sock), "/tmp/nvmf-bench.%d.%s.sock", (int)getpid(), cell->name);
-	if (strlen(rs->sock) > 100)
-		snprintf(rs->sock, sizeof(rs->sock), "/tmp/nvmf-bench.%d.sock", (int)getpid());
+	if ((size_t)snprintf(rs->sock, sizeof(rs->sock), "%s/%s.sock", paths->sock_dir, cell->name) >
+	    100)
+		snprintf(rs->sock, sizeof(rs->sock), "%s/nvmfd.sock", paths->sock_dir);
 	unlink(rs->sock);
 
 	if (bench_cpuset_online(&online) || bench_cpuset_resolve(cell->target.cpus, &online, &tcpus) ||

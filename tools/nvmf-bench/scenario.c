@@ -572,7 +572,7 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 	TRY(get_long(o, "tx_budget", path, &t->tx_budget, 0, 1L << 30, true, err, len));
 	TRY(get_long(o, "rx_budget_pdus", path, &t->rx_budget_pdus, 1, 65536, false, err, len));
 	TRY(get_long(o, "tx_budget_pdus", path, &t->tx_budget_pdus, 1, 65536, false, err, len));
-	TRY(get_long(o, "io_work_deadline_us", path, &t->io_work_deadline_us, 1, 10000000, false, err, len));
+	TRY(get_long(o, "io_work_deadline_us", path, &t->io_work_deadline_us, 0, 10000000, false, err, len));
 	TRY(get_str(o, "io_cpu", path, t->io_cpu, sizeof(t->io_cpu), io_cpus, err, len));
 	TRY(get_cpus(o, "cpus", path, t->cpus, sizeof(t->cpus), err, len));
 	TRY(get_str(o, "backend", path, t->backend, sizeof(t->backend), backends, err, len));

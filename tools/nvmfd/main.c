@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -120,7 +122,8 @@ static const char usage_text[] =
 "      --rx-budget-pdus N   PDUs received per io_work pass (default 8)\n"
 "      --tx-budget-pdus N   PDUs sent per io_work pass (default 8)\n"
 "      --io-work-deadline-us N\n"
-"                           requeue an io_work pass after N us (default 1000)\n"
+"                           requeue an io_work pass after N us, 0..10000000\n"
+"                           (default 1000; 0 also means 1000)\n"
 "      --io-cpu rr|least-loaded|incoming-cpu\n"
 "                           how a queue's CPU is chosen (default rr)\n"
 "      --cpus LIST          CPUs the runtime may use, e.g. 0-3,6 (default: all)\n"
@@ -638,6 +641,10 @@ static int ctl_listen(const char *path)
 	if (fd < 0)
 		return -errno;
 	/* a stale socket from a previous run is replaced; a live one is not */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		ret = -EEXIST;
+		goto out_close;
+	}
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -676,10 +683,15 @@ static void ctl_send_all(int fd, const char *buf, size_t len)
 	}
 }
 
-/* Read one line (without the newline); false if none arrived in time. */
-static bool ctl_read_line(int fd, char *buf, size_t len)
+/*
+ * Read one line (without the newline) into @buf. Return: 1 a line (the
+ * newline or EOF ended it), 0 nothing arrived in time, -E2BIG the line does
+ * not fit, -EINVAL bytes follow the newline (more than one line).
+ */
+static int ctl_read_line(int fd, char *buf, size_t len)
 {
 	size_t n = 0;
+	char *nl = NULL;
 
 	while (n + 1 < len) {
 		ssize_t r = recv(fd, buf + n, len - 1 - n, 0);
@@ -689,12 +701,46 @@ static bool ctl_read_line(int fd, char *buf, size_t len)
 		if (r <= 0)
 			break;
 		n += (size_t)r;
-		if (memchr(buf, '\n', n))
+		nl = memchr(buf, '\n', n);
+		if (nl)
 			break;
 	}
 	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!nl && n + 1 >= len)
+		return -E2BIG;
+	if (nl) {
+		char *rest = nl + 1;
+
+		*nl = '\0';
+		if (nl > buf && nl[-1] == '\r')
+			nl[-1] = '\0';
+		if (rest < buf + n)
+			return -EINVAL;
+	}
 	return n > 0;
+}
+
+/* Exactly one JSON object, nothing before or after it but blanks. */
+static json_object *ctl_parse(const char *req)
+{
+	struct json_tokener *tok = json_tokener_new();
+	json_object *o;
+	size_t len = strlen(req);
+	size_t end;
+
+	if (!tok)
+		return NULL;
+	o = json_tokener_parse_ex(tok, req, (int)len);
+	end = (size_t)json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!o)
+		return NULL;
+	end += strspn(req + end, " \t");
+	if (end != len || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 static void ctl_reply_error(int fd, const char *msg)
@@ -728,10 +774,35 @@ static void ctl_serve_one(int lfd, struct nvmfd_tgt *tgt, const struct nvmfd_cfg
 	/* one client at a time: bound how long a silent one can stall us */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (!ctl_read_line(fd, req, sizeof(req)))
+	ret = ctl_read_line(fd, req, sizeof(req));
+	if (ret == -E2BIG) {
+		char drain[4096];
+
+		ctl_reply_error(fd, "request too long");
+		/* read what is pending so that close() does not reset the reply */
+		shutdown(fd, SHUT_WR);
+		for (size_t total = 0; total < (1u << 20);) {
+			ssize_t r = recv(fd, drain, sizeof(drain), 0);
+
+			if (r <= 0)
+				break;
+			total += (size_t)r;
+		}
 		goto out_close;
-	o = json_tokener_parse(req);
-	if (!o || !json_object_object_get_ex(o, "cmd", &cmd) ||
+	}
+	if (ret == -EINVAL) {
+		ctl_reply_error(fd, "expected exactly one JSON object per line");
+		goto out_close;
+	}
+	if (ret <= 0)
+		goto out_close;
+	o = ctl_parse(req);
+	if (!o) {
+		ctl_reply_error(fd, "expected exactly one JSON object per line: "
+				    "{\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
+		goto out_close;
+	}
+	if (!json_object_object_get_ex(o, "cmd", &cmd) ||
 	    !json_object_is_type(cmd, json_type_string)) {
 		ctl_reply_error(fd, "expected {\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
 		goto out_put;
@@ -819,8 +890,12 @@ static int run(const struct nvmfd_cfg *cfg)
 		cfd = ctl_listen(cfg->control_path);
 		if (cfd < 0) {
 			/* a bad --control is a usage error: nothing listens yet */
-			fprintf(stderr, "nvmfd: --control %s: %s\n", cfg->control_path,
-				strerror(-cfd));
+			if (cfd == -EEXIST)
+				fprintf(stderr, "nvmfd: --control %s: %s exists and is not a socket\n",
+					cfg->control_path, cfg->control_path);
+			else
+				fprintf(stderr, "nvmfd: --control %s: %s\n", cfg->control_path,
+					strerror(-cfd));
 			status = EXIT_USAGE;
 			goto out_close_sfd;
 		}
@@ -902,6 +977,43 @@ out_close_sfd:
 	return status;
 }
 
+/* MemAvailable from /proc/meminfo in bytes; 0 if unknown. */
+static uint64_t mem_available(void)
+{
+	unsigned long long kib = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib << 10;
+}
+
+/* What the config asks of this machine: RAM for ram namespaces, CPUs. */
+static void check_machine(const struct nvmfd_cfg *cfg)
+{
+	char err[NVMFD_CFG_ERRLEN];
+	struct sysinfo si;
+	cpu_set_t usable;
+	bool warn;
+
+	if (sysinfo(&si) == 0) {
+		uint64_t total = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
+
+		if (nvmfd_cfg_check_ram(cfg, total, mem_available(), err, &warn))
+			usage_die("invalid configuration: %s", err);
+		if (warn)
+			NVMFD_WARN(LOG_COMP, "%s", err);
+	}
+	if (sched_getaffinity(0, sizeof(usable), &usable) == 0 &&
+	    nvmfd_cfg_check_cpus(cfg, &usable, err))
+		usage_die("invalid configuration: %s", err);
+}
+
 int main(int argc, char **argv)
 {
 	struct nvmfd_cfg *cfg = &g_cfg;
@@ -949,6 +1061,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	/* what this machine can give (not for --print-config: nothing runs) */
+	check_machine(cfg);
 	if (cli.used_defaults)
 		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
 				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "

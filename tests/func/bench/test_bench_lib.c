@@ -11,6 +11,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -205,11 +210,93 @@ static void test_builtins(void **state)
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
 }
 
+/* A listening UNIX socket at @path (left bound: the file stays). */
+static void make_sock(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+}
+
+static void test_sockdir(void **state)
+{
+	char base[] = "/tmp/nvmf-bench-test-XXXXXX";
+	char p[600], dir[512];
+	struct stat st;
+	pid_t dead;
+	int wst;
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	/* a pid that no longer exists: a child that has exited and been reaped */
+	dead = fork();
+	assert_true(dead >= 0);
+	if (!dead)
+		_exit(0);
+	assert_int_equal(waitpid(dead, &wst, 0), dead);
+	/* what a SIGKILLed run leaves: its directory with a socket in it ... */
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d", base, (int)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d/bound.sock", base, (int)dead);
+	make_sock(p);
+	/* ... an old-style socket of a dead run ... */
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.bound.sock", base, (int)dead);
+	make_sock(p);
+	/* ... and what must stay: a live run's socket, unrelated names */
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.cell.sock", base, (int)getpid());
+	make_sock(p);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.notes", base);
+	fclose(fopen(p, "w"));
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.txt", base, (int)dead);
+	fclose(fopen(p, "w"));
+
+	assert_int_equal(bench_sockdir_clean_stale(base), 2);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d", base, (int)dead);
+	assert_int_equal(lstat(p, &st), -1);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.bound.sock", base, (int)dead);
+	assert_int_equal(lstat(p, &st), -1);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.cell.sock", base, (int)getpid());
+	assert_int_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.notes", base);
+	assert_int_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.txt", base, (int)dead);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(bench_sockdir_clean_stale(base), 0);
+
+	/* this run's private directory: 0700, named by our pid, removed with its sockets */
+	assert_int_equal(bench_sockdir_create(base, dir, sizeof(dir)), 0);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d", base, (int)getpid());
+	assert_string_equal(dir, p);
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(p, sizeof(p), "%s/cell.sock", dir);
+	make_sock(p);
+	/* a live owner: never stale */
+	assert_int_equal(bench_sockdir_clean_stale(base), 0);
+	assert_int_equal(bench_sockdir_destroy(dir), 0);
+	assert_int_equal(lstat(dir, &st), -1);
+
+	/* clean up the fixture */
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.cell.sock", base, (int)getpid());
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.notes", base);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/nvmf-bench.%d.txt", base, (int)dead);
+	unlink(p);
+	assert_int_equal(rmdir(base), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuset),	   cmocka_unit_test(test_count), cmocka_unit_test(test_defaults_and_quick),
 		cmocka_unit_test(test_aggregate), cmocka_unit_test(test_builtins),
+		cmocka_unit_test(test_sockdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,6 +90,14 @@ expect_bad pivot 'pivot: 3 is more than the 2 columns' \
 expect_bad defaults-key 'defaults.cells: unknown field' "{\"name\": \"x\", \"defaults\": {\"cells\": 1}, $C}"
 expect_bad section-type 'cells[0].target: must be an object' \
 	'{"name": "x", "cells": [{"name": "a", "target": "bound"}]}'
+expect_bad deadline 'cells[0].target.io_work_deadline_us: 10000001 is out of range 0..10000000' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"io_work_deadline_us": 10000001}}]}'
+# 0 is what nvmfd accepts too (its default deadline, as bench/README says)
+echo '{"name": "x", "cells": [{"name": "a", "target": {"io_work_deadline_us": 0}}]}' >"$tmp/dl0.json"
+"$NVMF_BENCH" --dry-run "$tmp/dl0.json" >/dev/null 2>"$tmp/err" && ok "io_work_deadline_us 0 accepted" ||
+	bad "io_work_deadline_us 0 rejected: $(cat "$tmp/err")"
+[ -n "${BENCH_README:-}" ] && { grep -qF '`--io-work-deadline-us` | 0..10000000' "$BENCH_README" &&
+	ok "README range 0..10000000" || bad "bench/README io_work_deadline_us range"; }
 
 # missing file and unknown built-in: exit 2 as well
 "$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?

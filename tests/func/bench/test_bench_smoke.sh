@@ -88,10 +88,13 @@ grep -q '"runs_ok":1' "$out/cells.json" || grep -q '"runs_ok": 1' "$out/cells.js
 grep -q -- '--exec unbound' "$out/cells.json" && ok "cells.json records the target flags" ||
 	bad "cells.json lacks the target command"
 
+[ -e "/tmp/nvmf-bench.$sid" ] && bad "socket directory /tmp/nvmf-bench.$sid left after the run" ||
+	ok "socket directory removed after the run"
+
 # 2. SIGTERM in the middle of a run: exit 143, partial report, no stray
 out=$tmp/run2
 rm -f "$tmp/sid"
-run_in_session -o "$out" --no-progress -d 5 "$BENCH_TESTDIR/smoke.json"
+run_in_session -o "$out" --no-progress --no-plots -d 5 "$BENCH_TESTDIR/smoke.json" 2>"$tmp/run2.err"
 # wait until a run is under way (nvmfd and nvmf-perf started), then stop
 for _ in $(seq 200); do
 	leftovers "$sid" | grep -q 'nvmf-perf' && break
@@ -104,5 +107,31 @@ rc=$?
 left=$(leftovers "$sid")
 [ -z "$left" ] && ok "no stray process after SIGTERM" || bad "stray processes after SIGTERM: $left"
 grep -q 'interrupted' "$out/report.md" && ok "report.md marks the run interrupted" || bad "no interrupted mark"
+grep -q 'gnuplot' "$tmp/run2.err" && bad "--no-plots warned about gnuplot: $(grep gnuplot "$tmp/run2.err")" ||
+	ok "--no-plots: no gnuplot warning"
+[ -e "/tmp/nvmf-bench.$sid" ] && bad "socket directory left after SIGTERM" || ok "socket directory removed after SIGTERM"
+
+# 3. SIGKILL in the middle of a run: its socket directory stays behind (the
+# control socket of the nvmfd it ran) and the next nvmf-bench removes it
+out=$tmp/run3
+rm -f "$tmp/sid"
+run_in_session -o "$out" --no-progress --no-plots -d 5 "$BENCH_TESTDIR/smoke.json" 2>/dev/null
+for _ in $(seq 200); do
+	leftovers "$sid" | grep -q 'nvmf-perf' && break
+	sleep 0.05
+done
+ls /tmp/nvmf-bench."$sid"/*.sock >/dev/null 2>&1 && ok "run 3 has its control socket in /tmp/nvmf-bench.$sid/" ||
+	bad "no control socket in /tmp/nvmf-bench.$sid/: $(ls -la "/tmp/nvmf-bench.$sid" 2>&1)"
+[ "$(stat -c %a "/tmp/nvmf-bench.$sid" 2>/dev/null)" = 700 ] && ok "socket directory is private (0700)" ||
+	bad "socket directory mode $(stat -c %a "/tmp/nvmf-bench.$sid" 2>&1)"
+kill -KILL "$sid" 2>/dev/null
+wait $bgpid
+# its children die with it (PR_SET_PDEATHSIG); make sure before going on
+for _ in $(seq 100); do [ -z "$(leftovers "$sid")" ] && break; sleep 0.05; done
+for p in $(leftovers "$sid" | awk '{ print $2 }'); do kill -KILL "$p" 2>/dev/null; done
+[ -d "/tmp/nvmf-bench.$sid" ] || bad "SIGKILL: socket directory already gone (nothing to clean)"
+"$NVMF_BENCH" --dry-run "$BENCH_TESTDIR/smoke.json" >/dev/null 2>&1
+[ -e "/tmp/nvmf-bench.$sid" ] && bad "stale socket directory /tmp/nvmf-bench.$sid not removed" ||
+	ok "next nvmf-bench removed the stale socket directory"
 
 exit $fail

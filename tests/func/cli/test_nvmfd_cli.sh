@@ -98,6 +98,36 @@ check_bad "no listener" $S -n ram:1M
 check_bad "'iqn.x': an NQN must start" -l 127.0.0.1:0 -s iqn.x
 check_bad "duplicate nsid 1" -l 127.0.0.1:0 $S -n ram:1M -n ram:1M,nsid=1
 check_bad "--config $TMP/none.json: No such file" -c "$TMP/none.json"
+check_bad "--config $TMP: is a directory" -c "$TMP"
+# NQN length: the NVMe limit (223) in every message, whatever the length
+check_bad "longer than 223 bytes" -l 127.0.0.1:0 -s "nqn.$(printf 'a%.0s' $(seq 236))"
+check_bad "longer than 223 bytes" -l 127.0.0.1:0 -s "nqn.$(printf 'a%.0s' $(seq 297))"
+# RAM namespaces beyond the machine's physical memory (1 EiB > any RAM)
+check_bad "namespace 'ram:1048576T'" -l 127.0.0.1:0 $S -n ram:1048576T
+check_bad "ram namespaces need 1 EiB but the machine has" -l 127.0.0.1:0 $S -n ram:1048576T
+# --cpus naming a CPU this process cannot use
+ncpu=$(nproc --all)
+check_bad "--cpus '$ncpu-$((ncpu + 4))': CPU $ncpu-$((ncpu + 4)) not online" \
+	-l 127.0.0.1:0 $S -n ram:1M --cpus "$ncpu-$((ncpu + 4))"
+# file namespaces that cannot be created or opened read-write: exit 2, spec named
+check_bad "namespace 'file:$TMP/nonexistent/dir/x.img,size=1M': cannot create" \
+	-l 127.0.0.1:0 $S -n "file:$TMP/nonexistent/dir/x.img,size=1M"
+if [ "$(id -u)" -ne 0 ]; then
+	: >"$TMP/ro.img"
+	truncate -s 1M "$TMP/ro.img"
+	chmod 0444 "$TMP/ro.img"
+	check_bad "namespace 'file:$TMP/ro.img': '$TMP/ro.img': not writable" \
+		-l 127.0.0.1:0 $S -n "file:$TMP/ro.img"
+	mkdir "$TMP/rodir" && chmod 0555 "$TMP/rodir"
+	check_bad "cannot create '$TMP/rodir/x.img'" \
+		-l 127.0.0.1:0 $S -n "file:$TMP/rodir/x.img,size=1M"
+else
+	echo "running as root: read-only namespace file not exercised" >&2
+fi
+# --io-work-deadline-us 0 is accepted (documented: the default)
+"$NVMFD" -l 127.0.0.1:0 $S -n ram:1M --io-work-deadline-us 0 --print-config >"$TMP/dl.json" ||
+	fail "--io-work-deadline-us 0 rejected"
+grep -qF -- "0 also means 1000" "$TMP/help" || fail "--help does not say what --io-work-deadline-us 0 means"
 
 # --- bad configs: exit 2, key named, nothing listening --------------------
 # A port above the ephemeral range (so no other test's port 0 bind lands on

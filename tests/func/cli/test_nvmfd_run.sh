@@ -107,6 +107,26 @@ bad=$(ctl '{"cmd":"reboot"}')
 [[ "$bad" == *'"error"'*"reboot"* ]] || fail "unknown cmd reply: $bad"
 bad=$(ctl 'not json')
 [[ "$bad" == *'"error"'* ]] || fail "garbage reply: $bad"
+# exactly one JSON object per line: trailing bytes are an error, not ignored
+for req in '{"cmd":"stats"}{"cmd":"stats"}' '{"cmd":"stats"} x' '["cmd"]' '{"cmd":"stats"}
+{"cmd":"stats"}'; do
+	bad=$(ctl "$req")
+	[[ "$bad" == '{"error":'*'one JSON object per line'* ]] || fail "request '$req': reply $bad"
+done
+ok=$(ctl ' {"cmd":"stats"} ')
+[[ "$ok" == '{'* && "$ok" != *'"error"'* ]] || fail "blank-padded stats request: $ok"
+# a line over the limit: an error reply, then close (no reset)
+long=$(python3 - "$TMP/ctl.sock" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(b"x" * 6000 + b"\n")
+print(s.makefile().readline().rstrip("\n"))
+PY
+)
+[ "$long" = '{"error":"request too long"}' ] || fail "long request reply: '$long'"
+ctl '{"cmd":"stats"}' | grep -q '^{' || fail "control socket dead after a long request"
 
 # one periodic stats object on stderr (interval 1 s, allow 10 s)
 wait_for "$TMP/stderr" '^\{' || fail "no periodic stats on stderr"
@@ -132,6 +152,17 @@ grep -q -- "--control $TMP/ctl.sock: Address already in use" "$TMP/stderr2" ||
 grep -q 'listening on' "$TMP/stderr2" && fail "second daemon started listening"
 stop INT
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGINT"
+
+# --- --control PATH that is a regular file: left alone ---------------------
+echo keep >"$TMP/plain"
+"$NVMFD" -l 127.0.0.1:0 -s nqn.2026-11.io.nvmfd:three -n null:1M --control "$TMP/plain" \
+	2>"$TMP/stderr4"
+rc4=$?
+[ $rc4 -eq 2 ] || fail "--control on a regular file: exit $rc4, want 2"
+grep -qF -- "--control $TMP/plain: $TMP/plain exists and is not a socket" "$TMP/stderr4" ||
+	fail "--control on a regular file: $(cat "$TMP/stderr4")"
+[ "$(wc -l <"$TMP/stderr4")" -eq 1 ] || fail "--control on a regular file: not one line"
+[ "$(cat "$TMP/plain")" = keep ] || fail "--control replaced a regular file"
 
 # --- the embedded default --------------------------------------------------
 if ss -Hltn 'sport = :4420' | grep -q .; then

@@ -1038,6 +1038,118 @@ static void test_round_trip(void **state)
 	}
 }
 
+/* Adds a subsystem with the given namespace specs to a default config. */
+static void machine_cfg(struct nvmfd_cfg *c, const char *const *specs, unsigned int n)
+{
+	char err[NVMFD_CFG_ERRLEN];
+	struct nvmfd_cfg_subsys *s;
+
+	nvmfd_cfg_init_defaults(c);
+	c->nr_subsys = 1;
+	s = &c->subsys[0];
+	assert_int_equal(nvmfd_cfg_subsys_init(s, "nqn.2026-11.io.nvmfd:m", err), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_int_equal(nvmfd_cfg_parse_namespace(&s->ns[i], specs[i], err), 0);
+		s->ns[i].nsid = i + 1;
+	}
+	s->nr_ns = n;
+}
+
+static void test_check_ram(void **state)
+{
+	static const char *const big[] = { "null:4T", "ram:1T" };
+	static const char *const two[] = { "ram:8G", "ram:8G", "null:64G" };
+	static const char *const none[] = { "null:1T" };
+	const uint64_t gib = 1ull << 30;
+	const uint64_t total = (uint64_t)(23.4 * (double)gib);
+	char err[NVMFD_CFG_ERRLEN];
+	bool warn;
+
+	(void)state;
+	/* 1 TiB of RAM namespaces on a 23.4 GiB machine: refused, named */
+	machine_cfg(&cfg_a, big, 2);
+	err[0] = '\0';
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, total, 20 * gib, err, &warn), -ENOMEM);
+	assert_false(warn);
+	assert_string_equal(err, "namespace 'ram:1T' (subsystem 'nqn.2026-11.io.nvmfd:m' nsid 2): "
+				 "ram namespaces need 1 TiB but the machine has 23.4 GiB");
+	/* the sum counts, null namespaces do not: 16 GiB */
+	machine_cfg(&cfg_a, two, 3);
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, 15 * gib, 0, err, &warn), -ENOMEM);
+	assert_non_null(strstr(err, "need 16 GiB but the machine has 15 GiB"));
+	/* fits physical memory but not what is available now: warning only */
+	err[0] = '\0';
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, 32 * gib, 10 * gib, err, &warn), 0);
+	assert_true(warn);
+	assert_non_null(strstr(err, "need 16 GiB but only 10 GiB is available"));
+	assert_non_null(strstr(err, "namespace 'ram:8G'"));
+	/* fits both; and available unknown (0) never warns */
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, 32 * gib, 16 * gib, err, &warn), 0);
+	assert_false(warn);
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, 16 * gib, 0, err, &warn), 0);
+	assert_false(warn);
+	/* no RAM namespace: nothing to check */
+	machine_cfg(&cfg_a, none, 1);
+	assert_int_equal(nvmfd_cfg_check_ram(&cfg_a, gib, gib, err, &warn), 0);
+	assert_false(warn);
+}
+
+static void test_check_cpus(void **state)
+{
+	char err[NVMFD_CFG_ERRLEN];
+	cpu_set_t usable;
+
+	(void)state;
+	CPU_ZERO(&usable);
+	CPU_SET(0, &usable);
+	CPU_SET(1, &usable);
+	nvmfd_cfg_init_defaults(&cfg_a);
+	/* empty = all usable CPUs */
+	assert_int_equal(nvmfd_cfg_check_cpus(&cfg_a, &usable, err), 0);
+	assert_int_equal(nvmfd_cfg_parse_cpus(&cfg_a.exec.rt.cpus, "1", err), 0);
+	assert_int_equal(nvmfd_cfg_check_cpus(&cfg_a, &usable, err), 0);
+	assert_int_equal(nvmfd_cfg_parse_cpus(&cfg_a.exec.rt.cpus, "5-9", err), 0);
+	assert_int_equal(nvmfd_cfg_check_cpus(&cfg_a, &usable, err), -EINVAL);
+	assert_string_equal(err, "--cpus '5-9': CPU 5-9 not online or not allowed (usable: 0-1)");
+	assert_int_equal(nvmfd_cfg_parse_cpus(&cfg_a.exec.rt.cpus, "0-2", err), 0);
+	assert_int_equal(nvmfd_cfg_check_cpus(&cfg_a, &usable, err), -EINVAL);
+	assert_string_equal(err, "--cpus '0-2': CPU 2 not online or not allowed (usable: 0-1)");
+}
+
+static void test_user_errors(void **state)
+{
+	char err[NVMFD_CFG_ERRLEN], spec[512], nqn[400];
+	struct nvmfd_cfg_ns ns;
+
+	(void)state;
+	/* an NQN of 240 or 301 bytes: both messages give the NVMe limit, 223 */
+	for (size_t len = 240; len <= 301; len += 61) {
+		memset(nqn, 'a', len);
+		memcpy(nqn, "nqn.", 4);
+		nqn[len] = '\0';
+		err[0] = '\0';
+		assert_int_equal(nvmfd_cfg_subsys_init(&cfg_a.subsys[0], nqn, err), -EINVAL);
+		assert_non_null(strstr(err, "longer than 223 bytes"));
+	}
+	/* a file to create in a directory that does not exist */
+	snprintf(spec, sizeof(spec), "file:%s/nonexistent/dir/x.img,size=1M", tmpdir);
+	assert_int_equal(nvmfd_cfg_parse_namespace(&ns, spec, err), -EINVAL);
+	assert_non_null(strstr(err, spec));
+	assert_non_null(strstr(err, "cannot create"));
+	assert_non_null(strstr(err, "No such file or directory"));
+	/* ... or under a regular file */
+	snprintf(spec, sizeof(spec), "file:%s/x.img,size=1M", existing_file);
+	assert_int_equal(nvmfd_cfg_parse_namespace(&ns, spec, err), -EINVAL);
+	assert_non_null(strstr(err, "is not a directory"));
+	/* in an existing directory: fine */
+	snprintf(spec, sizeof(spec), "file:%s/new.img,size=1M", tmpdir);
+	assert_int_equal(nvmfd_cfg_parse_namespace(&ns, spec, err), 0);
+	/* -c DIR */
+	nvmfd_cfg_init_defaults(&cfg_a);
+	assert_int_equal(nvmfd_cfg_load_json(&cfg_a, tmpdir, err), -EINVAL);
+	assert_string_equal(err, "is a directory");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1053,6 +1165,9 @@ int main(void)
 		cmocka_unit_test(test_load_mutations),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_check_ram),
+		cmocka_unit_test(test_check_cpus),
+		cmocka_unit_test(test_user_errors),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
