@@ -4,8 +4,8 @@
 
   test_perf_cli.py NVMF_PERF NVMFD
 
-Starts nvmfd (1 MiB RAM namespace, default MDTS = 1 MiB) on a free
-127.0.0.1 port and checks:
+Starts nvmfd (1 MiB RAM namespace, default MDTS = 1 MiB) on 127.0.0.1
+port 0 (the port is read from its log) and checks:
 
   verify-read   -w read/randread --verify: exit 2 with the "--verify needs
                 writes in the same run" message, before connecting.
@@ -17,7 +17,7 @@ Starts nvmfd (1 MiB RAM namespace, default MDTS = 1 MiB) on a free
   discover      on a port nobody listens on: exit 3 and the hint "no
                 discovery controller on PORT (nvmfd listens on 4420 by
                 default; pass trsvcid:PORT)"; on nvmfd's port: exit 0.
-  ipv6          traddr:[::1] (and traddr:::1) against nvmfd -l [::1]:PORT:
+  ipv6          traddr:[::1] (and traddr:::1) against nvmfd -l [::1]:0:
                 exit 0 (skipped if ::1 cannot be bound).
   sigint        stderr on a pty (so the 1 s progress line shows the run has
                 started), SIGINT after the first progress line: exit 130,
@@ -32,6 +32,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -51,29 +52,26 @@ def free_port(family=socket.AF_INET, addr="127.0.0.1"):
     return port
 
 
-def wait_listen(proc, family, addr, port):
+def start_nvmfd(nvmfd, addr, logpath):
+    """nvmfd on ADDR port 0 (the kernel picks a free port, nvmfd logs it:
+    a port chosen here could be taken before nvmfd binds it).
+    Return (process, port) or (None, 0)."""
+    log = open(logpath, "w")
+    proc = subprocess.Popen([nvmfd, "-l", "%s:0" % addr, "-s", NQN, "-n", "ram:1M",
+                             "--allow-any-host", "--log-level", "info"], stdout=log, stderr=log)
+    log.close()
+    pat = re.compile(r"listening on %s:(\d+)" % re.escape(addr))
     for _ in range(100):
+        with open(logpath) as f:
+            m = pat.search(f.read())
+        if m and int(m.group(1)):
+            return proc, int(m.group(1))
         if proc.poll() is not None:
-            return False
-        s = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            s.connect((addr, port))
-            return True
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            s.close()
-    return False
-
-
-def start_nvmfd(nvmfd, listen, family, addr, port, log):
-    proc = subprocess.Popen([nvmfd, "-l", listen, "-s", NQN, "-n", "ram:1M", "--allow-any-host",
-                             "--log-level", "warn"], stdout=log, stderr=log)
-    if not wait_listen(proc, family, addr, port):
-        proc.kill()
-        proc.wait()
-        return None
-    return proc
+            break
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    return None, 0
 
 
 def run(perf, args):
@@ -127,9 +125,7 @@ def main():
         return 1
     perf, nvmfd = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="nvmfd-perf-cli.")
-    log = open(os.path.join(work, "nvmfd.log"), "w")
-    port = free_port()
-    tgt = start_nvmfd(nvmfd, "127.0.0.1:%d" % port, socket.AF_INET, "127.0.0.1", port, log)
+    tgt, port = start_nvmfd(nvmfd, "127.0.0.1", os.path.join(work, "nvmfd.log"))
     if not tgt:
         print("FAIL: nvmfd did not start")
         return 1
@@ -209,14 +205,15 @@ def main():
 
     # 5. IPv6 bracketed traddr
     try:
-        port6 = free_port(socket.AF_INET6, "::1")
+        free_port(socket.AF_INET6, "::1")
+        have6 = True
     except OSError:
-        port6 = None
+        have6 = False
         print("SKIP: ipv6 (cannot bind ::1)")
-    if port6:
-        tgt6 = start_nvmfd(nvmfd, "[::1]:%d" % port6, socket.AF_INET6, "::1", port6, log)
+    if have6:
+        tgt6, port6 = start_nvmfd(nvmfd, "[::1]", os.path.join(work, "nvmfd6.log"))
         if not tgt6:
-            check(False, "nvmfd -l [::1]:%d did not start" % port6)
+            check(False, "nvmfd -l [::1]:0 did not start")
         else:
             try:
                 for addr in ("[::1]", "::1"):
@@ -227,10 +224,10 @@ def main():
             finally:
                 tgt6.terminate()
                 tgt6.wait()
-    log.close()
     if fails:
-        print("%d check(s) failed; nvmfd log in %s" % (len(fails), work))
+        print("%d check(s) failed; nvmfd logs in %s" % (len(fails), work))
         return 1
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
