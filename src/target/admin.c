@@ -21,14 +21,18 @@ static nvmfd_status_t dnr(uint8_t sc)
 }
 
 /**
- * nvmfd__tgt_admin_init() - parse an admin command of an I/O controller.
+ * nvmfd__tgt_admin_init() - parse an admin command of an I/O or discovery
+ * controller.
  * @req: the command (controller enabled and ready).
  * Return: SUCCESS with the transfer set, or the completion status
- *         (INVALID_OPCODE|DNR for unsupported opcodes).
+ *         (INVALID_OPCODE|DNR for unsupported opcodes; a discovery
+ *         controller also refuses Abort, as nvmet's does).
  * Context: admin queue owner.
  */
 nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req)
 {
+	if (req->sqe.opc == NVMFD_ADMIN_ABORT && req->qp->ctrl->subsys->is_disc)
+		return dnr(NVMFD_SC_INVALID_OPCODE);
 	switch (req->sqe.opc) {
 	case NVMFD_ADMIN_IDENTIFY:
 		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H, NVMFD_IDENTIFY_DATA_SIZE);

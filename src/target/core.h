@@ -173,7 +173,6 @@ void nvmfd__tgt_aer_execute(struct nvmfd_tgt_req *req);
 void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ctrl *id);
 
 /* discovery.c */
-nvmfd_status_t nvmfd__tgt_disc_init(struct nvmfd_tgt_req *req);
 void nvmfd__tgt_disc_execute(struct nvmfd_tgt_req *req);
 
 /* io.c */

@@ -22,31 +22,6 @@ static nvmfd_status_t dnr(uint8_t sc)
 	return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, sc);
 }
 
-/**
- * nvmfd__tgt_disc_init() - parse an admin command of a discovery controller.
- * @req: the command (controller ready).
- * Return: SUCCESS with the transfer set, INVALID_OPCODE|DNR for anything
- *         but Identify, Get Log Page, Set/Get Features, AER, Keep Alive.
- * Context: admin queue owner.
- */
-nvmfd_status_t nvmfd__tgt_disc_init(struct nvmfd_tgt_req *req)
-{
-	switch (req->sqe.opc) {
-	case NVMFD_ADMIN_IDENTIFY:
-		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H, NVMFD_IDENTIFY_DATA_SIZE);
-	case NVMFD_ADMIN_GET_LOG_PAGE:
-		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H,
-					   (uint64_t)nvmfd_get_log_numd(&req->sqe) * 4);
-	case NVMFD_ADMIN_SET_FEATURES:
-	case NVMFD_ADMIN_GET_FEATURES:
-	case NVMFD_ADMIN_ASYNC_EVENT:
-	case NVMFD_ADMIN_KEEP_ALIVE:
-		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_NONE, 0);
-	default:
-		return dnr(NVMFD_SC_INVALID_OPCODE);
-	}
-}
-
 static bool is_wildcard(const char *a)
 {
 	return !a[0] || !strcmp(a, "0.0.0.0") || !strcmp(a, "::") || !strcmp(a, "[::]");
@@ -168,7 +143,7 @@ static nvmfd_status_t disc_get_log(struct nvmfd_tgt_req *req)
 
 /**
  * nvmfd__tgt_disc_execute() - run a discovery controller admin command.
- * @req: the command, accepted by nvmfd__tgt_disc_init().
+ * @req: the command, accepted by nvmfd__tgt_admin_init().
  * Context: admin queue owner.
  */
 void nvmfd__tgt_disc_execute(struct nvmfd_tgt_req *req)

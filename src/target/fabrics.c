@@ -217,8 +217,7 @@ nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
 	if (!nvmfd__tgt_ctrl_is_ready(qp->ctrl))
 		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
 	if (qp->qid == 0)
-		return qp->ctrl->subsys->is_disc ? nvmfd__tgt_disc_init(req)
-						 : nvmfd__tgt_admin_init(req);
+		return nvmfd__tgt_admin_init(req);
 	return nvmfd__tgt_io_init(req);
 }
 
