@@ -773,20 +773,34 @@ static int j_check_obj(json_object *o, const struct jpath *p, const char *const 
 	return 0;
 }
 
+/*
+ * Value of @key, with its path in @kp: 0 and *v when present, 1 when absent
+ * or null, -EINVAL (message "PATH: missing") when absent and @required.
+ */
+static int j_lookup(json_object *o, const char *key, const struct jpath *p, bool required,
+		    struct jpath *kp, json_object **v, char *err)
+{
+	jpath_key(kp, p, key);
+	if (json_object_object_get_ex(o, key, v) && !json_object_is_type(*v, json_type_null))
+		return 0;
+	if (required)
+		return cfg_err(err, "%s: missing", kp->s);
+	return 1;
+}
+
 static int j_array(json_object *o, const char *key, const struct jpath *p, json_object **out,
 		   char *err)
 {
 	json_object *v;
+	struct jpath kp;
+	int ret;
 
 	*out = NULL;
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+	ret = j_lookup(o, key, p, false, &kp, &v, err);
+	if (ret)
 		return 0;
-	if (!json_object_is_type(v, json_type_array)) {
-		struct jpath kp;
-
-		jpath_key(&kp, p, key);
+	if (!json_object_is_type(v, json_type_array))
 		return cfg_err(err, "%s: expected an array, got %s", kp.s, jval(v));
-	}
 	*out = v;
 	return 0;
 }
@@ -797,14 +811,12 @@ static int j_obj(json_object *o, const char *key, const struct jpath *p, bool re
 {
 	json_object *v;
 	struct jpath kp;
+	int ret;
 
 	*out = NULL;
-	jpath_key(&kp, p, key);
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
-		if (required)
-			return cfg_err(err, "%s: missing", kp.s);
-		return 0;
-	}
+	ret = j_lookup(o, key, p, required, &kp, &v, err);
+	if (ret)
+		return ret < 0 ? ret : 0;
 	if (!json_object_is_type(v, json_type_object))
 		return cfg_err(err, "%s: expected an object, got %s", kp.s, jval(v));
 	*out = v;
@@ -818,13 +830,11 @@ static int j_u64(json_object *o, const char *key, const struct jpath *p, bool re
 	json_object *v;
 	struct jpath kp;
 	uint64_t x;
+	int ret;
 
-	jpath_key(&kp, p, key);
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
-		if (required)
-			return cfg_err(err, "%s: missing", kp.s);
-		return 1;
-	}
+	ret = j_lookup(o, key, p, required, &kp, &v, err);
+	if (ret)
+		return ret;
 	if (json_object_is_type(v, json_type_int)) {
 		int64_t i = json_object_get_int64(v);
 
@@ -873,10 +883,11 @@ static int j_size(json_object *o, const char *key, const struct jpath *p, uint64
 {
 	json_object *v;
 	struct jpath kp;
+	int ret;
 
-	jpath_key(&kp, p, key);
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-		return 1;
+	ret = j_lookup(o, key, p, false, &kp, &v, err);
+	if (ret)
+		return ret;
 	if (json_object_is_type(v, json_type_string)) {
 		if (nvmfd_cfg_parse_size(json_object_get_string(v), out))
 			return cfg_err(err, "%s: bad size %s", kp.s, jval(v));
@@ -891,10 +902,11 @@ static int j_bool(json_object *o, const char *key, const struct jpath *p, bool *
 	json_object *v;
 	struct jpath kp;
 	const char *s;
+	int ret;
 
-	jpath_key(&kp, p, key);
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-		return 1;
+	ret = j_lookup(o, key, p, false, &kp, &v, err);
+	if (ret)
+		return ret;
 	if (json_object_is_type(v, json_type_boolean)) {
 		*out = json_object_get_boolean(v);
 		return 0;
@@ -927,13 +939,11 @@ static int j_str(json_object *o, const char *key, const struct jpath *p, bool re
 {
 	json_object *v;
 	struct jpath kp;
+	int ret;
 
-	jpath_key(&kp, p, key);
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
-		if (required)
-			return cfg_err(err, "%s: missing", kp.s);
-		return 1;
-	}
+	ret = j_lookup(o, key, p, required, &kp, &v, err);
+	if (ret)
+		return ret;
 	if (!json_object_is_type(v, json_type_string))
 		return cfg_err(err, "%s: expected a string, got %s", kp.s, jval(v));
 	if (!cfg_strcpy(buf, len, json_object_get_string(v)))
