@@ -6,14 +6,12 @@
  */
 #include <time.h>
 
+#include "internal/proc.h"
 #include "internal/rt.h"
 
 uint64_t nvmfd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return nvmfd__mono_ns();
 }
 
 void nvmfd_idle_poll_init(struct nvmfd_idle_poll *ip, unsigned int period_us)

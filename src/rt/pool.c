@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "rt/rt_int.h"
 
 #define WORK_PENDING 0x1u
@@ -295,12 +296,26 @@ void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn
 	w->pool = &rt->pools[pool_index(rt, io_cpu)];
 }
 
+/* Lock the pool @w is on now: nvmfd_rt_work_move() changes w->pool under
+ * the old pool's lock, so re-check after locking. */
+static struct rt_pool *work_lock_pool(struct nvmfd_work *w)
+{
+	struct rt_pool *pool;
+
+	for (;;) {
+		pool = __atomic_load_n(&w->pool, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&pool->lock);
+		if (__atomic_load_n(&w->pool, __ATOMIC_RELAXED) == pool)
+			return pool;
+		pthread_mutex_unlock(&pool->lock);
+	}
+}
+
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
 {
-	struct rt_pool *pool = w->pool;
+	struct rt_pool *pool = work_lock_pool(w);
 	uint32_t f;
 
-	pthread_mutex_lock(&pool->lock);
 	f = flags_get(w);
 	if (f & (WORK_PENDING | WORK_CANCELED)) {
 		pthread_mutex_unlock(&pool->lock);
@@ -335,6 +350,37 @@ void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
 		pthread_cond_wait(&pool->done_cv, &pool->lock);
 	pool->cancel_waiters--;
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/**
+ * nvmfd_rt_work_move() - see rt.h.
+ */
+int nvmfd_rt_work_move(struct nvmfd_work *w, struct nvmfd_rt *to, int io_cpu, const int *fds,
+		       unsigned int nfds)
+{
+	struct rt_pool *old = w->pool, *pool;
+
+	if (!old || !to)
+		return -EINVAL;
+	assert(rt_current != w);
+	nvmfd_rt_work_cancel_sync(w);
+	for (unsigned int i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			nvmfd_rt_unwatch_fd(w, fds[i]);
+	pool = &to->pools[pool_index(to, io_cpu)];
+	/* A queue_work() that raced with the move saw CANCELED on the old
+	 * pool and gave up; its caller's state is visible to the run below
+	 * (it unlocked the old pool before we lock it here). Later ones find
+	 * the new pool. */
+	pthread_mutex_lock(&old->lock);
+	w->rt = to;
+	w->io_cpu = io_cpu;
+	w->next = NULL;
+	flags_set(w, 0);
+	__atomic_store_n(&w->pool, pool, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&old->lock);
+	nvmfd_rt_queue_work(w);
+	return 0;
 }
 
 struct nvmfd_work *nvmfd_rt_current_work(void)
@@ -937,30 +983,13 @@ unsigned int nvmfd_rt_pool_of_cpu(const struct nvmfd_rt *rt, int cpu)
 /* Context switches and run delay of thread @tid; zeros where /proc lacks them. */
 static void read_task_stats(int tid, struct nvmfd_rt_worker_stats *ws)
 {
-	char path[64], line[256];
-	unsigned long long a, b;
-	FILE *f;
+	struct nvmfd_task_stat ts;
 
-	if (tid <= 0)
+	if (tid <= 0 || nvmfd__proc_task_stat(0, tid, &ts))
 		return;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "voluntary_ctxt_switches: %llu", &a) == 1)
-				ws->nvcsw = a;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &a) == 1)
-				ws->nivcsw = a;
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &a, &b) == 2)
-			ws->run_delay_ns = b;
-		fclose(f);
-	}
+	ws->nvcsw = ts.nvcsw;
+	ws->nivcsw = ts.nivcsw;
+	ws->run_delay_ns = ts.run_delay_ns;
 }
 
 int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int worker,

@@ -37,8 +37,6 @@
 #define NVMFD_VERSION "0.0.0"
 #endif
 
-struct nvmfd_tcp_port;
-
 /* One namespace of a subsystem. */
 struct nvmfd_tgt_ns {
 	uint32_t nsid;
@@ -118,9 +116,13 @@ struct nvmfd_tgt {
 	uint64_t genctr; /* discovery log generation, tgt->lock */
 	/* filled by target.c; NULL/0 in core-only (unit test) targets */
 	struct nvmfd_rt *rt;
-	struct nvmfd_tcp_port *ports[NVMFD_CFG_MAX_PORTS];
+	/* completion pool of every queue's backend ios; subsys.c creates a
+	 * per-queue one, target.c the configured one once the runtime exists */
+	struct nvmfd_cq_pool *cqpool;
+	struct nvmfd_tgt_port *ports[NVMFD_CFG_MAX_PORTS];
+	const struct nvmfd_tgt_xprt_type *port_xprt[NVMFD_CFG_MAX_PORTS];
 	unsigned int nr_ports;
-	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* TCP port actually bound (trsvcid "0") */
+	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* service id actually bound (trsvcid "0") */
 	pthread_t hk_thread; /* housekeeping: keep-alive expiry */
 	pthread_mutex_t hk_lock; /* protects hk_stop */
 	pthread_cond_t hk_cond;
