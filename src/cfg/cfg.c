@@ -3,7 +3,7 @@
  * cfg.c - the target configuration: defaults, command-line value parsers,
  * nvmetcli saved-config JSON (load and save), and cross-validation.
  *
- * JSON shape: the one nvmetcli's "saveconfig" writes (NVME-TCP-NOTES §3.4):
+ * JSON shape: the one nvmetcli's "saveconfig" writes (doc/protocol-notes.md §3.4):
  * top-level "hosts", "ports", "subsystems". nvmetcli writes most attribute
  * values as strings ("16384", "1"); both strings and JSON numbers are
  * accepted. nvmfd-only settings live under a top-level "nvmfd" object,

@@ -388,7 +388,7 @@ int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int w
 int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f);
 
 /*
- * Idle polling (DESIGN.md "idle polling"): after each io_work pass the item
+ * Idle polling (doc/execution-model.md §4): after each io_work pass the item
  * reports whether it made progress; while it did, or while less than the
  * period has passed since the last progress, it re-queues itself; after a
  * full period without progress it re-arms readiness and sleeps. The clock is
@@ -429,8 +429,8 @@ void nvmfd_idle_poll_init(struct nvmfd_idle_poll *ip, unsigned int period_us);
 bool nvmfd_idle_poll_update(struct nvmfd_idle_poll *ip, bool progressed, uint64_t now_ns);
 
 /*
- * Budgets for rx/tx alternation inside one io_work pass (DESIGN.md "rx/tx
- * budgets"): a pass has a deadline; inside it, rx and tx each get slices of
+ * Budgets for rx/tx alternation inside one io_work pass (doc/execution-model.md
+ * §3): a pass has a deadline; inside it, rx and tx each get slices of
  * a byte and PDU budget, alternated until both are idle or the deadline
  * passes. Use one struct per direction.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * poll.c - the clock, the idle-poll state machine and the rx/tx budgets
- * (DESIGN.md "idle polling", "rx/tx budgets"). Pure functions of their
+ * (doc/execution-model.md §3-4). Pure functions of their
  * inputs except nvmfd_now_ns(); the caller passes the time in.
  */
 #include <time.h>

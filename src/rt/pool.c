@@ -2,7 +2,7 @@
 /*
  * pool.c - worker pools, run queues, readiness and work-item state.
  *
- * Model (NVME-TCP-NOTES.md §5, DESIGN.md "Execution model"):
+ * Model (doc/execution-model.md §1-2):
  *
  * - BOUND: one pool per runtime CPU, one worker thread pinned to it, one
  *   item running at a time (concurrency level 1). The kernel's concurrency

@@ -2,7 +2,7 @@
 /*
  * admin.c - admin commands of an I/O controller: Identify, Get Log Page,
  * Set/Get Features, Asynchronous Event Request, Keep Alive, Abort
- * (NVMe Base 2.0 §5; nvmet's answers per NVME-TCP-NOTES.md §2.4).
+ * (NVMe Base 2.0 §5; nvmet's answers per doc/protocol-notes.md §2.4).
  */
 #include <errno.h>
 #include <string.h>

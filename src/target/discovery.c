@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * discovery.c - the discovery controller (NVMe-oF 1.1 §5; nvmet's
- * behaviour per NVME-TCP-NOTES.md §2.6): Identify Controller, the Discovery
+ * behaviour per doc/protocol-notes.md §2.6): Identify Controller, the Discovery
  * Log Page (70h), KATO/AEC features, AER and Keep Alive.
  *
  * The log lists, after entry 0 (the discovery subsystem itself, subtype 3),

@@ -6,7 +6,7 @@
  * migration are in port.c; the types in tcp_int.h.
  *
  * Per queue, everything is allocated at accept time (doc/conventions.md
- * §6.5): the command slots (2 x max_queue_size + 1, as nvmet's nr_cmds =
+ * §5.1): the command slots (2 x max_queue_size + 1, as nvmet's nr_cmds =
  * 2 x sqsize, plus one for the Connect that arrives before the queue size
  * is known), one header buffer per slot, a receive bounce buffer, the
  * core's backend completion context, and one data region of slots x
@@ -17,7 +17,7 @@
  * slot used. Nothing is allocated on the data path.
  *
  * Everything a queue does runs in its io_work on its io_cpu (one owner at a
- * time, doc/conventions.md §6.5): receive and parse PDUs, run commands,
+ * time, doc/conventions.md §5.2): receive and parse PDUs, run commands,
  * step the core's backend (nvmfd__tgt_qp_poll(): flush submissions, reap
  * completions), send PDUs. Other threads only set the shutdown flag or kick
  * the work item. One pass alternates rx (cfg exec.rx_budget_*), the backend
@@ -117,7 +117,7 @@ void tcp_queue_kick(struct tcp_queue *q)
 /* ------------------------------------------------------------------ */
 
 
-/* Legal slot moves (doc/conventions.md §6.6), as bit masks of the next
+/* Legal slot moves (doc/conventions.md §6), as bit masks of the next
  * state. EXEC -> FREE is a response dropped by a closing queue; a closing
  * queue also takes its abandoned RX_ICD/R2T/H2C/TX slots back (teardown). */
 #define TCP_BIT(s) (1u << (s))
@@ -296,7 +296,7 @@ static int tcp_fatal_codec(struct tcp_queue *q)
 /* Receive path                                                        */
 /* ------------------------------------------------------------------ */
 
-/* In-capsule data limit for @sqe on this queue (NVME-TCP-NOTES §1.8). */
+/* In-capsule data limit for @sqe on this queue (doc/protocol-notes.md §1.8). */
 static uint32_t tcp_icd_limit(const struct tcp_queue *q, const struct nvmfd_sqe *sqe)
 {
 	if (!q->qp.connected || q->qp.qid == 0 || sqe->opc == NVMFD_ADMIN_FABRICS)
@@ -363,7 +363,7 @@ static int tcp_rx_cmd_hdr(struct tcp_queue *q, uint32_t dlen)
 	return 0;
 }
 
-/* H2CData header: NVMe/TCP 1.0 §3.6.2.7 and the nvmet checks (NOTES §1.7). */
+/* H2CData header: NVMe/TCP 1.0 §3.6.2.7 and the nvmet checks (doc/protocol-notes.md §1.7). */
 static int tcp_rx_h2c_hdr(struct tcp_queue *q, uint32_t dlen)
 {
 	const struct nvmfd_tcp_data *d = nvmfd_pdu_rx_hdr(&q->rx);
@@ -412,7 +412,7 @@ static int tcp_rx_hdr(struct tcp_queue *q)
 	}
 }
 
-/* ICReq: NVMe/TCP 1.0 §3.6.2.2 and NOTES §1.4. */
+/* ICReq: NVMe/TCP 1.0 §3.6.2.2 and doc/protocol-notes.md §1.4. */
 static int tcp_rx_icreq(struct tcp_queue *q)
 {
 	const struct nvmfd_tcp_icreq *ic = nvmfd_pdu_rx_hdr(&q->rx);
@@ -475,7 +475,7 @@ static int tcp_rx_cmd(struct tcp_queue *q)
 		return 0;
 	}
 	if (r->icd_len) {
-		/* NOTES §1.8: in-capsule data on a non-write is INVALID_FIELD. */
+		/* doc/protocol-notes.md §1.8: in-capsule data on a non-write is INVALID_FIELD. */
 		if (r->req.xfer != NVMFD_XFER_H2C)
 			tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD) |
 						NVMFD_STATUS_DNR);
@@ -488,7 +488,7 @@ static int tcp_rx_cmd(struct tcp_queue *q)
 	}
 	if (r->req.data_len && sgl->type != NVMFD_SGL_ID_TRANSPORT) {
 		/* Data that is not in the capsule moves by C2HData / R2T and
-		 * needs a Transport Data Block descriptor (NOTES §1.9). */
+		 * needs a Transport Data Block descriptor (doc/protocol-notes.md §1.9). */
 		tcp_req_fail(r, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE) |
 					NVMFD_STATUS_DNR);
 		return 0;
@@ -901,7 +901,7 @@ static void tcp_queue_response(struct nvmfd_tgt_req *req)
 	if (req->xfer == NVMFD_XFER_C2H && req->data_len && !nvmfd_cqe_status(&req->cqe)) {
 		r->phase = TCP_TX_C2H;
 		r->c2h_off = 0;
-		/* NOTES §1.6: SUCCESS only with SQ flow control disabled (the CQE
+		/* doc/protocol-notes.md §1.6: SUCCESS only with SQ flow control disabled (the CQE
 		 * would carry SQHD otherwise) and a CQE that says nothing more. */
 		r->c2h_success = q->qp.sqflow_disabled && !req->cqe.result && !req->cqe.dw1;
 	} else {
@@ -951,7 +951,7 @@ static void tcp_send_term(struct tcp_queue *q)
 }
 
 /* Take back the slots a closing queue abandoned in transport states and
- * check that none is lost: every slot FREE again (doc/conventions.md §6.6). */
+ * check that none is lost: every slot FREE again (doc/conventions.md §6). */
 static void tcp_reclaim_slots(struct tcp_queue *q)
 {
 	for (uint32_t i = 0; i < q->nr_reqs; i++) {
@@ -1090,7 +1090,7 @@ static bool tcp_setup_expired(struct tcp_queue *q)
 }
 
 /*
- * One bounded io_work pass (NOTES §3.1, DESIGN "Execution model"): rx up to
+ * One bounded io_work pass (doc/protocol-notes.md §3.1, doc/execution-model.md §3): rx up to
  * its budget, reap completions, tx up to its budget, repeated while
  * something progressed and the pass deadline has not passed; then either
  * re-queue (work left, or idle polling) or re-arm readiness and return.

@@ -7,7 +7,7 @@
  *
  * Ownership: a port owns its queues (port->queues, port->lock); a queue's
  * state is touched only by its io_work (one owner at a time,
- * doc/conventions.md §6.5); other threads set q->shutdown / q->expired
+ * doc/conventions.md §5.2); other threads set q->shutdown / q->expired
  * and kick the work. Memory is freed by the port's release work, after
  * the queue's io_work was cancelled.
  *
@@ -42,7 +42,7 @@
 
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
-/* Command slot lifecycle (doc/conventions.md §6.6); legal moves in tcp.c's
+/* Command slot lifecycle (doc/conventions.md §6); legal moves in tcp.c's
  * tcp_req_next[] table. */
 enum tcp_req_state {
 	TCP_REQ_FREE, /* on the free list */
@@ -99,8 +99,8 @@ enum tcp_stage {
 	TCP_STAGE_CONNECTED, /* Connect succeeded: no setup deadline any more */
 };
 
-/* Per-queue counters (doc/execution-model.md "Numbers every mode must
- * expose"): written by the owner with relaxed stores, read relaxed by the
+/* Per-queue counters (doc/execution-model.md §7, the numbers every mode must
+ * expose): written by the owner with relaxed stores, read relaxed by the
  * stats dumper. Backend completion counters live in the core's completion
  * context (nvmfd_cq_get_stats()). */
 struct tcp_qstats {
