@@ -8,7 +8,9 @@
  * controller registry, cntlid allocation, each controller's queue table,
  * held AERs, pending events and changed-namespace list. The data path (I/O
  * commands) never takes it: it reads immutable configuration, the
- * namespace's atomic enable flag and the controller's atomic CC/CSTS.
+ * namespace's atomic enable flag and the controller's atomic CC/CSTS; a
+ * failed command records its Error Information entry under the
+ * controller's own err_lock (a leaf).
  *
  * Ownership: nvmfd__tgt_core_create() allocates the target core and opens
  * backends, nvmfd__tgt_core_destroy() closes and frees them. A controller
@@ -99,7 +101,9 @@ struct nvmfd_tgt_ctrl {
 	uint32_t evt[NVMFD_TGT_EVT_MAX];
 	unsigned int nr_evt;
 	/* Error Information log: newest at err_log[(err_count - 1) % MAX],
-	 * tgt->lock */
+	 * err_lock (a leaf: a failed command takes it on its queue's thread,
+	 * so the data path never takes the target-wide tgt->lock) */
+	pthread_mutex_t err_lock;
 	uint64_t err_count;
 	struct nvmfd_error_log_entry err_log[NVMFD_TGT_ERR_LOG_MAX];
 	/* changed namespace list, tgt->lock; overflow = 0xffffffff entry */

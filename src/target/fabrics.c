@@ -136,7 +136,7 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 	struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
 	struct nvmfd_error_log_entry *e;
 
-	pthread_mutex_lock(&qp->tgt->lock);
+	pthread_mutex_lock(&ctrl->err_lock);
 	e = &ctrl->err_log[ctrl->err_count % NVMFD_TGT_ERR_LOG_MAX];
 	memset(e, 0, sizeof(*e));
 	e->error_count = ++ctrl->err_count;
@@ -149,7 +149,7 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 			req->sqe.opc == NVMFD_CMD_WRITE_ZEROES))
 		e->lba = nvmfd_sqe_slba(&req->sqe);
 	e->trtype = qp->xprt_trtype;
-	pthread_mutex_unlock(&qp->tgt->lock);
+	pthread_mutex_unlock(&ctrl->err_lock);
 }
 
 /**

@@ -273,6 +273,7 @@ void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
 		for (; c; c = n) {
 			n = c->next;
 			c->registered = false;
+			pthread_mutex_destroy(&c->err_lock);
 			free(c->sqs);
 			free(c->qstats);
 			free(c);
@@ -419,6 +420,7 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	pthread_mutex_init(&c->err_lock, NULL);
 	c->tgt = tgt;
 	c->subsys = s;
 	c->refs = 1;
@@ -452,6 +454,7 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 	return 0;
 
 out_free:
+	pthread_mutex_destroy(&c->err_lock);
 	free(c->qstats);
 	free(c->sqs);
 	free(c);
@@ -501,6 +504,7 @@ void nvmfd__tgt_ctrl_put(struct nvmfd_tgt_ctrl *ctrl)
 {
 	if (__atomic_sub_fetch(&ctrl->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	pthread_mutex_destroy(&ctrl->err_lock);
 	free(ctrl->sqs);
 	free(ctrl->qstats);
 	free(ctrl);

@@ -84,11 +84,19 @@ void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q)
 	nvmfd_rt_queue_work(&port->release_work);
 }
 
+/*
+ * The release work: moves queues to their controller's runtime and frees
+ * dead queues. Both wait (cancel_sync for a run in progress, a shared
+ * ring's completion work, runtime creation), so the whole run is a
+ * declared blocking section: on a bound pool another worker serves the
+ * CPU's queues meanwhile (nvmfd_rt_blocking_begin()).
+ */
 static void tcp_release_work(struct nvmfd_work *w)
 {
 	struct tcp_port *port = container_of(w, struct tcp_port, release_work);
 	struct tcp_queue *q;
 
+	nvmfd_rt_blocking_begin();
 	for (;;) {
 		pthread_mutex_lock(&port->lock);
 		q = port->migrate;
@@ -104,7 +112,7 @@ static void tcp_release_work(struct nvmfd_work *w)
 		q = port->dead;
 		if (!q) {
 			pthread_mutex_unlock(&port->lock);
-			return;
+			break;
 		}
 		port->dead = q->dead_next;
 		if (q->prev)
@@ -123,6 +131,7 @@ static void tcp_release_work(struct nvmfd_work *w)
 		pthread_cond_broadcast(&port->cond);
 		pthread_mutex_unlock(&port->lock);
 	}
+	nvmfd_rt_blocking_end();
 }
 
 /* @q is torn down: free it from the release work. Context: @q's io_work. */
