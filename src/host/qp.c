@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * qp.c - one NVMe/TCP host queue pair: socket, ICReq/ICResp, request slots,
- * the tx ring (CapsuleCmd, H2CData) and the rx path (CapsuleResp, C2HData,
+ * the tx queue (CapsuleCmd, H2CData) and the rx path (CapsuleResp, C2HData,
  * R2T, C2HTermReq) on top of the pure codec (nvmfd/pdu.h), the socket
  * layer (net/sock.h) and the transmit queue shared with the target
  * (net/txq.h).
@@ -698,6 +698,7 @@ static int qp_handle_pdu(struct nvmfd_host_qp *qp)
  */
 static void qp_send_term(struct nvmfd_host_qp *qp, const struct nvmfd_pdu_error *e)
 {
+	ssize_t n;
 	size_t tl;
 
 	if (qp->in_flush)
@@ -711,9 +712,13 @@ static void qp_send_term(struct nvmfd_host_qp *qp, const struct nvmfd_pdu_error 
 		return;
 	qp_ctl_push(qp, tl);
 	qp->in_flush = true;
-	while (qp->ctl.queued &&
-	       nvmfd_txq_xmit(&qp->txq, qp->fd, 1, &qp_tx_ops, qp, NULL) > 0)
+	while (qp->ctl.queued) {
+		n = nvmfd_txq_xmit(&qp->txq, qp->fd, 1, &qp_tx_ops, qp, NULL);
 		qp->stats.sendmsgs++;
+		if (n <= 0)
+			break;
+		qp->stats.tx_bytes += (uint64_t)n;
+	}
 	qp->in_flush = false;
 }
 
