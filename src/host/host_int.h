@@ -5,7 +5,8 @@
  * A qp is a TCP connection plus depth request slots. The slot index is the
  * command identifier (cid). Each slot owns the buffer for the one PDU it may
  * have queued for transmission at a time (CapsuleCmd or one H2CData chunk;
- * MAXR2T is 0, so a command has at most one R2T outstanding).
+ * MAXR2T is 0, so a command has at most one R2T outstanding); the PDU waits
+ * on the qp's transmit queue (src/net/txq.h) through the slot's element.
  */
 #ifndef NVMFD_HOST_INT_H
 #define NVMFD_HOST_INT_H
@@ -18,12 +19,16 @@
 #include <nvmfd/host.h>
 #include <nvmfd/pdu.h>
 
+#include "net/txq.h"
+
 #define HOST_ERRMSG_LEN 512
 /* Fabrics commands (Connect carries 1024 bytes) always go in-capsule; the
  * target must accept that much on every queue (doc/protocol-notes.md §1.8). */
 #define HOST_FABRICS_ICD_MAX 8192
 #define HOST_RXBUF_LEN (64 * 1024)
 #define HOST_CTL_TX_LEN 256
+/* PDUs gathered into one sendmsg (3 iovecs each: 63 iovecs). */
+#define HOST_TX_BATCH 21
 
 enum host_tx_kind {
 	HOST_TX_CMD, /* CapsuleCmd, with in-capsule data if any */
@@ -34,7 +39,6 @@ enum host_tx_kind {
 struct host_slot {
 	bool busy; /* submitted, callback not yet run */
 	bool write; /* data flows host to controller */
-	bool in_tx; /* a PDU of this slot sits in the tx ring */
 	bool rsp_pending; /* completion received while a PDU was still queued */
 	bool r2t_active; /* an R2T window is being served */
 	uint16_t ttag;
@@ -49,15 +53,11 @@ struct host_slot {
 	uint64_t deadline_ns;
 	nvmfd_host_cb cb;
 	void *arg;
-	/* Queued PDU. */
+	/* Queued PDU: tx.queued while it sits on qp->txq (or is being sent). */
 	enum host_tx_kind tx_kind;
+	struct nvmfd_tx_pdu tx;
 	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
-	uint32_t hdr_len;
-	const uint8_t *tx_data;
-	uint32_t tx_data_len;
 	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
-	uint32_t ddgst_len;
-	uint32_t tx_off;
 };
 
 enum host_qp_state {
@@ -77,15 +77,12 @@ struct nvmfd_host_qp {
 	struct host_slot *slots;
 	uint16_t *free_stack;
 	uint32_t nr_free;
-	uint16_t *txq; /* ring of slot indices, capacity depth */
-	uint32_t tx_head;
-	uint32_t tx_count;
+	struct nvmfd_txq txq; /* slots' PDUs and the control PDU, FIFO */
 	bool in_flush;
 	bool in_poll; /* callbacks are running: submissions wait for the poll's flush */
 	bool in_poll_call; /* inside qp_poll(): the tx budget applies */
 	uint8_t ctl_tx[HOST_CTL_TX_LEN]; /* ICReq / H2CTermReq */
-	uint32_t ctl_len;
-	uint32_t ctl_off;
+	struct nvmfd_tx_pdu ctl; /* ctl_tx's element on txq */
 	struct nvmfd_pdu_rx rx;
 	struct nvmfd_pdu_rx_opts rx_opts;
 	uint8_t *rxbuf;

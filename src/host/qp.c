@@ -1,28 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * qp.c - one NVMe/TCP host queue pair: socket, ICReq/ICResp, request slots,
- * the tx ring (CapsuleCmd, H2CData) and the rx path (CapsuleResp, C2HData,
- * R2T, C2HTermReq) on top of the pure codec (nvmfd/pdu.h).
+ * the tx queue (CapsuleCmd, H2CData) and the rx path (CapsuleResp, C2HData,
+ * R2T, C2HTermReq) on top of the pure codec (nvmfd/pdu.h), the socket
+ * layer (net/sock.h) and the transmit queue shared with the target
+ * (net/txq.h).
  *
  * All sockets are non-blocking. Blocking behaviour (connect, ICResp, admin
  * commands) is built from poll() with a deadline, so every wait is bounded.
  */
 #include <errno.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "host/host_int.h"
-
-#define TX_IOV_MAX 64
+#include "net/sock.h"
 #define TMO_CHECK_INTERVAL_NS 50000000ull /* scan slot deadlines every 50 ms */
 
 /**
@@ -91,9 +90,7 @@ static int qp_fail(struct nvmfd_host_qp *qp, int err)
 		return qp->fail_err;
 	qp->state = HOST_QP_FAILED;
 	qp->fail_err = err;
-	qp->tx_count = 0;
-	qp->ctl_len = 0;
-	qp->ctl_off = 0;
+	nvmfd_txq_reset(&qp->txq);
 	if (qp->fd >= 0)
 		shutdown(qp->fd, SHUT_RDWR);
 	memset(&cpl, 0, sizeof(cpl));
@@ -101,7 +98,6 @@ static int qp_fail(struct nvmfd_host_qp *qp, int err)
 	for (uint32_t i = 0; i < qp->depth; i++) {
 		if (!qp->slots[i].busy)
 			continue;
-		qp->slots[i].in_tx = false;
 		cpl.cqe.cid = (uint16_t)i;
 		slot_complete(qp, (uint16_t)i, &cpl);
 	}
@@ -138,12 +134,10 @@ int nvmfd__host_qp_alloc(struct nvmfd_host_ctrl *ctrl, uint16_t qid, uint32_t de
 	qp->free_stack = calloc(depth, sizeof(*qp->free_stack));
 	if (!qp->free_stack)
 		goto out_free_slots;
-	qp->txq = calloc(depth, sizeof(*qp->txq));
-	if (!qp->txq)
-		goto out_free_stack;
 	qp->rxbuf = malloc(HOST_RXBUF_LEN);
 	if (!qp->rxbuf)
-		goto out_free_txq;
+		goto out_free_stack;
+	nvmfd_txq_init(&qp->txq);
 	/* Pop order 0, 1, 2...: push in reverse. */
 	for (uint32_t i = 0; i < depth; i++)
 		qp->free_stack[i] = (uint16_t)(depth - 1 - i);
@@ -156,8 +150,6 @@ int nvmfd__host_qp_alloc(struct nvmfd_host_ctrl *ctrl, uint16_t qid, uint32_t de
 	*out = qp;
 	return 0;
 
-out_free_txq:
-	free(qp->txq);
 out_free_stack:
 	free(qp->free_stack);
 out_free_slots:
@@ -182,7 +174,6 @@ void nvmfd__host_qp_free(struct nvmfd_host_qp *qp)
 	if (qp->fd >= 0)
 		close(qp->fd);
 	free(qp->rxbuf);
-	free(qp->txq);
 	free(qp->free_stack);
 	free(qp->slots);
 	free(qp);
@@ -192,17 +183,20 @@ void nvmfd__host_qp_free(struct nvmfd_host_qp *qp)
 /* Transmit                                                            */
 /* ------------------------------------------------------------------ */
 
-static void txq_push(struct nvmfd_host_qp *qp, uint16_t cid)
+/* Put the slot's PDU (built in s->hdr, @data, s->ddgst) on the tx queue. */
+static void slot_tx_push(struct nvmfd_host_qp *qp, struct host_slot *s, const void *data,
+			 uint32_t dlen, uint32_t hlen)
 {
-	qp->txq[(qp->tx_head + qp->tx_count) % qp->depth] = cid;
-	qp->tx_count++;
-	qp->slots[cid].in_tx = true;
-	qp->slots[cid].tx_off = 0;
-}
+	uint32_t dglen = 0;
 
-static uint32_t slot_tx_total(const struct host_slot *s)
-{
-	return s->hdr_len + s->tx_data_len + s->ddgst_len;
+	if (dlen && qp->ddgst) {
+		uint32_t d = nvmfd_digest(data, dlen);
+
+		memcpy(s->ddgst, &d, sizeof(d));
+		dglen = NVMFD_TCP_DIGEST_LEN;
+	}
+	nvmfd_tx_pdu_set(&s->tx, s->hdr, hlen, dlen ? data : NULL, dlen, s->ddgst, dglen);
+	nvmfd_txq_push(&qp->txq, &s->tx);
 }
 
 /* Queue the next H2CData chunk of the slot's R2T window (NVMe/TCP §3.6.2.7:
@@ -212,6 +206,7 @@ static void slot_queue_h2c(struct nvmfd_host_qp *qp, uint16_t cid)
 	struct host_slot *s = &qp->slots[cid];
 	uint32_t chunk = s->h2c_end - s->h2c_off;
 	uint8_t flags = 0;
+	size_t hlen;
 
 	if (chunk > qp->maxh2cdata)
 		chunk = qp->maxh2cdata;
@@ -219,29 +214,20 @@ static void slot_queue_h2c(struct nvmfd_host_qp *qp, uint16_t cid)
 		flags |= NVMFD_TCP_F_DATA_LAST;
 	s->tx_kind = HOST_TX_H2C;
 	s->h2c_chunk = chunk;
-	s->hdr_len = (uint32_t)nvmfd_pdu_build_data(s->hdr, NVMFD_TCP_H2C_DATA, flags, cid, s->ttag,
-						    s->h2c_off, chunk, qp->hdgst, qp->ddgst);
-	s->tx_data = s->buf + s->h2c_off;
-	s->tx_data_len = chunk;
+	hlen = nvmfd_pdu_build_data(s->hdr, NVMFD_TCP_H2C_DATA, flags, cid, s->ttag, s->h2c_off,
+				    chunk, qp->hdgst, qp->ddgst);
 	qp->stats.h2c_pdus++;
-	s->ddgst_len = 0;
-	if (qp->ddgst) {
-		uint32_t d = nvmfd_digest(s->tx_data, chunk);
-
-		memcpy(s->ddgst, &d, sizeof(d));
-		s->ddgst_len = NVMFD_TCP_DIGEST_LEN;
-	}
-	txq_push(qp, cid);
+	slot_tx_push(qp, s, s->buf + s->h2c_off, chunk, (uint32_t)hlen);
 }
 
 static void slot_tx_done(struct nvmfd_host_qp *qp, uint16_t cid)
 {
 	struct host_slot *s = &qp->slots[cid];
 
-	s->in_tx = false;
 	if (s->tx_kind == HOST_TX_H2C) {
 		s->h2c_off += s->h2c_chunk;
 		if (s->h2c_off < s->h2c_end && !s->rsp_pending) {
+			/* The next chunk goes to the tail, behind queued capsules. */
 			slot_queue_h2c(qp, cid);
 			return;
 		}
@@ -251,101 +237,60 @@ static void slot_tx_done(struct nvmfd_host_qp *qp, uint16_t cid)
 		slot_complete(qp, cid, &s->cpl);
 }
 
-/* Consume @n sent bytes from the control buffer and the ring. */
-static void tx_consume(struct nvmfd_host_qp *qp, size_t n)
+/* txq done(): a PDU is on the wire. The element is off the queue already,
+ * so completing the slot (whose callback may resubmit on the same cid) or
+ * queueing its next H2CData chunk may push it again. */
+static enum nvmfd_tx_next qp_tx_done(void *owner, struct nvmfd_tx_pdu *p)
 {
-	if (qp->ctl_off < qp->ctl_len) {
-		size_t c = qp->ctl_len - qp->ctl_off;
+	struct nvmfd_host_qp *qp = owner;
 
-		if (c > n)
-			c = n;
-		qp->ctl_off += (uint32_t)c;
-		n -= c;
-		if (qp->ctl_off == qp->ctl_len) {
-			qp->ctl_len = qp->ctl_off = 0;
-			qp->stats.tx_pdus++;
-		}
-	}
-	while (n > 0 && qp->tx_count > 0) {
-		uint16_t cid = qp->txq[qp->tx_head];
-		struct host_slot *s = &qp->slots[cid];
-		size_t left = slot_tx_total(s) - s->tx_off;
+	qp->stats.tx_pdus++;
+	if (p != &qp->ctl) {
+		struct host_slot *s = (struct host_slot *)(void *)((char *)p -
+								   offsetof(struct host_slot, tx));
 
-		if (n < left) {
-			s->tx_off += (uint32_t)n;
-			return;
-		}
-		n -= left;
-		s->tx_off += (uint32_t)left;
-		qp->stats.tx_pdus++;
-		qp->tx_head = (qp->tx_head + 1) % qp->depth;
-		qp->tx_count--;
-		slot_tx_done(qp, cid);
+		slot_tx_done(qp, (uint16_t)(s - qp->slots));
 	}
+	return NVMFD_TX_LEAVE;
 }
 
-static void iov_add(struct iovec *iov, int *cnt, const void *base, size_t len, size_t *skip)
+static const struct nvmfd_txq_ops qp_tx_ops = {
+	.done = qp_tx_done,
+};
+
+/* Queue the control PDU of @len bytes built in qp->ctl_tx. */
+static void qp_ctl_push(struct nvmfd_host_qp *qp, size_t len)
 {
-	if (*skip >= len) {
-		*skip -= len;
-		return;
-	}
-	iov[*cnt].iov_base = (void *)((const uint8_t *)base + *skip);
-	iov[*cnt].iov_len = len - *skip;
-	*skip = 0;
-	(*cnt)++;
+	nvmfd_tx_pdu_set(&qp->ctl, qp->ctl_tx, (uint32_t)len, NULL, 0, NULL, 0);
+	nvmfd_txq_push(&qp->txq, &qp->ctl);
 }
 
 /* Send as much as the socket takes. Return 0 or a negative errno (qp failed). */
 static int qp_flush(struct nvmfd_host_qp *qp)
 {
-	struct iovec iov[TX_IOV_MAX];
-	struct msghdr msg;
 	ssize_t n;
 
 	if (qp->in_flush || qp->state == HOST_QP_FAILED || qp->fd < 0)
 		return qp->state == HOST_QP_FAILED ? qp->fail_err : 0;
 	qp->in_flush = true;
-	while (qp->ctl_off < qp->ctl_len || qp->tx_count > 0) {
-		int cnt = 0;
-
-		if (qp->ctl_off < qp->ctl_len) {
-			iov[cnt].iov_base = qp->ctl_tx + qp->ctl_off;
-			iov[cnt].iov_len = qp->ctl_len - qp->ctl_off;
-			cnt++;
-		}
-		for (uint32_t i = 0; i < qp->tx_count && cnt + 3 <= TX_IOV_MAX; i++) {
-			struct host_slot *s = &qp->slots[qp->txq[(qp->tx_head + i) % qp->depth]];
-			size_t skip = s->tx_off;
-
-			iov_add(iov, &cnt, s->hdr, s->hdr_len, &skip);
-			if (s->tx_data_len)
-				iov_add(iov, &cnt, s->tx_data, s->tx_data_len, &skip);
-			if (s->ddgst_len)
-				iov_add(iov, &cnt, s->ddgst, s->ddgst_len, &skip);
-		}
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = iov;
-		msg.msg_iovlen = (size_t)cnt;
-		n = sendmsg(qp->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (!nvmfd_txq_empty(&qp->txq)) {
+		n = nvmfd_txq_xmit(&qp->txq, qp->fd, HOST_TX_BATCH, &qp_tx_ops, qp, NULL);
 		qp->stats.sendmsgs++;
+		if (n == -EAGAIN) {
+			qp->stats.send_eagain++;
+			break;
+		}
 		if (n < 0) {
-			int err = -errno;
-
-			if (err == -EAGAIN || err == -EINTR) {
-				qp->stats.send_eagain++;
-				break;
-			}
-			nvmfd__host_qp_seterr(qp, "send failed: %s", strerror(-err));
+			nvmfd__host_qp_seterr(qp, "send failed: %s", strerror((int)-n));
 			qp->in_flush = false;
-			return qp_fail(qp, err == -EPIPE ? -ECONNRESET : err);
+			return qp_fail(qp, n == -EPIPE ? -ECONNRESET : (int)n);
 		}
 		qp->stats.tx_bytes += (uint64_t)n;
-		tx_consume(qp, (size_t)n);
+		if (qp->state == HOST_QP_FAILED)
+			break;
 		if (qp->in_poll_call && qp->tx_budget) {
 			qp->tx_in_poll += (uint64_t)n;
-			if (qp->tx_in_poll >= qp->tx_budget &&
-			    (qp->ctl_off < qp->ctl_len || qp->tx_count > 0)) {
+			if (qp->tx_in_poll >= qp->tx_budget && !nvmfd_txq_empty(&qp->txq)) {
 				qp->stats.tx_budget_stops++;
 				break;
 			}
@@ -406,19 +351,10 @@ static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void
 		cmd.dptr.type = NVMFD_SGL_ID_TRANSPORT;
 	}
 	s->tx_kind = HOST_TX_CMD;
-	s->hdr_len = (uint32_t)nvmfd_pdu_build_cmd(s->hdr, &cmd, icd, qp->hdgst, qp->ddgst);
-	s->tx_data = icd ? buf : NULL;
-	s->tx_data_len = icd;
-	s->ddgst_len = 0;
-	if (icd && qp->ddgst) {
-		uint32_t d = nvmfd_digest(buf, icd);
-
-		memcpy(s->ddgst, &d, sizeof(d));
-		s->ddgst_len = NVMFD_TCP_DIGEST_LEN;
-	}
 	if (icd)
 		s->h2c_off = s->h2c_end = len; /* nothing left for an R2T */
-	txq_push(qp, cid);
+	slot_tx_push(qp, s, buf, icd,
+		     (uint32_t)nvmfd_pdu_build_cmd(s->hdr, &cmd, icd, qp->hdgst, qp->ddgst));
 	qp->stats.submitted++;
 	/*
 	 * Inside nvmfd_host_qp_poll() (a callback resubmitting) the PDU waits
@@ -684,7 +620,7 @@ static int qp_handle_rsp(struct nvmfd_host_qp *qp)
 	memset(&s->cpl, 0, sizeof(s->cpl));
 	s->cpl.cqe = r.cqe;
 	s->cpl.status = nvmfd_cqe_status(&r.cqe);
-	if (s->in_tx) {
+	if (s->tx.queued) {
 		/* Finish the PDU on the wire first: the slot's buffer is in use. */
 		s->rsp_pending = true;
 		return 0;
@@ -703,7 +639,7 @@ static int qp_handle_r2t(struct nvmfd_host_qp *qp)
 	if (r.cccid >= qp->depth || !qp->slots[r.cccid].busy)
 		return qp_bad_cid(qp, "R2T", r.cccid);
 	s = &qp->slots[r.cccid];
-	if (!s->write || s->r2t_active || s->in_tx || r.r2tl == 0 || r.r2to != s->h2c_off ||
+	if (!s->write || s->r2t_active || s->tx.queued || r.r2tl == 0 || r.r2to != s->h2c_off ||
 	    (uint64_t)r.r2to + r.r2tl > s->len) {
 		nvmfd__host_qp_seterr(qp, "invalid R2T for cid %u: r2to %u r2tl %u (sent %u of %u)",
 				      r.cccid, r.r2to, r.r2tl, s->h2c_off, s->len);
@@ -752,6 +688,38 @@ static int qp_handle_pdu(struct nvmfd_host_qp *qp)
 				      nvmfd_pdu_type_str(ch->type), ch->type);
 		return qp_fail(qp, -EPROTO);
 	}
+}
+
+/*
+ * Best effort H2CTermReq: queued PDUs nothing of which is sent are dropped,
+ * a partly sent one is finished first (a TermReq inside a PDU would be
+ * garbage to the target), then the TermReq, and nothing after it (a PDU
+ * queued by a completion meanwhile stays unsent); no waiting for the socket.
+ */
+static void qp_send_term(struct nvmfd_host_qp *qp, const struct nvmfd_pdu_error *e)
+{
+	ssize_t n;
+	size_t tl;
+
+	if (qp->in_flush)
+		return;
+	nvmfd_txq_drop_unsent(&qp->txq);
+	if (qp->ctl.queued)
+		return; /* a half-sent ICReq still owns ctl_tx */
+	tl = nvmfd_pdu_build_term(qp->ctl_tx, sizeof(qp->ctl_tx), NVMFD_TCP_H2C_TERM, e->fes,
+				  e->fei, e->hdr, e->hdr_len);
+	if (tl == 0 || tl > sizeof(qp->ctl_tx))
+		return;
+	qp_ctl_push(qp, tl);
+	qp->in_flush = true;
+	while (qp->ctl.queued) {
+		n = nvmfd_txq_xmit(&qp->txq, qp->fd, 1, &qp_tx_ops, qp, NULL);
+		qp->stats.sendmsgs++;
+		if (n <= 0)
+			break;
+		qp->stats.tx_bytes += (uint64_t)n;
+	}
+	qp->in_flush = false;
 }
 
 static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
@@ -806,14 +774,8 @@ static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
 				      (unsigned long long)e->stream_off, nvmfd_pdu_err_str(e->err),
 				      e->fes, nvmfd_pdu_fes_str(e->fes), e->fei);
 	/* Tell the target why before closing (NVMe/TCP §3.6.2.4), best effort. */
-	if (e->fes && qp->fd >= 0) {
-		uint8_t term[NVMFD_TCP_MAX_HDR_DGST_LEN + 32];
-		size_t tl = nvmfd_pdu_build_term(term, sizeof(term), NVMFD_TCP_H2C_TERM, e->fes,
-						 e->fei, e->hdr, e->hdr_len);
-
-		if (tl > 0 && tl <= sizeof(term) && send(qp->fd, term, tl, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-			tl = 0;
-	}
+	if (e->fes && qp->fd >= 0)
+		qp_send_term(qp, e);
 	return qp_fail(qp, -EPROTO);
 }
 
@@ -932,20 +894,18 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 			if (qp->rx_budget - got < want)
 				want = (size_t)(qp->rx_budget - got);
 		}
-		n = recv(qp->fd, qp->rxbuf, want, MSG_DONTWAIT);
+		n = nvmfd__sock_recv(qp->fd, qp->rxbuf, want);
 		if (n == 0) {
 			nvmfd__host_qp_seterr(qp, "connection closed by the target%s",
 					      qp->state == HOST_QP_IC_WAIT ? " before ICResp" :
 				(qp->rx.state != NVMFD_PDU_RX_CH ? " in the middle of a PDU" : ""));
 			return qp_fail(qp, -ECONNRESET);
 		}
+		if (n == -EAGAIN)
+			break;
 		if (n < 0) {
-			int err = -errno;
-
-			if (err == -EAGAIN || err == -EINTR)
-				break;
-			nvmfd__host_qp_seterr(qp, "recv failed: %s", strerror(-err));
-			return qp_fail(qp, err);
+			nvmfd__host_qp_seterr(qp, "recv failed: %s", strerror((int)-n));
+			return qp_fail(qp, (int)n);
 		}
 		qp->rx_pos = 0;
 		qp->rx_end = (uint32_t)n;
@@ -974,7 +934,7 @@ int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
 	if (qp->rx_pos >= qp->rx_end) {
 		pfd.fd = qp->fd;
 		pfd.events = POLLIN;
-		if (qp->tx_count || qp->ctl_off < qp->ctl_len)
+		if (!nvmfd_txq_empty(&qp->txq))
 			pfd.events |= POLLOUT;
 		pfd.revents = 0;
 		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR) {
@@ -1042,59 +1002,20 @@ static int remaining_ms(uint64_t deadline)
 static int qp_tcp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_trid *trid,
 			  uint64_t deadline)
 {
-	struct addrinfo hints, *res = NULL, *ai;
-	int ret, fd = -1, err = -EHOSTUNREACH, one = 1;
+	int family = trid->adrfam == NVMFD_ADRFAM_IPV6 ? AF_INET6 : AF_INET;
+	int fd = -1, gai = 0, err;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = trid->adrfam == NVMFD_ADRFAM_IPV6 ? AF_INET6 : AF_INET;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	ret = getaddrinfo(trid->traddr, trid->trsvcid, &hints, &res);
-	if (ret) {
+	err = nvmfd__sock_connect_timeout(trid->traddr, trid->trsvcid, family,
+					  remaining_ms(deadline), &fd, &gai);
+	if (err == 0) {
+		qp->fd = fd;
+		return 0;
+	}
+	if (gai) {
 		nvmfd__host_qp_seterr(qp, "cannot resolve %s port %s: %s", trid->traddr,
-				      trid->trsvcid, gai_strerror(ret));
+				      trid->trsvcid, gai_strerror(gai));
 		return -EINVAL;
 	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		struct pollfd pfd;
-		socklen_t sl = sizeof(err);
-		int soerr = 0;
-
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd < 0) {
-			err = -errno;
-			continue;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			goto out_connected;
-		if (errno != EINPROGRESS) {
-			err = -errno;
-			goto next;
-		}
-		pfd.fd = fd;
-		pfd.events = POLLOUT;
-		pfd.revents = 0;
-		ret = poll(&pfd, 1, remaining_ms(deadline));
-		if (ret == 0) {
-			err = -ETIMEDOUT;
-			goto next;
-		}
-		if (ret < 0) {
-			err = -errno;
-			goto next;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-			soerr = errno;
-		if (soerr == 0)
-			goto out_connected;
-		err = -soerr;
-next:
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
 	if (err == -ECONNREFUSED)
 		nvmfd__host_qp_seterr(qp, "connection refused by %s:%s", trid->traddr,
 				      trid->trsvcid);
@@ -1105,11 +1026,6 @@ next:
 		nvmfd__host_qp_seterr(qp, "cannot connect to %s:%s: %s", trid->traddr,
 				      trid->trsvcid, strerror(-err));
 	return err;
-
-out_connected:
-	freeaddrinfo(res);
-	qp->fd = fd;
-	return 0;
 }
 
 /* Poll until @done is true, the qp fails or the deadline passes. */
@@ -1248,8 +1164,7 @@ int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_tri
 	/* NVMe/TCP §3.6.2.2: HPDA 0, MAXR2T 0 (one R2T in flight per command). */
 	dgst = (uint8_t)((ctrl->opts.hdgst ? NVMFD_TCP_DGST_HDR : 0) |
 			 (ctrl->opts.ddgst ? NVMFD_TCP_DGST_DATA : 0));
-	qp->ctl_len = (uint32_t)nvmfd_pdu_build_icreq(qp->ctl_tx, 0, dgst, 0);
-	qp->ctl_off = 0;
+	qp_ctl_push(qp, nvmfd_pdu_build_icreq(qp->ctl_tx, 0, dgst, 0));
 	qp->state = HOST_QP_IC_WAIT;
 	for (;;) {
 		ret = nvmfd_host_qp_wait(qp, remaining_ms(deadline) > 100 ? 100 :

@@ -13,11 +13,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "net/sock.h"
@@ -178,6 +181,108 @@ int nvmfd__sock_connect(const char *addr, uint16_t port, int *fd_out)
 out_close:
 	close(fd);
 	return ret;
+}
+
+static uint64_t sock_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Milliseconds left until @deadline_ms (-1: no deadline), for poll(). */
+static int sock_left_ms(int64_t deadline_ms)
+{
+	uint64_t now;
+
+	if (deadline_ms < 0)
+		return -1;
+	now = sock_now_ms();
+	if (now >= (uint64_t)deadline_ms)
+		return 0;
+	return (uint64_t)deadline_ms - now > INT_MAX ? INT_MAX : (int)((uint64_t)deadline_ms - now);
+}
+
+/* Connect a new non-blocking socket to @ai, waiting until @deadline_ms. */
+static int sock_connect_one(const struct addrinfo *ai, int64_t deadline_ms, int *fd_out)
+{
+	int fd, ret, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd pfd;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	ret = sock_setopt_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	if (ret)
+		goto out_close;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		goto out_connected;
+	if (errno != EINPROGRESS) {
+		ret = -errno;
+		goto out_close;
+	}
+	for (;;) {
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		ret = poll(&pfd, 1, sock_left_ms(deadline_ms));
+		if (ret > 0)
+			break;
+		if (ret == 0) {
+			ret = -ETIMEDOUT;
+			goto out_close;
+		}
+		if (errno != EINTR) {
+			ret = -errno;
+			goto out_close;
+		}
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		soerr = errno;
+	if (soerr) {
+		ret = -soerr;
+		goto out_close;
+	}
+out_connected:
+	*fd_out = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+int nvmfd__sock_connect_timeout(const char *host, const char *port, int family, int timeout_ms,
+				int *fd_out, int *gai_err)
+{
+	int64_t deadline_ms = timeout_ms < 0 ? -1 : (int64_t)(sock_now_ms() + (uint64_t)timeout_ms);
+	struct addrinfo hints, *res = NULL, *ai;
+	int ret, err = -EHOSTUNREACH;
+
+	if (gai_err)
+		*gai_err = 0;
+	if (!host || !port || (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC))
+		return -EINVAL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = family;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	hints.ai_flags = AI_NUMERICSERV;
+	ret = getaddrinfo(host, port, &hints, &res);
+	if (ret) {
+		if (gai_err)
+			*gai_err = ret;
+		return -EINVAL;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		err = sock_connect_one(ai, deadline_ms, fd_out);
+		if (err == 0 || err == -ETIMEDOUT)
+			break;
+	}
+	freeaddrinfo(res);
+	return err;
 }
 
 int nvmfd__sock_incoming_cpu(int fd)

@@ -73,6 +73,28 @@ int nvmfd__sock_accept(int lfd, int *fd_out);
 int nvmfd__sock_connect(const char *addr, uint16_t port, int *fd_out);
 
 /**
+ * nvmfd__sock_connect_timeout() - non-blocking TCP connect with a deadline
+ * (the host library).
+ * @host:       numeric IPv4/IPv6 address or host name, borrowed.
+ * @port:       decimal TCP port (a service number, never a name), borrowed.
+ * @family:     AF_INET, AF_INET6, or AF_UNSPEC for either.
+ * @timeout_ms: time for all addresses @host resolves to, tried in order,
+ *              in milliseconds; < 0 waits without limit.
+ * @fd_out:     out: connected, non-blocking, close-on-exec socket with
+ *              TCP_NODELAY.
+ * @gai_err:    out (may be NULL): getaddrinfo()'s code when @host/@port
+ *              do not resolve (for gai_strerror()), else 0.
+ *
+ * Return: 0; -EINVAL when @host/@port do not resolve (*@gai_err says why);
+ *         -ETIMEDOUT when the deadline passed first; else the last
+ *         address's -errno (-ECONNREFUSED, -ENETUNREACH, -EHOSTUNREACH...).
+ * Context: any thread; blocks in poll() up to @timeout_ms (resolving a
+ * host name may take longer: getaddrinfo() has no deadline).
+ */
+int nvmfd__sock_connect_timeout(const char *host, const char *port, int family, int timeout_ms,
+				int *fd_out, int *gai_err);
+
+/**
  * nvmfd__sock_incoming_cpu() - the CPU that processed the socket's last
  * received packet (SO_INCOMING_CPU).
  * Return: CPU number >= 0; -ENOENT when the kernel does not know yet

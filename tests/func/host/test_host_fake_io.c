@@ -21,6 +21,10 @@
  *   success-not-last, r2t-for-read, r2t-bad-offset, c2h-overflow: other
  *                wire rule violations, each a -EPROTO qp failure.
  *   random-garbage  header-shaped noise: the qp fails, nothing crashes.
+ *   term-after-partial  a malformed PDU arrives while an H2CData PDU is
+ *                half sent (a sendmsg() shaper in this file cuts the
+ *                host's sends): the H2CTermReq must follow the rest of
+ *                that PDU, never land inside it.
  *
  * Usage: test_host_fake_io <scenario>; exit 0 pass, 1 fail.
  */
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <nvmfd/host.h>
@@ -39,6 +44,64 @@
 #include "../../lib/host_check.h"
 
 #define NSZE 1024
+
+/*
+ * Socket shaper for term-after-partial. The host library reaches the
+ * kernel through sendmsg() and recv() (src/net/sock.c); these definitions
+ * in the test binary take their place. On shaper_fd, sendmsg() lets
+ * SHAPER_LIMIT bytes through (cutting the call that crosses the limit)
+ * and then says EAGAIN until recv() has handed the host more than the R2T
+ * (i.e. the malformed PDU): the host then meets the malformed PDU with its
+ * H2CData PDU half sent, and the socket open again. Every other socket
+ * goes straight to the kernel.
+ */
+#define SHAPER_LIMIT (72 + 24 + 100) /* Write capsule, H2CData header, 100 data bytes */
+static int shaper_fd = -1; /* atomic: set by main, read by both threads */
+static size_t shaper_sent, shaper_rcvd;
+static unsigned int shaper_eagains;
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags);
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct msghdr m;
+	struct iovec iov[64];
+	size_t left;
+	ssize_t n;
+
+	if (fd != __atomic_load_n(&shaper_fd, __ATOMIC_ACQUIRE) ||
+	    shaper_rcvd > sizeof(struct nvmfd_tcp_r2t))
+		return syscall(SYS_sendmsg, fd, msg, flags);
+	if (shaper_sent >= SHAPER_LIMIT) {
+		shaper_eagains++;
+		errno = EAGAIN;
+		return -1;
+	}
+	m = *msg;
+	m.msg_iov = iov;
+	m.msg_iovlen = 0;
+	left = SHAPER_LIMIT - shaper_sent;
+	for (size_t i = 0; i < msg->msg_iovlen && i < 64 && left; i++) {
+		iov[i] = msg->msg_iov[i];
+		if (iov[i].iov_len > left)
+			iov[i].iov_len = left;
+		left -= iov[i].iov_len;
+		m.msg_iovlen++;
+	}
+	n = syscall(SYS_sendmsg, fd, &m, flags);
+	if (n > 0)
+		shaper_sent += (size_t)n;
+	return n;
+}
+
+ssize_t recv(int fd, void *buf, size_t len, int flags);
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	ssize_t n = syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
+
+	if (n > 0 && fd == __atomic_load_n(&shaper_fd, __ATOMIC_ACQUIRE))
+		shaper_rcvd += (size_t)n;
+	return n;
+}
 
 struct fake {
 	int lfd;
@@ -265,6 +328,51 @@ static void io_script(struct fake *f, int fd)
 		ft_write_full(fd, b, n);
 	} else if (!strcmp(f->scenario, "c2h-overflow")) {
 		send_c2h(f, fd, p->sqe.cid, 0, data, 1024, NVMFD_TCP_F_DATA_LAST, false);
+	} else if (!strcmp(f->scenario, "term-after-partial")) {
+		static uint8_t rest[8192];
+		struct nvmfd_tcp_data d;
+		uint8_t b[64];
+		size_t n, nrx = 0;
+		ssize_t k;
+
+		n = nvmfd_pdu_build_r2t(b, p->sqe.cid, 0x77, 0, 8192, false);
+		ft_write_full(fd, b, n);
+		if (ft_read_full(fd, &d, sizeof(d)) || d.ch.type != NVMFD_TCP_H2C_DATA ||
+		    d.datao != 0 || d.datal != 4096 || d.ch.plen != sizeof(d) + 4096) {
+			snprintf(f->fail, sizeof(f->fail), "first H2CData header wrong");
+			goto out;
+		}
+		/* A CapsuleResp header full of nonsense (bad HLEN): the host
+		 * must answer with an H2CTermReq. */
+		memset(b, 0x5a, sizeof(b));
+		b[0] = NVMFD_TCP_RSP;
+		ft_write_full(fd, b, sizeof(b));
+		/* Everything up to the host's close: the rest of the H2CData
+		 * data (intact), then at most one H2CTermReq, nothing else. */
+		while (nrx < sizeof(rest) &&
+		       (k = recv(fd, rest + nrx, sizeof(rest) - nrx, 0)) > 0)
+			nrx += (size_t)k;
+		for (size_t i = 0; i < nrx && i < 4096; i++) {
+			if (rest[i] != (uint8_t)(i * 5 + 3)) {
+				snprintf(f->fail, sizeof(f->fail),
+					 "H2CData byte %zu is 0x%02x: something landed inside the PDU",
+					 i, rest[i]);
+				goto out;
+			}
+		}
+		if (nrx > 4096) {
+			struct nvmfd_tcp_ch ch;
+
+			memcpy(&ch, rest + 4096, nrx - 4096 < sizeof(ch) ? nrx - 4096 : sizeof(ch));
+			if (nrx - 4096 < sizeof(ch) || ch.type != NVMFD_TCP_H2C_TERM ||
+			    ch.plen != nrx - 4096) {
+				snprintf(f->fail, sizeof(f->fail),
+					 "%zu bytes after the H2CData PDU are not one H2CTermReq",
+					 nrx - 4096);
+				goto out;
+			}
+		}
+		goto out;
 	} else if (!strcmp(f->scenario, "random-garbage")) {
 		/* Deterministic noise shaped like PDU headers: must fail cleanly. */
 		uint64_t x = 0x243f6a8885a308d3ull;
@@ -419,10 +527,11 @@ int main(int argc, char **argv)
 			{ "r2t-bad-offset", -EPROTO, "invalid R2T" },
 			{ "c2h-overflow", -EPROTO, "invalid datao" },
 			{ "random-garbage", -EPROTO, "" },
+			{ "term-after-partial", -EPROTO, "malformed PDU" },
 		};
 		int want = -EPROTO;
 		const char *msg = "?";
-		bool write = !strcmp(sc, "r2t-bad-offset");
+		bool write = !strcmp(sc, "r2t-bad-offset") || !strcmp(sc, "term-after-partial");
 
 		for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
 			if (!strcmp(ex[i].sc, sc)) {
@@ -439,6 +548,11 @@ int main(int argc, char **argv)
 			printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
 			goto out_disconnect;
 		}
+		if (!strcmp(sc, "term-after-partial")) {
+			for (size_t i = 0; i < sizeof(buf); i++)
+				buf[i] = (uint8_t)(i * 5 + 3);
+			__atomic_store_n(&shaper_fd, nvmfd_host_qp_fd(qp), __ATOMIC_RELEASE);
+		}
 		if (write)
 			CHECK(nvmfd_host_qp_write(qp, 1, 0, 16, buf, hc_cpl_cb, &r1) == 0, "submit");
 		else
@@ -450,6 +564,9 @@ int main(int argc, char **argv)
 		      nvmfd_host_qp_errmsg(qp), msg);
 		CHECK(nvmfd_host_qp_read(qp, 1, 0, 1, buf, hc_cpl_cb, &r2) == -ENOTCONN, "submit on failed qp");
 		printf("%s: %s\n", sc, nvmfd_host_qp_errmsg(qp));
+		if (!strcmp(sc, "term-after-partial"))
+			CHECK(shaper_sent == SHAPER_LIMIT && shaper_eagains > 0,
+			      "the shaper never cut a send (%zu bytes)", shaper_sent);
 	}
 out_disconnect:
 	ret = nvmfd_host_ctrl_disconnect(c);
