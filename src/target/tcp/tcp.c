@@ -69,6 +69,7 @@
 
 #include "internal/log.h"
 #include "net/sock.h"
+#include "net/txq.h"
 #include "target/tcp/tcp_int.h"
 
 static void tcp_queue_response(struct nvmfd_tgt_req *req);
@@ -158,13 +159,11 @@ static struct tcp_req *tcp_req_get(struct tcp_queue *q)
 	assert(r->state == TCP_REQ_FREE);
 	q->free_head = r->next_free;
 	q->nr_free--;
-	r->tx_next = NULL;
 	r->icd_len = 0;
 	r->pre_status = 0;
 	r->h2c_rcvd = 0;
 	r->c2h_off = 0;
 	r->c2h_success = false;
-	r->pdu_built = false;
 	r->req.xfer = NVMFD_XFER_NONE;
 	r->req.data_len = 0;
 	r->req.in_capsule = false;
@@ -184,34 +183,16 @@ static void tcp_req_put(struct tcp_queue *q, struct tcp_req *r)
 	q->nr_free++;
 }
 
+/* Queue @r's next PDU (built lazily by tcp_tx_prepare() when gathered). */
 static void tcp_tx_push(struct tcp_queue *q, struct tcp_req *r)
 {
-	r->tx_next = NULL;
-	r->pdu_built = false;
-	if (q->tx_tail)
-		q->tx_tail->tx_next = r;
-	else
-		q->tx_head = r;
-	q->tx_tail = r;
-}
-
-/* Unlink @r (whose predecessor on the tx list is @prev, NULL at the head). */
-static void tcp_tx_unlink(struct tcp_queue *q, struct tcp_req *prev, struct tcp_req *r)
-{
-	if (prev)
-		prev->tx_next = r->tx_next;
-	else
-		q->tx_head = r->tx_next;
-	if (q->tx_tail == r)
-		q->tx_tail = prev;
-	r->tx_next = NULL;
+	nvmfd_tx_pdu_clear(&r->tx);
+	nvmfd_txq_push(&q->txq, &r->tx);
 }
 
 /* ------------------------------------------------------------------ */
 /* Fatal errors                                                        */
 /* ------------------------------------------------------------------ */
-
-static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress);
 
 /*
  * Prepare a C2HTermReq (NVMe/TCP 1.0 §3.6.2.9) echoing the offending header
@@ -228,20 +209,12 @@ static int tcp_fatal(struct tcp_queue *q, uint16_t fes, uint32_t fei, const void
 	q->state = TCP_Q_CLOSING;
 	if (!fes)
 		return -EPROTO;
-	if (q->ctrl_len) {
-		bool progress;
-
-		/* An ICResp still queued goes first; if it cannot, no TermReq
-		 * (it must not overwrite a half-sent PDU). */
-		if (tcp_tx_ctrl(q, &progress))
-			return -EPROTO;
-	}
 	if (hdr_len > NVMFD_TCP_TERM_ERR_DATA_MAX)
 		hdr_len = NVMFD_TCP_TERM_ERR_DATA_MAX;
-	q->ctrl_len = (uint32_t)nvmfd_pdu_build_term(q->ctrl_pdu, sizeof(q->ctrl_pdu),
+	/* sent by the teardown (tcp_send_term()), after whole PDUs only */
+	q->term_len = (uint32_t)nvmfd_pdu_build_term(q->term_pdu, sizeof(q->term_pdu),
 						     NVMFD_TCP_C2H_TERM, fes, fei, hdr, hdr_len);
-	q->ctrl_sent = 0;
-	q->term_pending = q->ctrl_len > 0;
+	q->term_pending = q->term_len > 0;
 	return -EPROTO;
 }
 
@@ -434,8 +407,10 @@ static int tcp_rx_icreq(struct tcp_queue *q)
 	q->hdgst = dgst & NVMFD_TCP_DGST_HDR;
 	q->ddgst = dgst & NVMFD_TCP_DGST_DATA;
 	/* Echo the digests the host asked for, CPDA 0 (Linux hosts reject others). */
-	q->ctrl_len = (uint32_t)nvmfd_pdu_build_icresp(q->ctrl_pdu, 0, dgst, q->maxh2cdata);
-	q->ctrl_sent = 0;
+	nvmfd_tx_pdu_set(&q->ic_tx, q->ic_pdu,
+			 (uint32_t)nvmfd_pdu_build_icresp(q->ic_pdu, 0, dgst, q->maxh2cdata), NULL,
+			 0, NULL, 0);
+	nvmfd_txq_push(&q->txq, &q->ic_tx); /* the first PDU of the queue */
 	max_data = tcp_max_u32(q->maxh2cdata, tcp_max_u32(pc->inline_data_size, TCP_FABRICS_ICD));
 	nvmfd_pdu_rx_ic_done(&q->rx, q->hdgst, q->ddgst, max_data);
 	q->state = TCP_Q_LIVE;
@@ -651,21 +626,25 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 /* Transmit path                                                       */
 /* ------------------------------------------------------------------ */
 
-static void tcp_build_pdu(struct tcp_queue *q, struct tcp_req *r)
+/* txq prepare: build the current PDU of slot @p (lazily: the C2HData
+ * header and data digest only when the gather reaches it). */
+static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 {
+	struct tcp_queue *q = owner;
+	struct tcp_req *r = container_of(p, struct tcp_req, tx);
 	const struct nvmfd_tgt_req *req = &r->req;
-	uint32_t len;
+	uint32_t len, hlen;
 	uint8_t flags;
 
 	r->pdu_dlen = 0;
-	r->pdu_data = NULL;
-	r->pdu_last = false;
+	p->more = true; /* the slot sends another PDU after this one */
 	switch (r->phase) {
 	case TCP_TX_R2T:
-		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_r2t(r->hdr, req->sqe.cid, req->slot, 0,
-							    req->data_len, q->hdgst);
-		r->pdu_last = true;
-		break;
+		hlen = (uint32_t)nvmfd_pdu_build_r2t(r->hdr, req->sqe.cid, req->slot, 0,
+						     req->data_len, q->hdgst);
+		p->more = false;
+		nvmfd_tx_pdu_set(p, r->hdr, hlen, NULL, 0, NULL, 0);
+		return;
 	case TCP_TX_C2H:
 		len = tcp_min_u32(req->data_len - r->c2h_off, q->c2h_chunk);
 		flags = 0;
@@ -673,172 +652,96 @@ static void tcp_build_pdu(struct tcp_queue *q, struct tcp_req *r)
 			flags |= NVMFD_TCP_F_DATA_LAST;
 			if (r->c2h_success) {
 				flags |= NVMFD_TCP_F_DATA_SUCCESS;
-				r->pdu_last = true;
+				p->more = false;
 			}
 		}
-		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags,
-							     req->sqe.cid, 0, r->c2h_off, len,
-							     q->hdgst, q->ddgst);
-		r->pdu_data = (const uint8_t *)req->data + r->c2h_off;
+		hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags, req->sqe.cid,
+						      0, r->c2h_off, len, q->hdgst, q->ddgst);
 		r->pdu_dlen = len;
 		if (q->ddgst) {
-			uint32_t dg = htole32(nvmfd_digest(r->pdu_data, len));
+			uint32_t dg = htole32(nvmfd_digest((const uint8_t *)req->data + r->c2h_off,
+							   len));
 
 			memcpy(r->ddgst, &dg, sizeof(dg));
 		}
-		break;
+		nvmfd_tx_pdu_set(p, r->hdr, hlen, (const uint8_t *)req->data + r->c2h_off, len,
+				 r->ddgst, q->ddgst ? NVMFD_TCP_DIGEST_LEN : 0);
+		return;
 	case TCP_TX_RSP:
 	default:
-		r->pdu_hlen = (uint32_t)nvmfd_pdu_build_rsp(r->hdr, &req->cqe, q->hdgst);
-		r->pdu_last = true;
-		break;
+		hlen = (uint32_t)nvmfd_pdu_build_rsp(r->hdr, &req->cqe, q->hdgst);
+		p->more = false;
+		nvmfd_tx_pdu_set(p, r->hdr, hlen, NULL, 0, NULL, 0);
+		return;
 	}
-	r->pdu_total = r->pdu_hlen + r->pdu_dlen + (q->ddgst && r->pdu_dlen ? NVMFD_TCP_DIGEST_LEN : 0);
-	r->pdu_sent = 0;
-	r->pdu_built = true;
 }
 
-/* The iovecs of the unsent rest of @r's PDU. */
-static int tcp_pdu_iov(const struct tcp_req *r, struct iovec iov[3])
+/* txq done: one PDU of a slot (or a control PDU) is on the wire; move
+ * the slot on: its next PDU keeps its place in the FIFO (STAY), or it
+ * leaves (LEAVE). A closing queue sends nothing more for a slot. */
+static enum nvmfd_tx_next tcp_tx_done(void *owner, struct nvmfd_tx_pdu *p)
 {
-	const struct {
-		const uint8_t *p;
-		uint32_t len;
-	} seg[3] = {
-		{ r->hdr, r->pdu_hlen },
-		{ r->pdu_data, r->pdu_dlen },
-		{ r->ddgst, r->pdu_total - r->pdu_hlen - r->pdu_dlen },
-	};
-	uint32_t skip = r->pdu_sent;
-	int n = 0;
+	struct tcp_queue *q = owner;
+	struct tcp_req *r;
 
-	for (int i = 0; i < 3; i++) {
-		if (skip >= seg[i].len) {
-			skip -= seg[i].len;
-			continue;
-		}
-		iov[n].iov_base = (void *)(seg[i].p + skip);
-		iov[n].iov_len = seg[i].len - skip;
-		skip = 0;
-		n++;
-	}
-	return n;
-}
-
-/* One PDU of @r is on the wire: move the slot on.
- * Return: true when @r left the tx list. */
-static bool tcp_pdu_done(struct tcp_queue *q, struct tcp_req *prev, struct tcp_req *r)
-{
-	r->pdu_built = false;
+	if (p == &q->ic_tx || p == &q->term_tx)
+		return NVMFD_TX_LEAVE;
+	r = container_of(p, struct tcp_req, tx);
 	switch (r->phase) {
 	case TCP_TX_R2T:
-		tcp_tx_unlink(q, prev, r);
 		r->h2c_rcvd = 0;
 		tcp_req_set_state(q, r, TCP_REQ_H2C);
 		TCP_STAT_ADD(q, r2ts, 1);
-		return true;
+		return NVMFD_TX_LEAVE;
 	case TCP_TX_C2H:
 		r->c2h_off += r->pdu_dlen;
-		if (r->c2h_off < r->req.data_len)
-			return false;
-		if (!r->c2h_success) {
-			r->phase = TCP_TX_RSP;
-			return false;
+		if (r->c2h_off < r->req.data_len || !r->c2h_success) {
+			if (r->c2h_off == r->req.data_len)
+				r->phase = TCP_TX_RSP;
+			if (q->state >= TCP_Q_CLOSING)
+				return NVMFD_TX_LEAVE; /* reclaimed at teardown */
+			nvmfd_tx_pdu_clear(p);
+			return NVMFD_TX_STAY;
 		}
 		break;
 	case TCP_TX_RSP:
 	default:
 		break;
 	}
-	tcp_tx_unlink(q, prev, r);
 	TCP_STAT_ADD(q, completions, 1);
 	tcp_req_put(q, r);
-	return true;
+	return NVMFD_TX_LEAVE;
 }
 
-static int tcp_tx_ctrl(struct tcp_queue *q, bool *progress)
-{
-	while (q->ctrl_sent < q->ctrl_len) {
-		struct iovec iov = {
-			.iov_base = q->ctrl_pdu + q->ctrl_sent,
-			.iov_len = q->ctrl_len - q->ctrl_sent,
-		};
-		ssize_t n = nvmfd__sock_sendv(q->fd, &iov, 1, q->tx_head != NULL);
-
-		if (n == -EAGAIN) {
-			TCP_STAT_ADD(q, eagain_sends, 1);
-			q->tx_blocked = true;
-			return -EAGAIN;
-		}
-		if (n < 0)
-			return (int)n;
-		q->ctrl_sent += (uint32_t)n;
-		TCP_STAT_ADD(q, bytes_tx, n);
-		*progress = true;
-	}
-	if (q->ctrl_len) {
-		TCP_STAT_ADD(q, pdus_tx, 1);
-		q->ctrl_len = 0;
-		q->ctrl_sent = 0;
-	}
-	return 0;
-}
+static const struct nvmfd_txq_ops tcp_txq_ops = {
+	.prepare = tcp_tx_prepare,
+	.done = tcp_tx_done,
+};
 
 /*
  * Send queued PDUs until the queue is empty, the socket is full or the tx
- * budget is spent; MSG_MORE while more PDUs are queued behind this one.
+ * budget is spent: each round gathers the current PDU of up to
+ * TCP_TX_BATCH slots (within the PDU budget) into one sendmsg (net/txq.h:
+ * a PDU cut short is finished alone, MSG_MORE while more is queued).
  * Return: 0, or -errno when the connection must close.
  */
 static int tcp_tx(struct tcp_queue *q, bool *progress)
 {
-	int ret;
-
 	q->tx_blocked = false;
-	if (q->ctrl_len) {
-		ret = tcp_tx_ctrl(q, progress);
-		if (ret == -EAGAIN)
-			return 0;
-		if (ret)
-			return ret;
-	}
 	nvmfd_budget_start_slice(&q->tx_budget);
-	while (q->tx_head) {
-		struct iovec iov[3 * TCP_TX_BATCH];
-		struct tcp_req *r, *prev, *last = NULL;
-		unsigned int npdu = 0;
-		uint64_t left;
+	while (!nvmfd_txq_empty(&q->txq)) {
+		unsigned int max_pdus = TCP_TX_BATCH, npdu = 0;
 		ssize_t n;
-		int cnt = 0;
 
 		if (!nvmfd_budget_left(&q->tx_budget)) {
 			TCP_STAT_ADD(q, tx_budget_exhausted, 1);
 			*progress = true;
 			return 0;
 		}
-		/* Gather the current PDU of up to TCP_TX_BATCH slots (within the
-		 * PDU budget) into one sendmsg: fewer syscalls per command. A PDU
-		 * cut short by the last send must be finished first, alone: no
-		 * byte of another PDU may land inside it. */
-		if (q->tx_partial) {
-			r = q->tx_partial;
-			cnt = tcp_pdu_iov(r, iov);
-			last = r;
-			npdu = 1;
-			r = NULL;
-		}
-		for (r = q->tx_partial ? NULL : q->tx_head; r && npdu < TCP_TX_BATCH;
-		     r = r->tx_next) {
-			if (q->tx_budget.pdus_max &&
-			    q->tx_budget.pdus + npdu >= q->tx_budget.pdus_max && npdu)
-				break;
-			if (!r->pdu_built)
-				tcp_build_pdu(q, r);
-			cnt += tcp_pdu_iov(r, iov + cnt);
-			last = r;
-			npdu++;
-		}
-		n = nvmfd__sock_sendv(q->fd, iov, cnt,
-				      r != NULL || !last->pdu_last || last->tx_next != NULL);
+		if (q->tx_budget.pdus_max && q->tx_budget.pdus_max - q->tx_budget.pdus < max_pdus)
+			max_pdus = tcp_max_u32(1, (uint32_t)(q->tx_budget.pdus_max -
+							     q->tx_budget.pdus));
+		n = nvmfd_txq_xmit(&q->txq, q->fd, max_pdus, &tcp_txq_ops, q, &npdu);
 		if (n == -EAGAIN) {
 			TCP_STAT_ADD(q, eagain_sends, 1);
 			q->tx_blocked = true;
@@ -848,37 +751,8 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 			return (int)n;
 		*progress = true;
 		TCP_STAT_ADD(q, bytes_tx, n);
-		nvmfd_budget_charge(&q->tx_budget, (uint64_t)n, 0);
-		/* Account the bytes to the gathered PDUs, in order. */
-		left = (uint64_t)n;
-		prev = NULL;
-		r = q->tx_head;
-		if (q->tx_partial) {
-			while (r != q->tx_partial) {
-				prev = r;
-				r = r->tx_next;
-			}
-			q->tx_partial = NULL;
-		}
-		while (left && r) {
-			struct tcp_req *next = r->tx_next;
-			uint32_t rem = r->pdu_total - r->pdu_sent;
-
-			if (left < rem) {
-				r->pdu_sent += (uint32_t)left;
-				q->tx_partial = r;
-				break;
-			}
-			left -= rem;
-			r->pdu_sent = r->pdu_total;
-			TCP_STAT_ADD(q, pdus_tx, 1);
-			nvmfd_budget_charge(&q->tx_budget, 0, 1);
-			if (!tcp_pdu_done(q, prev, r))
-				prev = r;
-			if (r == last)
-				break;
-			r = next;
-		}
+		TCP_STAT_ADD(q, pdus_tx, npdu);
+		nvmfd_budget_charge(&q->tx_budget, (uint64_t)n, npdu);
 	}
 	return 0;
 }
@@ -933,27 +807,36 @@ static void tcp_kick(struct nvmfd_tgt_qp *qp)
 /* ------------------------------------------------------------------ */
 /* io_work                                                             */
 /* ------------------------------------------------------------------ */
-/* Best effort: finish a half-sent PDU, then the C2HTermReq, once each. */
+/* Best effort, once: an ICResp still waiting goes first; then a PDU that
+ * is partly on the wire is finished; then the C2HTermReq follows whole
+ * PDUs (never inside one). Anything else queued is dropped. */
 static void tcp_send_term(struct tcp_queue *q)
 {
-	struct tcp_req *r = q->tx_partial;
-	bool progress = false;
+	unsigned int npdu;
 
-	if (r) {
-		struct iovec iov[3];
-		int cnt = tcp_pdu_iov(r, iov);
-		ssize_t n = nvmfd__sock_sendv(q->fd, iov, cnt, true);
-
-		if (n < 0 || r->pdu_sent + (uint32_t)n < r->pdu_total)
+	if (q->ic_tx.queued && nvmfd_txq_head(&q->txq) == &q->ic_tx) {
+		nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu);
+		if (q->ic_tx.queued)
+			return; /* no room even for the ICResp */
+	}
+	nvmfd_txq_drop_unsent(&q->txq);
+	if (nvmfd_txq_partial(&q->txq)) {
+		nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu);
+		if (nvmfd_txq_partial(&q->txq))
 			return; /* a TermReq now would land inside a PDU */
 	}
-	tcp_tx_ctrl(q, &progress);
+	nvmfd_txq_drop_unsent(&q->txq);
+	nvmfd_tx_pdu_set(&q->term_tx, q->term_pdu, q->term_len, NULL, 0, NULL, 0);
+	nvmfd_txq_push(&q->txq, &q->term_tx);
+	if (nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu) > 0)
+		TCP_STAT_ADD(q, pdus_tx, npdu);
 }
 
 /* Take back the slots a closing queue abandoned in transport states and
  * check that none is lost: every slot FREE again (doc/conventions.md §6). */
 static void tcp_reclaim_slots(struct tcp_queue *q)
 {
+	nvmfd_txq_reset(&q->txq);
 	for (uint32_t i = 0; i < q->nr_reqs; i++) {
 		struct tcp_req *r = &q->reqs[i];
 
@@ -961,7 +844,6 @@ static void tcp_reclaim_slots(struct tcp_queue *q)
 		if (r->state != TCP_REQ_FREE && r->state != TCP_REQ_EXEC)
 			tcp_req_put(q, r);
 	}
-	q->tx_head = q->tx_tail = q->tx_partial = NULL;
 	assert(q->nr_free == q->nr_reqs);
 	assert(q->nr_state[TCP_REQ_FREE] == q->nr_reqs);
 }
@@ -1218,6 +1100,7 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->fd = fd;
 	q->port = port;
 	q->ring_fd = -1;
+	nvmfd_txq_init(&q->txq);
 	q->nr_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
 	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
 	q->bounce = malloc(TCP_RX_BOUNCE);

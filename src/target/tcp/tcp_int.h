@@ -26,6 +26,7 @@
 #include <nvmfd/pdu.h>
 
 #include "internal/rt.h"
+#include "net/txq.h"
 #include "target/core.h"
 #include "target/xprt.h"
 
@@ -65,21 +66,14 @@ struct tcp_req {
 	struct nvmfd_tgt_req req;
 	enum tcp_req_state state;
 	enum tcp_tx_phase phase;
-	struct tcp_req *tx_next;
+	struct nvmfd_tx_pdu tx; /* the PDU being sent, on q->txq */
 	uint32_t next_free; /* free-list link (slot index) */
 	uint32_t icd_len; /* in-capsule data bytes of the capsule */
 	nvmfd_status_t pre_status; /* transport error found before data was consumed */
 	uint32_t h2c_rcvd; /* bytes received through H2CData */
 	uint32_t c2h_off; /* offset of the next C2HData chunk */
 	bool c2h_success; /* last C2HData carries SUCCESS, no CapsuleResp */
-	/* the PDU being sent */
-	bool pdu_built;
-	bool pdu_last; /* after this PDU the slot leaves the tx list */
-	uint32_t pdu_hlen;
-	uint32_t pdu_dlen;
-	uint32_t pdu_total;
-	uint32_t pdu_sent;
-	const uint8_t *pdu_data;
+	uint32_t pdu_dlen; /* data bytes of the C2HData being sent */
 	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
 	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
 };
@@ -170,12 +164,13 @@ struct tcp_queue {
 	uint16_t ctrl_cntlid; /* its controller, for stats */
 	bool migrated; /* --wq-per-ctrl: migration requested (once) */
 	struct tcp_queue *mig_next; /* port->migrate, port->lock */
-	struct tcp_req *tx_head, *tx_tail;
-	struct tcp_req *tx_partial; /* slot whose PDU is partly on the wire */
-	uint8_t ctrl_pdu[TCP_TERM_BUF]; /* ICResp or C2HTermReq */
-	uint32_t ctrl_len;
-	uint32_t ctrl_sent;
-	bool term_pending; /* ctrl_pdu holds a C2HTermReq */
+	struct nvmfd_txq txq; /* PDUs to send: slots' and control PDUs */
+	struct nvmfd_tx_pdu ic_tx; /* the ICResp */
+	uint8_t ic_pdu[sizeof(struct nvmfd_tcp_icresp)];
+	struct nvmfd_tx_pdu term_tx; /* the C2HTermReq */
+	uint8_t term_pdu[TCP_TERM_BUF];
+	uint32_t term_len;
+	bool term_pending; /* term_pdu holds a C2HTermReq to send */
 	bool tx_blocked; /* last send returned -EAGAIN */
 	bool requeued; /* the next pass comes from our own re-queue */
 	bool running; /* listed and queued: only io_work touches the slots now */
