@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <json-c/json.h>
 #include <sched.h>
 
 struct nvmfd_rt;
@@ -221,6 +223,10 @@ void nvmfd_rt_group_put(struct nvmfd_rt_group *g, struct nvmfd_rt *rt);
 /** nvmfd_rt_group_count() - live runtimes in the group (for tests/stats). */
 unsigned int nvmfd_rt_group_count(struct nvmfd_rt_group *g);
 
+/** nvmfd_rt_group_stats_obj() - the same as a new json-c array (NULL:
+ *  out of memory). Context: any thread; reads /proc under the group lock. */
+json_object *nvmfd_rt_group_stats_obj(struct nvmfd_rt_group *g, const char *key_name);
+
 /**
  * nvmfd_rt_group_stats_json() - JSON array of {<key_name>: label, users,
  * runtime} on @f.
@@ -386,6 +392,9 @@ int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int w
  * Return: 0, -EIO if writing failed. Context: any thread.
  */
 int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f);
+/** nvmfd_rt_stats_obj() - the same object as a new json-c reference
+ *  (NULL: out of memory). Context: any thread; reads /proc. */
+json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt);
 
 /*
  * Idle polling (doc/execution-model.md §4): after each io_work pass the item

@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,22 +191,39 @@ unsigned int nvmfd_rt_group_count(struct nvmfd_rt_group *g)
 	return n;
 }
 
-int nvmfd_rt_group_stats_json(struct nvmfd_rt_group *g, const char *key_name, FILE *f)
+json_object *nvmfd_rt_group_stats_obj(struct nvmfd_rt_group *g, const char *key_name)
 {
-	bool first = true;
+	json_object *arr = json_object_new_array();
 
-	fputc('[', f);
+	if (!arr)
+		return NULL;
 	pthread_mutex_lock(&g->lock);
 	for (struct rt_member *m = g->members; m; m = m->next) {
-		fprintf(f, "%s{\"%s\":%" PRIu64 ",\"users\":%u,\"runtime\":", first ? "" : ",",
-			key_name, m->label, m->users);
-		nvmfd_rt_stats_json(m->rt, f);
-		fputc('}', f);
-		first = false;
+		json_object *e = json_object_new_object();
+
+		if (!e)
+			break;
+		json_object_object_add(e, key_name, json_object_new_uint64(m->label));
+		json_object_object_add(e, "users", json_object_new_int((int)m->users));
+		json_object_object_add(e, "runtime", nvmfd_rt_stats_obj(m->rt));
+		json_object_array_add(arr, e);
 	}
 	pthread_mutex_unlock(&g->lock);
-	fputc(']', f);
-	return ferror(f) ? -EIO : 0;
+	return arr;
+}
+
+int nvmfd_rt_group_stats_json(struct nvmfd_rt_group *g, const char *key_name, FILE *f)
+{
+	json_object *arr = nvmfd_rt_group_stats_obj(g, key_name);
+	int ret = 0;
+
+	if (!arr)
+		return -ENOMEM;
+	if (fputs(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN), f) < 0 ||
+	    ferror(f))
+		ret = -EIO;
+	json_object_put(arr);
+	return ret;
 }
 
 void nvmfd_rt_group_destroy(struct nvmfd_rt_group **gp)

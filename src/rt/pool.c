@@ -61,6 +61,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "internal/log.h"
 #include "internal/proc.h"
 #include "rt/rt_int.h"
@@ -1074,69 +1076,102 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 static const char *const mode_names[] = { "bound", "unbound" };
 static const char *const scope_names[] = { "cpu", "smt", "cache", "numa", "system" };
 
-static void json_u64(FILE *f, const char *key, uint64_t v)
+static void jset(json_object *o, const char *key, json_object *v)
 {
-	fprintf(f, ",\"%s\":%" PRIu64, key, v);
+	json_object_object_add(o, key, v);
 }
 
-/* The counters pools and workers share, each preceded by a comma. */
-static void json_counters(FILE *f, uint64_t runs, uint64_t wakeups, uint64_t events,
+/* The counters pools and workers share. */
+static void json_counters(json_object *o, uint64_t runs, uint64_t wakeups, uint64_t events,
 			  uint64_t busy, uint64_t qd, uint64_t qd_max, uint64_t hogs,
 			  uint64_t repat, uint64_t nvcsw, uint64_t nivcsw, uint64_t run_delay)
 {
-	json_u64(f, "runs", runs);
-	json_u64(f, "wakeups", wakeups);
-	json_u64(f, "epoll_events", events);
-	json_u64(f, "busy_ns", busy);
-	json_u64(f, "queue_delay_ns", qd);
-	json_u64(f, "queue_delay_max_ns", qd_max);
-	json_u64(f, "hogs", hogs);
-	json_u64(f, "repatriations", repat);
-	json_u64(f, "nvcsw", nvcsw);
-	json_u64(f, "nivcsw", nivcsw);
-	json_u64(f, "run_delay_ns", run_delay);
+	jset(o, "runs", json_object_new_uint64(runs));
+	jset(o, "wakeups", json_object_new_uint64(wakeups));
+	jset(o, "epoll_events", json_object_new_uint64(events));
+	jset(o, "busy_ns", json_object_new_uint64(busy));
+	jset(o, "queue_delay_ns", json_object_new_uint64(qd));
+	jset(o, "queue_delay_max_ns", json_object_new_uint64(qd_max));
+	jset(o, "hogs", json_object_new_uint64(hogs));
+	jset(o, "repatriations", json_object_new_uint64(repat));
+	jset(o, "nvcsw", json_object_new_uint64(nvcsw));
+	jset(o, "nivcsw", json_object_new_uint64(nivcsw));
+	jset(o, "run_delay_ns", json_object_new_uint64(run_delay));
+}
+
+json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt)
+{
+	json_object *o = json_object_new_object(), *pools, *placed;
+	char buf[256];
+
+	if (!o)
+		return NULL;
+	jset(o, "mode", json_object_new_string(mode_names[rt->opts.mode]));
+	jset(o, "scope", json_object_new_string(scope_names[rt->opts.scope]));
+	jset(o, "strict", json_object_new_boolean(rt->opts.strict));
+	jset(o, "max_active", json_object_new_int((int)rt->opts.max_active));
+	jset(o, "ncpus", json_object_new_int((int)rt->ncpus));
+	jset(o, "cpus", json_object_new_string(
+				nvmfd__rt_format_cpulist(&rt->topo->cpus, buf, sizeof(buf))));
+	pools = json_object_new_array();
+	jset(o, "pools", pools);
+	for (unsigned int i = 0; pools && i < rt->npools; i++) {
+		struct nvmfd_rt_pool_stats ps;
+		json_object *p = json_object_new_object(), *ws_arr;
+
+		if (!p)
+			break;
+		nvmfd_rt_pool_stats(rt, i, &ps);
+		jset(p, "id", json_object_new_int((int)i));
+		jset(p, "cpus", json_object_new_string(
+					nvmfd__rt_format_cpulist(&ps.cpus, buf, sizeof(buf))));
+		jset(p, "nworkers", json_object_new_int((int)ps.nworkers));
+		jset(p, "max_active", json_object_new_int((int)ps.max_active));
+		jset(p, "runq_max", json_object_new_int((int)ps.runq_max));
+		jset(p, "active_max", json_object_new_int((int)ps.active_max));
+		jset(p, "kicks", json_object_new_uint64(ps.kicks));
+		json_counters(p, ps.runs, ps.wakeups, ps.epoll_events, ps.busy_ns, ps.queue_delay_ns,
+			      ps.queue_delay_max_ns, ps.hogs, ps.repatriations, ps.nvcsw, ps.nivcsw,
+			      ps.run_delay_ns);
+		ws_arr = json_object_new_array();
+		jset(p, "workers", ws_arr);
+		for (unsigned int j = 0; ws_arr && j < ps.nworkers; j++) {
+			struct nvmfd_rt_worker_stats ws;
+			json_object *w = json_object_new_object();
+
+			if (!w)
+				break;
+			nvmfd_rt_worker_stats(rt, i, j, &ws);
+			jset(w, "tid", json_object_new_int(ws.tid));
+			jset(w, "last_cpu", json_object_new_int(ws.last_cpu));
+			jset(w, "affinity", json_object_new_string(nvmfd__rt_format_cpulist(
+						    &ws.affinity, buf, sizeof(buf))));
+			json_counters(w, ws.runs, ws.wakeups, ws.epoll_events, ws.busy_ns,
+				      ws.queue_delay_ns, ws.queue_delay_max_ns, ws.hogs,
+				      ws.repatriations, ws.nvcsw, ws.nivcsw, ws.run_delay_ns);
+			json_object_array_add(ws_arr, w);
+		}
+		json_object_array_add(pools, p);
+	}
+	placed = json_object_new_object();
+	jset(o, "placed", placed);
+	for (unsigned int i = 0; placed && i < rt->ncpus; i++) {
+		snprintf(buf, sizeof(buf), "%d", rt->cpu_list[i]);
+		jset(placed, buf, json_object_new_int((int)nvmfd__rt_placer_count(
+					  &rt->placer, rt->cpu_list[i])));
+	}
+	return o;
 }
 
 int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f)
 {
-	char buf[256];
+	json_object *o = nvmfd_rt_stats_obj(rt);
+	int ret = 0;
 
-	fprintf(f, "{\"mode\":\"%s\",\"scope\":\"%s\",\"strict\":%s,\"max_active\":%u,"
-		   "\"ncpus\":%u,\"cpus\":\"%s\",\"pools\":[",
-		mode_names[rt->opts.mode], scope_names[rt->opts.scope],
-		rt->opts.strict ? "true" : "false", rt->opts.max_active, rt->ncpus,
-		nvmfd__rt_format_cpulist(&rt->topo->cpus, buf, sizeof(buf)));
-	for (unsigned int i = 0; i < rt->npools; i++) {
-		struct nvmfd_rt_pool_stats ps;
-
-		nvmfd_rt_pool_stats(rt, i, &ps);
-		fprintf(f, "%s{\"id\":%u,\"cpus\":\"%s\",\"nworkers\":%u,\"max_active\":%u"
-			   ",\"runq_max\":%u,\"active_max\":%u",
-			i ? "," : "", i, nvmfd__rt_format_cpulist(&ps.cpus, buf, sizeof(buf)),
-			ps.nworkers, ps.max_active, ps.runq_max, ps.active_max);
-		json_u64(f, "kicks", ps.kicks);
-		json_counters(f, ps.runs, ps.wakeups, ps.epoll_events, ps.busy_ns,
-			      ps.queue_delay_ns, ps.queue_delay_max_ns, ps.hogs, ps.repatriations,
-			      ps.nvcsw, ps.nivcsw, ps.run_delay_ns);
-		fprintf(f, ",\"workers\":[");
-		for (unsigned int j = 0; j < ps.nworkers; j++) {
-			struct nvmfd_rt_worker_stats ws;
-
-			nvmfd_rt_worker_stats(rt, i, j, &ws);
-			fprintf(f, "%s{\"tid\":%d,\"last_cpu\":%d,\"affinity\":\"%s\"", j ? "," : "",
-				ws.tid, ws.last_cpu,
-				nvmfd__rt_format_cpulist(&ws.affinity, buf, sizeof(buf)));
-			json_counters(f, ws.runs, ws.wakeups, ws.epoll_events, ws.busy_ns,
-				      ws.queue_delay_ns, ws.queue_delay_max_ns, ws.hogs,
-				      ws.repatriations, ws.nvcsw, ws.nivcsw, ws.run_delay_ns);
-			fprintf(f, "}");
-		}
-		fprintf(f, "]}");
-	}
-	fprintf(f, "],\"placed\":{");
-	for (unsigned int i = 0; i < rt->ncpus; i++)
-		fprintf(f, "%s\"%d\":%u", i ? "," : "", rt->cpu_list[i],
-			nvmfd__rt_placer_count(&rt->placer, rt->cpu_list[i]));
-	fprintf(f, "}}");
-	return ferror(f) ? -EIO : 0;
+	if (!o)
+		return -ENOMEM;
+	if (fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), f) < 0 || ferror(f))
+		ret = -EIO;
+	json_object_put(o);
+	return ret;
 }

@@ -184,8 +184,9 @@ void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
  * nvmfd__tgt_sgl_check() - the data descriptor rule of a capsule (one
  * place for both the core and the transport): an in-capsule Data Block
  * descriptor (Offset subtype, 01h) with offset 0, or a Transport Data
- * Block (5Ah) for data moved by the transport (NVMe-oF 1.1 §2.3; NVMe/TCP
- * 1.0 §3.3.5: ICDOFF is 0).
+ * Block (5Ah) for data moved by the transport (NVMe-oF 1.1 §2.3; the
+ * in-capsule data offset the transports use is 0: doc/protocol-notes.md
+ * §1.9).
  * @sqe: the command.
  * Return: 0, SGL_INVALID_OFFSET|DNR (in-capsule offset not 0),
  *         SGL_INVALID_TYPE|DNR (any other descriptor type).

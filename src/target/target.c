@@ -241,7 +241,7 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 }
 
 /**
- * nvmfd_tgt_listen_port() - service id (TCP port) bound by listener @idx.
+ * nvmfd_tgt_listen_port() - service id (port number) bound by listener @idx.
  * @tgt: target.
  * @idx: index in cfg->ports[].
  * Return: the port, 0 if @idx is out of range or the listener is gone.
@@ -299,23 +299,6 @@ static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
 	return o;
 }
 
-/* Parse what a lower layer still writes as text into the tree. */
-static json_object *text_json(int (*fn)(struct nvmfd_rt *, FILE *), struct nvmfd_rt *rt)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	json_object *o = NULL;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	if (fn(rt, f) == 0 && fflush(f) == 0)
-		o = json_tokener_parse(buf);
-	fclose(f);
-	free(buf);
-	return o;
-}
-
 /**
  * nvmfd_tgt_stats_json() - write counters as one JSON object on @out:
  * {"controllers":[{cntlid, subnqn, hostnqn, kato_ms, queues, reads, writes,
@@ -351,7 +334,7 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 		if (tgt->ports[i])
 			json_object_array_add(ports, tgt->port_xprt[i]->port_stats(tgt->ports[i]));
 	json_object_object_add(root, "runtime",
-			       tgt->rt ? text_json(nvmfd_rt_stats_json, tgt->rt) : NULL);
+			       tgt->rt ? nvmfd_rt_stats_obj(tgt->rt) : NULL);
 	json_object_object_add(root, "process", process_json());
 	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN), out) < 0 ||
 	    ferror(out))

@@ -343,27 +343,6 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 	free(port);
 }
 
-/* The per-controller runtimes' stats, parsed into the tree (the runtime
- * writes text). */
-static json_object *tcp_ctrl_pools_json(struct tcp_port *port)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	json_object *o = NULL;
-	FILE *f;
-
-	if (!port->ctrl_rts)
-		return json_object_new_array();
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	if (nvmfd_rt_group_stats_json(port->ctrl_rts, "cntlid", f) == 0 && fflush(f) == 0)
-		o = json_tokener_parse(buf);
-	fclose(f);
-	free(buf);
-	return o;
-}
-
 /* ->port_stats: counters and one object per live queue. Takes port->lock. */
 static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
 {
@@ -387,7 +366,9 @@ static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
 	pthread_mutex_unlock(&port->lock);
 	json_object_object_add(o, "queues", qs);
 	json_object_object_add(o, "shared_rings", nvmfd__tgt_shared_rings_json(port->tgt));
-	json_object_object_add(o, "ctrl_pools", tcp_ctrl_pools_json(port));
+	json_object_object_add(o, "ctrl_pools", port->ctrl_rts ? nvmfd_rt_group_stats_obj(
+							     port->ctrl_rts, "cntlid")
+						       : json_object_new_array());
 	return o;
 }
 

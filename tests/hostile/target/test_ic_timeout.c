@@ -173,8 +173,17 @@ int main(int argc, char **argv)
 			continue;
 		fprintf(stderr, "case %s\n", cases[i].name);
 		cases[i].fn();
-		/* the target still serves a fresh host */
-		TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, i + 1), 0);
+		/* The target still serves a fresh host. The host itself is held
+		 * to the same 0.3 s setup deadlines: on a loaded machine (seen at
+		 * load 14 on 2 CPUs) it can miss them and be closed, rightly; a
+		 * few tries keep the check about the target, not the clock. */
+		{
+			int vret = -1;
+
+			for (int tries = 0; tries < 5 && vret; tries++)
+				vret = tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, i + 1);
+			TF_CHECK_EQ(vret, 0);
+		}
 		ran++;
 	}
 	TF_CHECK(ran > 0);
