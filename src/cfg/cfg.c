@@ -182,7 +182,7 @@ int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn, char err[
 	s->allow_any_host = false;
 	nvmfd_cfg_serial_from_nqn(nqn, s->serial);
 	cfg_strcpy(s->model, sizeof(s->model), "nvmfd");
-	s->version = NVMFD_VS_1_3;
+	s->version = NVMFD_VS_1_4; /* what the I/O controller implements (TBKAS) */
 	s->cntlid_min = 1;
 	s->cntlid_max = CFG_CNTLID_MAX;
 	s->qid_max = CFG_QID_MAX;

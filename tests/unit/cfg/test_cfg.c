@@ -117,7 +117,7 @@ static void test_defaults(void **state)
 	assert_string_equal(s.nqn, "nqn.2026-11.io.nvmfd:x");
 	assert_false(s.allow_any_host);
 	assert_string_equal(s.model, "nvmfd");
-	assert_int_equal(s.version, NVMFD_VS(1, 3, 0));
+	assert_int_equal(s.version, NVMFD_VS(1, 4, 0));
 	assert_int_equal(s.cntlid_min, 1);
 	assert_int_equal(s.cntlid_max, 0xffef);
 	assert_int_equal(s.qid_max, 128);
