@@ -422,7 +422,8 @@ static void cfg_ns_reset(struct nvmfd_cfg_ns *ns)
  * @ns:   out: namespace (enable = true, nsid 0 unless "nsid=" is given;
  *        bk.path points into ns->path).
  * @spec: "ram:SIZE", "null:SIZE", "file:PATH" or "bdev:PATH", then options
- *        ",size=SIZE" (file), ",direct" (file), ",bs=512|4096" (not bdev),
+ *        ",size=SIZE" (file), ",direct" (file), ",readonly" (file, bdev:
+ *        shared read-only export), ",bs=512|4096" (not bdev),
  *        ",nsid=N", ",uuid=UUID", ",nguid=UUID".
  * @err:  message naming @spec and the bad part.
  *
@@ -492,6 +493,9 @@ int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 				return cfg_err(err, "namespace '%s': bad size '%s'", spec, val);
 		} else if (!strcmp(tok, "direct") && !val && ns->bk.type == NVMFD_BK_FILE) {
 			ns->bk.direct = true;
+		} else if (!strcmp(tok, "readonly") && !val &&
+			   (ns->bk.type == NVMFD_BK_FILE || ns->bk.type == NVMFD_BK_BDEV)) {
+			ns->bk.read_only = true;
 		} else if (!strcmp(tok, "bs") && val && ns->bk.type != NVMFD_BK_BDEV) {
 			if (nvmfd_cfg_parse_size(val, &v) || cfg_lba_shift_from_bs(v) < 0)
 				return cfg_err(err, "namespace '%s': bad bs '%s' (512 or 4096)", spec,
@@ -519,6 +523,9 @@ int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 		cfg_ns_set_pseudo_path(ns);
 		return 0;
 	}
+	if (ns->bk.read_only && ns->bk.size)
+		return cfg_err(err, "namespace '%s': readonly cannot create or extend (no size=)",
+			       spec);
 	{
 		char what[NVMFD_CFG_ERRLEN];
 
@@ -1038,8 +1045,8 @@ static int load_addr(json_object *o, const struct jpath *p, uint8_t *adrfam, cha
 static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *p, char *err)
 {
 	static const char *const keys[] = { "nsid", "enable", "device", "ana_grpid", "ana", NULL };
-	static const char *const dkeys[] = { "path",   "uuid",	     "nguid", "size",
-					     "direct", "block_size", NULL };
+	static const char *const dkeys[] = { "path",   "uuid",	     "nguid",    "size",
+					     "direct", "block_size", "readonly", NULL };
 	json_object *dev;
 	struct jpath dp, kp;
 	char s[64];
@@ -1121,6 +1128,14 @@ static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *
 	ret = j_bool(dev, "direct", &dp, &ns->bk.direct, err);
 	if (ret < 0)
 		return ret;
+	ret = j_bool(dev, "readonly", &dp, &ns->bk.read_only, err);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && ns->bk.read_only && ns->bk.type != NVMFD_BK_FILE &&
+	    ns->bk.type != NVMFD_BK_BDEV) {
+		jpath_key(&kp, &dp, "readonly");
+		return cfg_err(err, "%s: only for file and block device paths", kp.s);
+	}
 	if (ret == 0 && ns->bk.direct && ns->bk.type != NVMFD_BK_FILE) {
 		jpath_key(&kp, &dp, "direct");
 		return cfg_err(err, "%s: only for file paths", kp.s);
@@ -1695,10 +1710,15 @@ int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_
 
 		for (size_t i = 0; i < off && i < len; i++)
 			line += buf[i] == '\n';
-		if (root && jerr == json_tokener_success) {
+		if (jerr == json_tokener_success) {
 			/* trailing garbage after a complete value, unless whitespace */
 			while (off < len && isspace((unsigned char)buf[off]))
 				off++;
+			/* a complete JSON null parses to no object */
+			if (off == len && !root) {
+				ret = cfg_err(err, "(top): expected an object, got null");
+				goto out_put;
+			}
 			if (off == len)
 				goto parsed;
 		}
@@ -1919,6 +1939,10 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 	if (cfg->max_io_size < 4096 || (cfg->max_io_size & (cfg->max_io_size - 1)))
 		return cfg_err(err, "max_io_size %u: must be a power of two >= 4096",
 			       cfg->max_io_size);
+	if (cfg->max_io_size > NVMFD_CFG_MAX_IO_SIZE_MAX)
+		return cfg_err(err, "max_io_size %u: at most %u (32M: 65536 blocks of 512 bytes, "
+			       "the most one command can move)", cfg->max_io_size,
+			       NVMFD_CFG_MAX_IO_SIZE_MAX);
 	/* NVMe/TCP 1.0 §3.6.2.3: MAXH2CDATA is at least 4096 and a multiple of 4 */
 	if (cfg->maxh2cdata < 4096 || (cfg->maxh2cdata & 3))
 		return cfg_err(err, "maxh2cdata %u: must be >= 4096 and a multiple of 4",
@@ -2144,6 +2168,8 @@ static json_object *write_ns(const struct nvmfd_cfg_ns *ns)
 			ret |= jadd(dev, "block_size", json_object_new_int(1 << ns->bk.lba_shift));
 		if (ns->bk.direct)
 			ret |= jadd(dev, "direct", json_object_new_string("1"));
+		if (ns->bk.read_only)
+			ret |= jadd(dev, "readonly", json_object_new_string("1"));
 		cfg_format_id128(ns->nguid, id);
 		ret |= jadd(dev, "nguid", json_object_new_string(id));
 		if (ns->bk.type == NVMFD_BK_RAM || ns->bk.type == NVMFD_BK_NULL) {

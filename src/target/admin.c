@@ -173,6 +173,8 @@ static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *
 	if (t == NVMFD_BK_RAM || t == NVMFD_BK_NULL || t == NVMFD_BK_FILE)
 		id->dlfeat = NVMFD_DLFEAT_READ_ZEROES;
 	id->endgid = 0;
+	if (nvmfd_bk_is_read_only(ns->bk))
+		id->nsattr = 1; /* write protected: a shared read-only export */
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 }
 

@@ -136,6 +136,12 @@ static int subsys_open(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_subsys
 		if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
 			opts.path = cn->path;
 		ret = nvmfd_bk_open(&opts, &ns->bk);
+		if (ret == -EBUSY && opts.path) {
+			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s is in use: another process "
+				  "exports it (or it is mounted); only read-only exports (option "
+				  "'readonly') may share a path", s->nqn, cn->nsid, opts.path);
+			return ret;
+		}
 		if (ret < 0) {
 			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s%s%s", s->nqn, cn->nsid,
 				  opts.path ? opts.path : "", opts.path ? ": " : "",

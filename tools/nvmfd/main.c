@@ -79,6 +79,11 @@ static const char usage_text[] =
 "                           followed by options ',name=value':\n"
 "                             size=SIZE      file: create/extend to SIZE\n"
 "                             direct         file: open with O_DIRECT\n"
+"                             readonly       file, bdev: export read-only;\n"
+"                                            read-only exporters may share a\n"
+"                                            path, otherwise a second nvmfd\n"
+"                                            exporting it is refused (flock,\n"
+"                                            O_EXCL for block devices)\n"
 "                             bs=512|4096    logical block size (not bdev)\n"
 "                             nsid=N         namespace id 1..1024 (default:\n"
 "                                            next free in the subsystem)\n"
@@ -95,7 +100,8 @@ static const char usage_text[] =
 "                           port (default 16384)\n"
 "      --max-queue-size N   queue entries (MQES + 1), every port, 16..1024\n"
 "                           (default 128)\n"
-"      --max-io-size BYTES  largest I/O (MDTS), a power of two >= 4096\n"
+"      --max-io-size BYTES  largest I/O (MDTS), a power of two, 4096..32M\n"
+"                           (65536 blocks of 512 bytes: NLB is 16 bits)\n"
 "                           (default 1M)\n"
 "      --maxh2cdata BYTES   largest H2CData PDU the host may send, >= 4096\n"
 "                           (default 128K)\n"
@@ -142,7 +148,9 @@ static const char usage_text[] =
 "  -h, --help               print this help and exit\n"
 "\n"
 "Signals: SIGINT or SIGTERM stop accepting, complete or fail in-flight\n"
-"commands, flush file backends and exit 0.\n"
+"commands, flush file backends and exit 0. SIGUSR1 writes one statistics\n"
+"line (the --stats-interval JSON) to stderr. SIGHUP is logged and ignored:\n"
+"reloading the configuration is not implemented yet.\n"
 "\n"
 "Exit status: 0 success, 1 runtime failure (e.g. address in use),\n"
 "2 bad option or configuration (nothing is listening).\n"
@@ -503,7 +511,7 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			cli->max_queue_size = flag_u32(c, optarg, 16, 1024);
 			break;
 		case OPT_MAX_IO_SIZE:
-			cfg->max_io_size = flag_bytes(c, optarg, 4096, 1u << 30);
+			cfg->max_io_size = flag_bytes(c, optarg, 4096, NVMFD_CFG_MAX_IO_SIZE_MAX);
 			if (cfg->max_io_size & (cfg->max_io_size - 1))
 				usage_die("--max-io-size '%s': not a power of two", optarg);
 			break;
@@ -757,6 +765,26 @@ static void ctl_reply_error(int fd, const char *msg)
 	json_object_put(o);
 }
 
+/* The running config: listeners given port 0 report the port they bound. */
+static int ctl_write_config(struct nvmfd_tgt *tgt, const struct nvmfd_cfg *cfg, FILE *out)
+{
+	struct nvmfd_cfg *c = malloc(sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, cfg, sizeof(*c));
+	for (unsigned int i = 0; i < c->nr_ports; i++) {
+		unsigned int port = nvmfd_tgt_listen_port(tgt, i);
+
+		if (port)
+			snprintf(c->ports[i].trsvcid, sizeof(c->ports[i].trsvcid), "%u", port);
+	}
+	ret = nvmfd_cfg_write_json(c, out);
+	free(c);
+	return ret;
+}
+
 static void ctl_serve_one(int lfd, struct nvmfd_tgt *tgt, const struct nvmfd_cfg *cfg)
 {
 	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_MS / 1000 };
@@ -823,7 +851,7 @@ static void ctl_serve_one(int lfd, struct nvmfd_tgt *tgt, const struct nvmfd_cfg
 	if (!strcmp(name, "stats"))
 		ret = nvmfd_tgt_stats_json(tgt, mem);
 	else
-		ret = nvmfd_cfg_write_json(cfg, mem);
+		ret = ctl_write_config(tgt, cfg, mem);
 	if (fclose(mem) || ret) {
 		ctl_reply_error(fd, ret ? strerror(-ret) : "out of memory");
 		goto out_free;
@@ -875,6 +903,8 @@ static int run(const struct nvmfd_cfg *cfg)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	ret = pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	if (ret) {
 		NVMFD_ERR(LOG_COMP, "pthread_sigmask: %s", strerror(ret));
@@ -940,7 +970,18 @@ static int run(const struct nvmfd_cfg *cfg)
 		if (pfd[0].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si)) {
+				/* nothing read: poll again */
+			} else if (si.ssi_signo == SIGUSR1) {
+				/* one stats line on stderr, as --stats-interval */
+				NVMFD_INFO(LOG_COMP, "SIGUSR1 received: statistics follow");
+				if (nvmfd_tgt_stats_json(tgt, stderr) == 0)
+					fputc('\n', stderr);
+				fflush(stderr);
+			} else if (si.ssi_signo == SIGHUP) {
+				NVMFD_WARN(LOG_COMP, "SIGHUP received: configuration reload is not "
+					   "implemented yet; running configuration unchanged");
+			} else {
 				NVMFD_INFO(LOG_COMP, "%s received, stopping",
 					   si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 				status = 0;
