@@ -438,7 +438,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "-r: subnqn of an NVM subsystem is required for I/O");
 	if (!o->discover && o->verify && !perf_pattern_writes(o->pattern, o->read_pct))
 		return seterr(err, len,
-			      "--verify needs writes in the same run (-w write|randwrite|rw|randrw%s); "
+			      "--verify needs writes in the same run (-w rw|randrw%s); "
 			      "nvmf-perf cannot verify data written by an earlier run",
 			      o->pattern == PERF_RW || o->pattern == PERF_RANDRW ?
 				      " with -M below 100" : "");
