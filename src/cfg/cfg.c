@@ -1197,13 +1197,43 @@ static int j_no_pi(json_object *o, const struct jpath *p, char *err)
 	return 0;
 }
 
+/* "ieee_oui": a hex string ("0x001b21", "001b21") or a number, 24 bits. */
+static int load_ieee_oui(json_object *o, const struct jpath *p, uint32_t *out, char *err)
+{
+	struct jpath kp;
+	json_object *v;
+	char *end;
+	const char *str;
+	unsigned long long n;
+
+	if (!json_object_object_get_ex(o, "ieee_oui", &v))
+		return 0;
+	jpath_key(&kp, p, "ieee_oui");
+	if (json_object_is_type(v, json_type_int)) {
+		n = (unsigned long long)json_object_get_int64(v);
+	} else if (json_object_is_type(v, json_type_string)) {
+		str = json_object_get_string(v);
+		errno = 0;
+		n = strtoull(str, &end, 16);
+		if (!*str || *end || errno)
+			return cfg_err(err, "%s: '%s' is not a hex OUI like \"0x001b21\"", kp.s, str);
+	} else {
+		return cfg_err(err, "%s: expected a hex string, got %s", kp.s, jval(v));
+	}
+	if (n > 0xffffff)
+		return cfg_err(err, "%s: 0x%llx is more than 24 bits", kp.s, n);
+	*out = (uint32_t)n;
+	return 0;
+}
+
 static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct jpath *p,
 		       char *err)
 {
 	static const char *const keys[] = { "nqn", "attr", "allowed_hosts", "namespaces", NULL };
 	static const char *const akeys[] = { "allow_any_host", "serial",     "model",
 					     "version",	       "cntlid_min", "cntlid_max",
-					     "qid_max",	       "pi_enable",  NULL };
+					     "qid_max",	       "pi_enable",  "firmware",
+					     "ieee_oui",       NULL };
 	json_object *attr, *arr;
 	char nqn[256];
 	struct jpath ap, kp;
@@ -1233,6 +1263,12 @@ static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct 
 			return -EINVAL;
 		if (j_str(attr, "model", &ap, false, s->model, sizeof(s->model), err) < 0)
 			return -EINVAL;
+		/* nvmet's attr_firmware / attr_ieee_oui ("0x%06x" in configfs) */
+		if (j_str(attr, "firmware", &ap, false, s->firmware, sizeof(s->firmware), err) < 0)
+			return -EINVAL;
+		ret = load_ieee_oui(attr, &ap, &s->ieee_oui, err);
+		if (ret)
+			return ret;
 		if (load_version(attr, &ap, &s->version, err) < 0)
 			return -EINVAL;
 		if (j_u16(attr, "cntlid_min", &ap, 1, CFG_CNTLID_MAX, &s->cntlid_min, err) < 0 ||
@@ -1821,6 +1857,9 @@ static int cfg_validate_subsys(const struct nvmfd_cfg *cfg, unsigned int i, char
 	if (!s->serial[0] || !cfg_printable(s->serial))
 		return cfg_err(err, "subsystem '%s': serial '%s' must be 1..20 printable ASCII",
 			       s->nqn, s->serial);
+	if (!cfg_printable(s->firmware))
+		return cfg_err(err, "subsystem '%s': firmware '%s' must be 1..8 printable ASCII",
+			       s->nqn, s->firmware);
 	if (!s->model[0] || !cfg_printable(s->model))
 		return cfg_err(err, "subsystem '%s': model '%s' must be 1..40 printable ASCII",
 			       s->nqn, s->model);
@@ -2215,6 +2254,9 @@ static json_object *write_subsys(const struct nvmfd_cfg_subsys *s)
 		ret |= jadd(attr, "cntlid_max", jstrf("%u", s->cntlid_max));
 		ret |= jadd(attr, "cntlid_min", jstrf("%u", s->cntlid_min));
 		ret |= jadd(attr, "model", json_object_new_string(s->model));
+		if (s->firmware[0])
+			ret |= jadd(attr, "firmware", json_object_new_string(s->firmware));
+		ret |= jadd(attr, "ieee_oui", jstrf("0x%06x", s->ieee_oui));
 		ret |= jadd(attr, "qid_max", jstrf("%u", s->qid_max));
 		ret |= jadd(attr, "serial", json_object_new_string(s->serial));
 		if (ter)

@@ -71,6 +71,8 @@ struct nvmfd_cfg_subsys {
 	bool allow_any_host;
 	char serial[21];
 	char model[41];
+	char firmware[9]; /* attr.firmware: Identify FR (<= 8 ASCII); "" = nvmfd's version */
+	uint32_t ieee_oui; /* attr.ieee_oui: Identify IEEE OUI (24 bits, default 0) */
 	uint32_t version; /* NVMFD_VS() encoding; default 1.3 */
 	uint16_t cntlid_min; /* default 1 */
 	uint16_t cntlid_max; /* default 0xffef */

@@ -61,6 +61,12 @@ static uint32_t subsys_nn(const struct nvmfd_tgt_subsys *s)
 	return nn;
 }
 
+/* Firmware revision: the subsystem's attr.firmware, else nvmfd's version. */
+static const char *fw_rev(const struct nvmfd_tgt_subsys *s)
+{
+	return s->cfg && s->cfg->firmware[0] ? s->cfg->firmware : NVMFD_VERSION;
+}
+
 static void hex_serial(char *dst, size_t width, const char *nqn)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -99,7 +105,12 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 	else
 		hex_serial(id->sn, sizeof(id->sn), s->nqn);
 	nvmfd__tgt_strpad(id->mn, sizeof(id->mn), cs && cs->model[0] ? cs->model : "nvmfd");
-	nvmfd__tgt_strpad(id->fr, sizeof(id->fr), NVMFD_VERSION);
+	nvmfd__tgt_strpad(id->fr, sizeof(id->fr), fw_rev(s));
+	if (cs) { /* IEEE OUI, least significant byte first */
+		id->ieee[0] = (uint8_t)cs->ieee_oui;
+		id->ieee[1] = (uint8_t)(cs->ieee_oui >> 8);
+		id->ieee[2] = (uint8_t)(cs->ieee_oui >> 16);
+	}
 	id->rab = 6;
 	id->cntlid = ctrl->cntlid;
 	id->ver = cs && cs->version ? cs->version : NVMFD_VS_1_3;
@@ -421,7 +432,7 @@ static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)
 		 * byte 8 = the revision Identify Controller FR reports */
 		uint8_t fw[16] = { 0x01 };
 
-		nvmfd__tgt_strpad((char *)fw + 8, 8, NVMFD_VERSION);
+		nvmfd__tgt_strpad((char *)fw + 8, 8, fw_rev(req->qp->ctrl->subsys));
 		nvmfd__tgt_win_put(&w, fw, sizeof(fw));
 		return NVMFD_SC_SUCCESS;
 	}

@@ -468,10 +468,20 @@ static void test_version_tbkas(void **state)
 	struct tt_q *a1 = tt_q_new(c->e, 0);
 	const uint8_t *b = a1->out;
 
+	/* and nvmetcli's attr.firmware / attr.ieee_oui are what FR, the
+	 * Firmware Slot log and IEEE report */
+	strcpy(c->e->cfg.subsys[1].firmware, "6.1.0-1");
+	c->e->cfg.subsys[1].ieee_oui = 0x001b21;
 	tt_admin_up(a1, SUB1, HOST_A, 5000); /* sub1: version 1.3 */
 	assert_int_equal(identify(a1, NVMFD_ID_CNS_CTRL, 0, 0), 0);
 	assert_int_equal(u32at(b, 80), NVMFD_VS_1_3);
 	assert_int_equal(u32at(b, 96), NVMFD_CTRATT_HOST_ID_128);
+	assert_memory_equal(b + 64, "6.1.0-1 ", 8);
+	assert_int_equal(b[73], 0x21);
+	assert_int_equal(b[74], 0x1b);
+	assert_int_equal(b[75], 0x00);
+	assert_int_equal(get_log(a1, NVMFD_LOG_FW_SLOT, 0, 0, 512, false), 0);
+	assert_memory_equal(b + 8, "6.1.0-1 ", 8);
 	tt_q_free(a1);
 }
 
