@@ -29,6 +29,7 @@
 
 #include "cfg/cfg.h"
 #include "internal/cpulist.h"
+#include "internal/log.h"
 #include "nvmfd/spec.h"
 
 /* NVMe Base 2.0 §4.5: an NQN is at most 223 bytes of UTF-8. */
@@ -1067,6 +1068,11 @@ static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *
 	ret = j_u64(o, "ana_grpid", p, false, 0, UINT32_MAX, &v, err);
 	if (ret < 0)
 		return ret;
+	if (ret == 0 && v != 1) {
+		jpath_key(&kp, p, "ana_grpid");
+		NVMFD_WARN("cfg", "%s: ANA is not supported: group %" PRIu64 " is not applied (the "
+			   "namespace is reported optimized on every port)", kp.s, v);
+	}
 
 	ret = j_obj(o, "device", p, true, &dev, err);
 	if (ret)
@@ -1356,6 +1362,30 @@ static int load_referral(struct nvmfd_cfg *cfg, uint16_t portid, json_object *o,
 	return 0;
 }
 
+/* One WARN line for an ANA group other than nvmet's default (group 1,
+ * optimized): its state is not applied. */
+static void warn_ana_group(json_object *g, const struct jpath *p, size_t i)
+{
+	json_object *v, *ana, *st;
+	const char *state = "optimized";
+	int64_t grpid = 1;
+	struct jpath kp;
+
+	if (!json_object_is_type(g, json_type_object))
+		return;
+	if (json_object_object_get_ex(g, "grpid", &v))
+		grpid = json_object_get_int64(v);
+	if (json_object_object_get_ex(g, "ana", &ana) && json_object_is_type(ana, json_type_object) &&
+	    json_object_object_get_ex(ana, "state", &st))
+		state = json_object_get_string(st);
+	if (grpid == 1 && state && !strcmp(state, "optimized"))
+		return;
+	jpath_idx(&kp, p, "ana_groups", i);
+	NVMFD_WARN("cfg", "%s: ANA is not supported: group %" PRId64 " state '%s' is not applied "
+		   "(every namespace is reported optimized on every port)", kp.s, grpid,
+		   state ? state : "?");
+}
+
 static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p, char *err)
 {
 	static const char *const keys[] = { "portid",	 "addr",      "param",
@@ -1439,10 +1469,13 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 		if (ret)
 			return ret;
 	}
-	/* "ana_groups": ANA is not implemented; the groups are accepted as saved */
+	/* "ana_groups": ANA is not implemented; the groups are accepted as
+	 * saved, and one that would change what hosts see is reported */
 	ret = j_array(o, "ana_groups", p, &arr, err);
 	if (ret)
 		return ret;
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+		warn_ana_group(json_object_array_get_idx(arr, i), p, i);
 	cfg->nr_ports++;
 	return 0;
 }

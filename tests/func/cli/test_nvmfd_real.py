@@ -25,6 +25,9 @@ Checks, each a regression test of a defect seen:
   null-config   a config file holding null: "expected an object, got null".
   versions      nvmf-perf -V and nvmf-bench -V print a version, exit 0.
   bench-dry     nvmf-bench -n -c 'zzz*' exits 2 (as the real run does).
+  nvmetcli-full a config with every attribute 'nvmetcli save' writes loads;
+                ANA settings it cannot apply give one WARN line each;
+                attr.firmware and attr.ieee_oui are kept.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -239,6 +242,50 @@ def main():
                        stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
     check(p.returncode == 2 and "no cell to run" in p.stderr,
           "bench-dry: -n -c 'zzz*' rc %d %r" % (p.returncode, p.stderr.strip()))
+
+    # a complete config as 'nvmetcli save' writes it from a Linux 6.x
+    # configfs: every attribute loads; the two that nvmfd cannot apply
+    # (ANA group 2 inaccessible, a namespace in group 2) give one WARN each
+    full = {
+        "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:h1"}],
+        "ports": [{
+            "addr": {"adrfam": "ipv4", "traddr": "127.0.0.1", "treq": "not specified",
+                     "trsvcid": "0", "trtype": "tcp", "tsas": "none"},
+            "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1},
+                           {"ana": {"state": "inaccessible"}, "grpid": 2}],
+            "param": {"inline_data_size": "16384", "max_queue_size": "128", "pi_enable": "0"},
+            "portid": 1,
+            "referrals": [{"addr": {"adrfam": "ipv4", "traddr": "127.0.0.2",
+                                    "treq": "not specified", "trsvcid": "4420",
+                                    "trtype": "tcp", "tsas": "none"},
+                           "enable": 1, "name": "ref1", "portid": 2}],
+            "subsystems": [NQN]}],
+        "subsystems": [{
+            "allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:h1"],
+            "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1",
+                     "firmware": "6.1.0", "ieee_oui": "0x001b21", "model": "Linux",
+                     "pi_enable": "0", "qid_max": "128", "serial": "a1b2c3d4e5f6",
+                     "version": "1.3"},
+            "namespaces": [{"ana_grpid": 2,
+                            "device": {"nguid": "00000000-0000-0000-0000-000000000000",
+                                       "path": img,
+                                       "uuid": "d592cdf3-5d1c-44e0-8412-3fcf7d99df27"},
+                            "enable": 1, "nsid": 1}],
+            "nqn": NQN}]}
+    fullp = os.path.join(work, "nvmetcli-full.json")
+    with open(fullp, "w") as f:
+        json.dump(full, f, indent=2)
+    p = subprocess.run([nvmfd, "-c", fullp, "--print-config"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    warns = [l for l in p.stderr.splitlines() if "WARN" in l]
+    ok = p.returncode == 0 and len(warns) == 2 and \
+        "ports[0].ana_groups[1]: ANA is not supported: group 2 state 'inaccessible'" in \
+        p.stderr and "namespaces[0].ana_grpid: ANA is not supported: group 2" in p.stderr
+    if ok:
+        attr = json.loads(p.stdout)["subsystems"][0]["attr"]
+        ok = attr.get("firmware") == "6.1.0" and attr.get("ieee_oui") == "0x001b21"
+    check(ok, "nvmetcli-full: loads, 2 WARN lines, firmware/ieee_oui kept: rc %d %r" %
+          (p.returncode, p.stderr.strip()[-400:]))
 
     if fails:
         print("%d check(s) failed; logs in %s" % (len(fails), work))
