@@ -5,6 +5,7 @@
  * (NVMe Base 2.0 §5; nvmet's answers per NVME-TCP-NOTES.md §2.4).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal/log.h"
@@ -52,13 +53,27 @@ nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req)
 	}
 }
 
+/* NN: at least NVMFD_TGT_NN, or the largest NSID (slots are not sorted:
+ * namespaces are appended live). */
 static uint32_t subsys_nn(const struct nvmfd_tgt_subsys *s)
 {
+	unsigned int n = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
 	uint32_t nn = NVMFD_TGT_NN;
 
-	if (s->nr_ns && s->ns[s->nr_ns - 1].nsid > nn)
-		nn = s->ns[s->nr_ns - 1].nsid;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t id = __atomic_load_n(&s->ns[i].nsid, __ATOMIC_RELAXED);
+
+		if (id > nn)
+			nn = id;
+	}
 	return nn;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* Firmware revision: the subsystem's attr.firmware, else nvmfd's version. */
@@ -222,17 +237,22 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		return NVMFD_SC_SUCCESS;
 	}
 	case NVMFD_ID_CNS_NS_ACTIVE_LIST: {
-		unsigned int n = 0;
+		unsigned int n = 0, nr = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
+		uint32_t ids[NVMFD_CFG_MAX_NS];
 
 		if (nsid >= 0xfffffffe)
 			return dnr(NVMFD_SC_INVALID_NS);
-		for (unsigned int i = 0; i < s->nr_ns && n < NVMFD_ACTIVE_NS_LIST_MAX; i++) {
-			uint32_t id = s->ns[i].nsid;
+		/* increasing order; slots added live are not sorted */
+		for (unsigned int i = 0; i < nr && n < NVMFD_CFG_MAX_NS; i++) {
+			uint32_t id = __atomic_load_n(&s->ns[i].nsid, __ATOMIC_RELAXED);
 
 			if (id <= nsid || !__atomic_load_n(&s->ns[i].enabled, __ATOMIC_ACQUIRE))
 				continue;
-			memcpy(buf + 4 * n++, &id, 4);
+			ids[n++] = id;
 		}
+		qsort(ids, n, sizeof(ids[0]), u32_cmp);
+		for (unsigned int i = 0; i < n && i < NVMFD_ACTIVE_NS_LIST_MAX; i++)
+			memcpy(buf + 4 * i, &ids[i], 4);
 		return NVMFD_SC_SUCCESS;
 	}
 	case NVMFD_ID_CNS_NS_DESC_LIST: {

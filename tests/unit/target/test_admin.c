@@ -3,6 +3,8 @@
  * Get Log Page, Set/Get Features, AER, Keep Alive, Abort. */
 #include "tgt_test.h"
 
+#include "internal/target.h"
+
 struct actx {
 	struct tt_env *e;
 	struct tt_q *a;
@@ -564,6 +566,76 @@ static void test_aer_limit_and_ns_change(void **state)
 	assert_int_equal(c->a->nr_shutdown, 1);
 }
 
+/* Live namespace add/remove (nvmfd_tgt_ns_add/remove): AEN, Changed
+ * Namespace List, sorted active list, I/O refused once removed, a failed
+ * add changes nothing. */
+static void test_ns_add_remove_live(void **state)
+{
+	struct actx *c = *state;
+	struct nvmfd_sqe s = tt_sqe(NVMFD_ADMIN_ASYNC_EVENT, 0, 0);
+	const uint8_t *b = c->a->out;
+	struct nvmfd_cfg_ns cn;
+	struct tt_q *io = tt_q_new(c->e, 0);
+
+	assert_int_equal(tt_io_connect(io, 1, c->cntlid, SUB0, HOST_A), 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_ASYNC_EVENT, NVMFD_AEN_CFG_NS_ATTR), 0);
+	s.cid = 0x500;
+	assert_int_equal(tt_submit(c->a, &s, NULL, 0), 0); /* held */
+	memset(&cn, 0, sizeof(cn));
+	tt_ram_ns(&cn, 7, 1 << 20, 9);
+	strcpy(cn.path, "ram:1M");
+	/* NSID in use, bad NSID, no such subsystem: nothing changes, no AEN */
+	cn.nsid = 2;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), -EEXIST);
+	cn.nsid = 0;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), -EINVAL);
+	cn.nsid = 7;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 9, &cn), -ENOENT);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 0);
+	/* add nsid 7: the AER completes, Notice / NS attribute changed / log 04h */
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), 0);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 1);
+	assert_int_equal(c->a->last.cid, 0x500);
+	assert_int_equal(c->a->last.result, 0x00040002);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_CHANGED_NS, 0, 0, 4096, false), 0);
+	assert_int_equal(u32at(b, 0), 7);
+	assert_int_equal(u32at(b, 4), 0);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS_ACTIVE_LIST, 0, 0), 0);
+	assert_int_equal(u32at(b, 0), 1);
+	assert_int_equal(u32at(b, 4), 2);
+	assert_int_equal(u32at(b, 8), 7);
+	assert_int_equal(u32at(b, 12), 0);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS, 7, 0), 0);
+	assert_int_equal(u64at(b, 0), (1 << 20) / 512); /* NSZE */
+	{
+		struct nvmfd_sqe r = tt_sqe(NVMFD_CMD_READ, 7, 512);
+
+		r.cid = 0x510;
+		assert_int_equal(tt_cmd(io, &r, NULL, 0), 0);
+	}
+	/* remove nsid 1 (a slot before the added one): AEN again */
+	s.cid = 0x501;
+	assert_int_equal(tt_submit(c->a, &s, NULL, 0), 0);
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 1), 0);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 1);
+	assert_int_equal(c->a->last.cid, 0x501);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_CHANGED_NS, 0, 0, 4096, false), 0);
+	assert_int_equal(u32at(b, 0), 1);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS_ACTIVE_LIST, 0, 0), 0);
+	assert_int_equal(u32at(b, 0), 2);
+	assert_int_equal(u32at(b, 4), 7);
+	assert_int_equal(u32at(b, 8), 0);
+	{
+		struct nvmfd_sqe r = tt_sqe(NVMFD_CMD_READ, 1, 512);
+
+		r.cid = 0x511;
+		assert_int_equal(tt_cmd(io, &r, NULL, 0), TT_G(NVMFD_SC_INVALID_NS));
+	}
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 1), -ENOENT);
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 99), -ENOENT);
+	tt_q_free(io);
+}
+
 static void test_event_before_aer(void **state)
 {
 	struct actx *c = *state;
@@ -604,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_misc_admin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aer_limit_and_ns_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_before_aer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ns_add_remove_live, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
