@@ -46,5 +46,8 @@ int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_
 int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid);
 void nvmfd_tgt_cfg_lock(struct nvmfd_tgt *tgt);
 void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt);
+/** nvmfd_tgt_discovery_changed() - after an ACL edit: bump the discovery
+ *  log's generation and send the Discovery Log Change AEN. */
+void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt);
 
 #endif /* NVMFD_INTERNAL_TARGET_H */

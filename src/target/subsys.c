@@ -489,6 +489,12 @@ void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt)
 	pthread_mutex_unlock(&tgt->lock);
 }
 
+/* See internal/target.h. Context: control thread; takes tgt->lock. */
+void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt)
+{
+	nvmfd__tgt_disc_changed(tgt);
+}
+
 /* Next free cntlid in [min, max], starting after the last one handed out
  * (so a reconnecting host does not get its old, possibly stale, cntlid). */
 static int alloc_cntlid_locked(struct nvmfd_tgt_subsys *s, uint16_t *out)
