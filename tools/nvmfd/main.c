@@ -151,8 +151,10 @@ static const char usage_text[] =
 "\n"
 "Signals: SIGINT or SIGTERM stop accepting, complete or fail in-flight\n"
 "commands, flush file backends and exit 0. SIGUSR1 writes one statistics\n"
-"line (the --stats-interval JSON) to stderr. SIGHUP is logged and ignored:\n"
-"reloading the configuration is not implemented yet.\n"
+"line (the --stats-interval JSON) to stderr. SIGHUP reloads the -c file\n"
+"(when it is the only source of subsystems and listeners) and applies what\n"
+"can change live: allowed hosts, allow_any_host, namespaces added or removed;\n"
+"other differences are logged and need a restart.\n"
 "\n"
 "Exit status: 0 success, 1 runtime failure (e.g. address in use),\n"
 "2 bad option or configuration (nothing is listening).\n"
@@ -243,6 +245,10 @@ static const char short_opts[] = ":c:l:s:n:Vh";
 static struct nvmfd_cfg g_cfg;
 static char g_config_path[4096];
 static unsigned int g_nr_config_files;
+/* the command line added or changed subsystems/ports beyond the -c file:
+ * then the file does not describe the running config and SIGHUP cannot
+ * reload it */
+static bool g_cli_objects;
 
 struct cli {
 	bool print_config;
@@ -315,6 +321,7 @@ static struct nvmfd_cfg_subsys *latest_subsys(struct nvmfd_cfg *cfg, int c)
 
 	if (!cfg->nr_subsys)
 		usage_die("%s: needs a preceding --subsystem NQN", flag_str(c, f, sizeof(f)));
+	g_cli_objects = true;
 	return &cfg->subsys[cfg->nr_subsys - 1];
 }
 
@@ -336,6 +343,7 @@ static void add_listen(struct nvmfd_cfg *cfg, const char *val)
 	if (cfg->nr_ports >= NVMFD_CFG_MAX_PORTS)
 		usage_die("--listen '%s': more than %d listeners", val, NVMFD_CFG_MAX_PORTS);
 	p = &cfg->ports[cfg->nr_ports];
+	g_cli_objects = true;
 	nvmfd_cfg_port_init(p, next_portid(cfg));
 	if (nvmfd_cfg_parse_listen(p, val, err))
 		usage_die("--listen: %s", err);
@@ -769,20 +777,19 @@ static int run(struct nvmfd_cfg *cfg)
 		goto out_destroy;
 	}
 	log_listeners(cfg, tgt);
-	if (cfd >= 0) {
-		ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL,
-				       &rpc);
-		if (ret) {
-			NVMFD_ERR(LOG_COMP, "control socket: %s", strerror(-ret));
-			goto out_stop;
-		}
-		NVMFD_INFO(LOG_COMP, "control socket at %s", cfg->control_path);
+	/* also without --control: SIGHUP reloads through it */
+	ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL, &rpc);
+	if (ret) {
+		NVMFD_ERR(LOG_COMP, "control: %s", strerror(-ret));
+		goto out_stop;
 	}
+	if (cfd >= 0)
+		NVMFD_INFO(LOG_COMP, "control socket at %s", cfg->control_path);
 
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		nfds = 2 + (rpc ? nvmfd_rpc_pollfds(rpc, &pfd[2]) : 0);
+		nfds = 2 + (cfd >= 0 ? nvmfd_rpc_pollfds(rpc, &pfd[2]) : 0);
 		if (poll(pfd, (nfds_t)nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -801,8 +808,15 @@ static int run(struct nvmfd_cfg *cfg)
 					fputc('\n', stderr);
 				fflush(stderr);
 			} else if (si.ssi_signo == SIGHUP) {
-				NVMFD_WARN(LOG_COMP, "SIGHUP received: configuration reload is not "
-					   "implemented yet; running configuration unchanged");
+				if (g_nr_config_files == 1 && !g_cli_objects) {
+					NVMFD_INFO(LOG_COMP, "SIGHUP received: reloading %s",
+						   g_config_path);
+					nvmfd_rpc_reload(rpc, g_config_path);
+				} else {
+					NVMFD_WARN(LOG_COMP, "SIGHUP received: not reloading: nvmfd "
+						   "was not started from exactly one -c FILE without "
+						   "-l/-s/-n/host flags; configuration unchanged");
+				}
 			} else {
 				NVMFD_INFO(LOG_COMP, "%s received, stopping",
 					   si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
@@ -819,7 +833,7 @@ static int run(struct nvmfd_cfg *cfg)
 				fflush(stderr);
 			}
 		}
-		if (rpc)
+		if (cfd >= 0)
 			nvmfd_rpc_handle(rpc, &pfd[2], nfds - 2);
 	}
 out_stop:

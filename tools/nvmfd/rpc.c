@@ -501,6 +501,34 @@ static int m_get_methods(struct call *c);
 
 /* Namespaces ------------------------------------------------------------ */
 
+/* Add @cn (NSID set) to subsystem @si: target first, then the config. */
+static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
+{
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
+	int ret;
+
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].nsid == cn->nsid)
+			return fail(c, -EEXIST, "subsystem '%s' already has namespace %u", s->nqn,
+				    cn->nsid);
+	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
+		return fail(c, -ENOSPC, "subsystem '%s' has %d namespaces, the most", s->nqn,
+			    NVMFD_CFG_MAX_NS);
+	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
+	if (ret == -EBUSY)
+		return fail(c, ret, "%s is in use: another process exports it (or it is mounted)",
+			    cn->path);
+	if (ret == -ENOSPC)
+		return fail(c, ret, "subsystem '%s': no free namespace slot (removed namespaces keep "
+			    "theirs until nvmfd restarts)", s->nqn);
+	if (ret)
+		return fail(c, ret, "%s: %s", cn->path, strerror(-ret));
+	s->ns[s->nr_ns] = *cn;
+	s->ns[s->nr_ns].bk.path = s->ns[s->nr_ns].path;
+	s->nr_ns++;
+	return 0;
+}
+
 static int m_add_ns(struct call *c)
 {
 	static const char *const keys[] = { "nqn", "namespace", NULL };
@@ -572,49 +600,19 @@ static int m_add_ns(struct call *c)
 				max = s->ns[i].nsid;
 		cn.nsid = max + 1;
 	}
-	for (unsigned int i = 0; i < s->nr_ns; i++)
-		if (s->ns[i].nsid == cn.nsid)
-			return fail(c, -EEXIST, "subsystem '%s' already has namespace %u", s->nqn,
-				    cn.nsid);
-	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
-		return fail(c, -ENOSPC, "subsystem '%s' has %d namespaces, the most", s->nqn,
-			    NVMFD_CFG_MAX_NS);
-	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, &cn);
-	if (ret == -EBUSY)
-		return fail(c, ret, "%s is in use: another process exports it (or it is mounted)",
-			    cn.path);
-	if (ret == -ENOSPC)
-		return fail(c, ret, "subsystem '%s': no free namespace slot (removed namespaces keep "
-			    "theirs until nvmfd restarts)", s->nqn);
+	ret = ns_add(c, si, &cn);
 	if (ret)
-		return fail(c, ret, "%s: %s", cn.path, strerror(-ret));
-	s->ns[s->nr_ns] = cn;
-	s->ns[s->nr_ns].bk.path = s->ns[s->nr_ns].path;
-	s->nr_ns++;
+		return ret;
 	c->result = json_object_new_int64(cn.nsid); /* SPDK answers the NSID */
 	return 0;
 }
 
-static int m_remove_ns(struct call *c)
+static int ns_remove(struct call *c, int si, uint32_t nsid)
 {
-	static const char *const keys[] = { "nqn", "nsid", NULL };
-	static const char *const req[] = { "nqn", "nsid", NULL };
-	struct nvmfd_cfg_subsys *s;
-	uint32_t nsid;
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
 	unsigned int i;
-	bool given;
-	int si, ret;
+	int ret;
 
-	ret = check_params(c, keys, req);
-	if (ret)
-		return ret;
-	si = find_subsys(c);
-	if (si < 0)
-		return si;
-	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
-	if (ret)
-		return ret;
-	s = &c->r->cfg->subsys[si];
 	for (i = 0; i < s->nr_ns; i++)
 		if (s->ns[i].nsid == nsid)
 			break;
@@ -627,6 +625,29 @@ static int m_remove_ns(struct call *c)
 	s->nr_ns--;
 	for (unsigned int k = i; k < s->nr_ns; k++)
 		s->ns[k].bk.path = s->ns[k].path;
+	return 0;
+}
+
+static int m_remove_ns(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "nsid", NULL };
+	static const char *const req[] = { "nqn", "nsid", NULL };
+	uint32_t nsid;
+	bool given;
+	int si, ret;
+
+	ret = check_params(c, keys, req);
+	if (ret)
+		return ret;
+	si = find_subsys(c);
+	if (si < 0)
+		return si;
+	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	if (ret)
+		return ret;
+	ret = ns_remove(c, si, nsid);
+	if (ret)
+		return ret;
 	c->result = json_object_new_boolean(true);
 	return 0;
 }
@@ -652,18 +673,12 @@ static int host_params(struct call *c, int *si, const char **host)
 	return 0;
 }
 
-static int m_add_host(struct call *c)
+static int host_add(struct call *c, int si, const char *host)
 {
 	struct nvmfd_cfg *cfg = c->r->cfg;
-	struct nvmfd_cfg_subsys *s;
-	const char *host;
+	struct nvmfd_cfg_subsys *s = &cfg->subsys[si];
 	bool top = false;
-	int si, ret;
 
-	ret = host_params(c, &si, &host);
-	if (ret)
-		return ret;
-	s = &cfg->subsys[si];
 	for (unsigned int i = 0; i < s->nr_hosts; i++)
 		if (!strcmp(s->hosts[i], host))
 			return fail(c, -EEXIST, "host %s is already allowed on %s", host, s->nqn);
@@ -682,21 +697,26 @@ static int m_add_host(struct call *c)
 	nvmfd_tgt_cfg_unlock(c->r->tgt);
 	nvmfd_tgt_discovery_changed(c->r->tgt);
 	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s allowed", s->nqn, host);
+	return 0;
+}
+
+static int m_add_host(struct call *c)
+{
+	const char *host;
+	int si, ret;
+
+	ret = host_params(c, &si, &host);
+	if (ret || (ret = host_add(c, si, host)))
+		return ret;
 	c->result = json_object_new_boolean(true);
 	return 0;
 }
 
-static int m_remove_host(struct call *c)
+static int host_remove(struct call *c, int si, const char *host)
 {
-	struct nvmfd_cfg_subsys *s;
-	const char *host;
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
 	unsigned int i;
-	int si, ret;
 
-	ret = host_params(c, &si, &host);
-	if (ret)
-		return ret;
-	s = &c->r->cfg->subsys[si];
 	for (i = 0; i < s->nr_hosts; i++)
 		if (!strcmp(s->hosts[i], host))
 			break;
@@ -709,8 +729,29 @@ static int m_remove_host(struct call *c)
 	nvmfd_tgt_discovery_changed(c->r->tgt);
 	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s no longer allowed (connected controllers "
 		   "stay)", s->nqn, host);
+	return 0;
+}
+
+static int m_remove_host(struct call *c)
+{
+	const char *host;
+	int si, ret;
+
+	ret = host_params(c, &si, &host);
+	if (ret || (ret = host_remove(c, si, host)))
+		return ret;
 	c->result = json_object_new_boolean(true);
 	return 0;
+}
+
+static void set_any_host(struct nvmfd_rpc *r, struct nvmfd_cfg_subsys *s, bool any)
+{
+	nvmfd_tgt_cfg_lock(r->tgt);
+	s->allow_any_host = any;
+	nvmfd_tgt_cfg_unlock(r->tgt);
+	nvmfd_tgt_discovery_changed(r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: %s", s->nqn,
+		   any ? "any host allowed" : "only the listed hosts allowed");
 }
 
 static int m_allow_any_host(struct call *c)
@@ -730,10 +771,7 @@ static int m_allow_any_host(struct call *c)
 	if (!json_object_is_type(v, json_type_boolean))
 		return fail(c, RPC_INVALID_PARAMS, "params.allow_any_host: expected true or false");
 	s = &c->r->cfg->subsys[si];
-	nvmfd_tgt_cfg_lock(c->r->tgt);
-	s->allow_any_host = json_object_get_boolean(v);
-	nvmfd_tgt_cfg_unlock(c->r->tgt);
-	nvmfd_tgt_discovery_changed(c->r->tgt);
+	set_any_host(c->r, s, json_object_get_boolean(v));
 	c->result = json_object_new_boolean(true);
 	return 0;
 }
@@ -914,6 +952,191 @@ static void legacy_call(struct nvmfd_rpc *r, int fd, json_object *o)
 	send_all(fd, out, out_len);
 	send_all(fd, "\n", 1);
 	free(out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* SIGHUP: reload the config file                                         */
+
+static int find_nqn(const struct nvmfd_cfg *cfg, const char *nqn)
+{
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+		if (!strcmp(cfg->subsys[i].nqn, nqn))
+			return (int)i;
+	return -1;
+}
+
+static bool same_device(const struct nvmfd_cfg_ns *a, const struct nvmfd_cfg_ns *b)
+{
+	return !strcmp(a->path, b->path) && a->bk.type == b->bk.type && a->bk.size == b->bk.size &&
+	       a->bk.lba_shift == b->bk.lba_shift && a->bk.direct == b->bk.direct &&
+	       a->bk.read_only == b->bk.read_only && a->enable == b->enable &&
+	       a->has_uuid == b->has_uuid && !memcmp(a->uuid, b->uuid, 16) &&
+	       a->has_nguid == b->has_nguid && !memcmp(a->nguid, b->nguid, 16);
+}
+
+/* Listener i of the running config and of @b: same address, port (the one
+ * bound, for a listener given port 0, as save_config writes it) and
+ * subsystems (by NQN). */
+static bool same_port(struct nvmfd_rpc *r, unsigned int i, const struct nvmfd_cfg *b)
+{
+	const struct nvmfd_cfg *a = r->cfg;
+	const struct nvmfd_cfg_port *p = &a->ports[i], *q = &b->ports[i];
+	char bound[16];
+
+	snprintf(bound, sizeof(bound), "%u", nvmfd_tgt_listen_port(r->tgt, i));
+	if (p->portid != q->portid || strcmp(p->traddr, q->traddr) ||
+	    (strcmp(p->trsvcid, q->trsvcid) && strcmp(bound, q->trsvcid)) ||
+	    p->nr_subsys != q->nr_subsys)
+		return false;
+	for (unsigned int k = 0; k < p->nr_subsys; k++)
+		if (strcmp(a->subsys[p->subsys_idx[k]].nqn, b->subsys[q->subsys_idx[k]].nqn))
+			return false;
+	return true;
+}
+
+struct tally {
+	unsigned int applied, failed, skipped;
+};
+
+static void count(struct tally *t, struct call *c, int ret, const char *what)
+{
+	if (ret) {
+		t->failed++;
+		NVMFD_ERR(LOG_COMP, "reload: %s: %s", what, c->msg);
+	} else {
+		t->applied++;
+	}
+}
+
+static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_subsys *ns,
+			  struct tally *t)
+{
+	struct nvmfd_cfg_subsys *os = &r->cfg->subsys[oi];
+	struct call c = { .r = r };
+	uint32_t gone[NVMFD_CFG_MAX_NS];
+	unsigned int nr_gone = 0;
+	char what[320];
+
+	if (strcmp(os->serial, ns->serial) || strcmp(os->model, ns->model) ||
+	    os->version != ns->version || strcmp(os->firmware, ns->firmware) ||
+	    os->ieee_oui != ns->ieee_oui || os->cntlid_min != ns->cntlid_min ||
+	    os->cntlid_max != ns->cntlid_max || os->qid_max != ns->qid_max) {
+		NVMFD_WARN(LOG_COMP, "reload: subsystem %s: changed attributes (serial, model, "
+			   "version, firmware, ieee_oui, cntlid, qid_max) need a restart: not applied",
+			   os->nqn);
+		t->skipped++;
+	}
+	if (os->allow_any_host != ns->allow_any_host) {
+		set_any_host(r, os, ns->allow_any_host);
+		t->applied++;
+	}
+	/* hosts: remove those gone (from a copy: the list shifts), add new ones */
+	for (unsigned int i = os->nr_hosts; i-- > 0;) {
+		bool keep = false;
+
+		for (unsigned int k = 0; k < ns->nr_hosts; k++)
+			keep |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!keep) {
+			char host[256];
+
+			snprintf(host, sizeof(host), "%s", os->hosts[i]);
+			snprintf(what, sizeof(what), "%s: remove host %s", os->nqn, host);
+			count(t, &c, host_remove(&c, oi, host), what);
+		}
+	}
+	for (unsigned int k = 0; k < ns->nr_hosts; k++) {
+		bool have = false;
+
+		for (unsigned int i = 0; i < os->nr_hosts; i++)
+			have |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!have) {
+			snprintf(what, sizeof(what), "%s: add host %s", os->nqn, ns->hosts[k]);
+			count(t, &c, host_add(&c, oi, ns->hosts[k]), what);
+		}
+	}
+	/* namespaces by NSID: gone ones removed, new ones added; a changed one
+	 * is reported (its path stays locked after a remove until restart) */
+	for (unsigned int i = 0; i < os->nr_ns; i++) {
+		const struct nvmfd_cfg_ns *o = &os->ns[i], *m = NULL;
+
+		for (unsigned int k = 0; k < ns->nr_ns; k++)
+			if (ns->ns[k].nsid == o->nsid)
+				m = &ns->ns[k];
+		if (!m) {
+			gone[nr_gone++] = o->nsid;
+		} else if (!same_device(o, m)) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s namespace %u changed (%s -> %s): "
+				   "not applied (remove it, reload, restart, add it)", os->nqn, o->nsid,
+				   o->path, m->path);
+			t->skipped++;
+		}
+	}
+	for (unsigned int i = 0; i < nr_gone; i++) {
+		snprintf(what, sizeof(what), "%s: remove namespace %u", os->nqn, gone[i]);
+		count(t, &c, ns_remove(&c, oi, gone[i]), what);
+	}
+	for (unsigned int k = 0; k < ns->nr_ns; k++) {
+		bool have = false;
+		struct nvmfd_cfg_ns cn;
+
+		for (unsigned int i = 0; i < os->nr_ns; i++)
+			have |= os->ns[i].nsid == ns->ns[k].nsid;
+		if (have)
+			continue;
+		cn = ns->ns[k];
+		cn.bk.path = cn.path;
+		snprintf(what, sizeof(what), "%s: add namespace %u (%.64s)", os->nqn, cn.nsid,
+			 cn.path);
+		count(t, &c, ns_add(&c, oi, &cn), what);
+	}
+}
+
+int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
+{
+	struct nvmfd_cfg *n = malloc(sizeof(*n));
+	char err[NVMFD_CFG_ERRLEN];
+	struct tally t = { 0 };
+	bool ports_same;
+
+	if (!n)
+		return -ENOMEM;
+	nvmfd_cfg_init_defaults(n);
+	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
+		free(n);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n->nr_subsys; i++)
+		if (find_nqn(r->cfg, n->subsys[i].nqn) < 0) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is new: not applied (subsystems "
+				   "are fixed until a restart)", n->subsys[i].nqn);
+			t.skipped++;
+		}
+	for (unsigned int i = 0; i < r->cfg->nr_subsys; i++)
+		if (find_nqn(n, r->cfg->subsys[i].nqn) < 0) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is no longer in %s: not applied "
+				   "(subsystems are fixed until a restart)", r->cfg->subsys[i].nqn,
+				   path);
+			t.skipped++;
+		}
+	ports_same = n->nr_ports == r->cfg->nr_ports;
+	for (unsigned int i = 0; ports_same && i < n->nr_ports; i++)
+		ports_same = same_port(r, i, n);
+	if (!ports_same) {
+		NVMFD_WARN(LOG_COMP, "reload: the listeners (ports, their subsystems) changed: not "
+			   "applied (listeners are fixed until a restart)");
+		t.skipped++;
+	}
+	for (unsigned int i = 0; i < n->nr_subsys; i++) {
+		int oi = find_nqn(r->cfg, n->subsys[i].nqn);
+
+		if (oi >= 0)
+			reload_subsys(r, oi, &n->subsys[i], &t);
+	}
+	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
+		   "while running", path, t.applied, t.failed, t.skipped);
+	free(n);
+	return t.failed ? -EIO : 0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -23,7 +23,8 @@ struct nvmfd_rpc;
 #define NVMFD_RPC_POLLFDS (NVMFD_RPC_MAX_CLIENTS + 1)
 
 /**
- * nvmfd_rpc_create() - serve @lfd (a listening, non-blocking UNIX socket).
+ * nvmfd_rpc_create() - serve @lfd (a listening, non-blocking UNIX socket;
+ * -1: no socket, only nvmfd_rpc_reload()).
  * @save_path: where save_config writes without a "filename" (the one -c
  *             file), or NULL (then save_config returns the config).
  * Return: 0, -ENOMEM.
@@ -31,6 +32,19 @@ struct nvmfd_rpc;
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
 		     struct nvmfd_rpc **out);
 void nvmfd_rpc_destroy(struct nvmfd_rpc **rpc);
+
+/**
+ * nvmfd_rpc_reload() - SIGHUP: load @path again and apply what differs from
+ * the running config as far as the live methods allow: allow_any_host,
+ * allowed hosts, namespaces added or removed (by NSID). Other differences
+ * (new or removed subsystems, listeners, subsystem attributes, a changed
+ * namespace) are logged at WARN and not applied. A file that does not load
+ * or validate changes nothing. Not atomic: each change is applied on its
+ * own, and one that fails is logged and skipped.
+ * Return: 0; -EINVAL (the file is bad: nothing changed); -EIO (some change
+ *         failed); -ENOMEM.
+ */
+int nvmfd_rpc_reload(struct nvmfd_rpc *rpc, const char *path);
 
 /** nvmfd_rpc_pollfds() - fill @pfd (NVMFD_RPC_POLLFDS entries); Return: count. */
 int nvmfd_rpc_pollfds(struct nvmfd_rpc *rpc, struct pollfd *pfd);

@@ -24,6 +24,9 @@ checks:
   concurrent    8 clients on persistent connections, interleaved, plus one
                 idle connection held open: every request is answered with its
                 own id, and the host lists end as the clients left them.
+  sighup        SIGHUP reloads the -c file: an added namespace and host are
+                applied, a new subsystem is reported as needing a restart; a
+                broken file changes nothing.
   nvmfctl       exit 1 with nvmfd's message for a refused request, 2 for a
                 usage error, 3 with a hint when the socket is absent; --json
                 prints parseable JSON.
@@ -33,6 +36,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -281,6 +285,49 @@ def main():
               (hosts, errors[:3]))
         idle.close()
         c.close()
+
+        # --- SIGHUP reload ------------------------------------------------
+        rc, out, err = nvmfctl("save-config")
+        d = json.load(open(cfgp))
+        d["subsystems"][0]["namespaces"].append(
+            {"device": {"path": "ram:1M"}, "enable": 1, "nsid": 7})
+        rh = "nqn.2014-08.org.nvmexpress:uuid:7e7e7e7e-0000-0000-0000-000000000007"
+        d["subsystems"][0]["allowed_hosts"].append(rh)
+        d["hosts"].append({"nqn": rh})
+        d["subsystems"].append({"nqn": "nqn.2026-11.io.nvmfd:later", "attr": {},
+                                "allowed_hosts": [], "namespaces": []})
+        with open(cfgp, "w") as f:
+            json.dump(d, f)
+        nlog = len(open(logp).read())
+        tgt.send_signal(signal.SIGHUP)
+        m = None
+        for _ in range(100):
+            m = re.search(r"reload .*: (\d+) change\(s\) applied, (\d+) failed, (\d+) not "
+                          r"applicable", open(logp).read()[nlog:])
+            if m:
+                break
+            time.sleep(0.1)
+        c2 = Client(sock)
+        sub = c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
+        check(m is not None and m.groups() == ("2", "0", "1") and
+              7 in [n["nsid"] for n in sub["namespaces"]] and
+              rh in [h["nqn"] for h in sub["hosts"]] and
+              "subsystem nqn.2026-11.io.nvmfd:later is new: not applied" in open(logp).read(),
+              "sighup: namespace 7 and a host applied, the new subsystem reported: %s" %
+              (m.group(0) if m else open(logp).read()[nlog:][-500:]))
+        with open(cfgp, "w") as f:
+            f.write("{ not json")
+        nlog = len(open(logp).read())
+        tgt.send_signal(signal.SIGHUP)
+        m = None
+        for _ in range(100):
+            m = re.search(r"reload: .*nothing changed", open(logp).read()[nlog:])
+            if m:
+                break
+            time.sleep(0.1)
+        check(m is not None and c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0] ==
+              sub and tgt.poll() is None, "sighup: a broken file changes nothing")
+        c2.close()
 
         # --- nvmfctl errors ----------------------------------------------
         rc, out, err = nvmfctl("remove-ns", NQN, "77")
