@@ -155,6 +155,9 @@ typedef uint16_t nvmfd_status_t;
 
 /* Feature identifiers. */
 #define NVMFD_FEAT_ARBITRATION 0x01
+#define NVMFD_FEAT_POWER_MGMT 0x02
+#define NVMFD_FEAT_TEMP_THRESH 0x04
+#define NVMFD_FEAT_ERR_RECOVERY 0x05
 #define NVMFD_FEAT_VOLATILE_WC 0x06
 #define NVMFD_FEAT_NUM_QUEUES 0x07
 #define NVMFD_FEAT_ASYNC_EVENT 0x0b

@@ -97,8 +97,8 @@ static unsigned int bdev_log2(unsigned int v)
  * @opts: path required; size and direct are ignored (always O_DIRECT).
  * Return: 0; -EINVAL (no path, requested block size smaller than the
  *         device's, device block size not 512 or 4096, device smaller than
- *         one block); -ENOTBLK (path is not a block device); -errno from
- *         open/fstat/ioctl.
+ *         one block); -ENOTBLK (path is not a block device); -EBUSY (mounted,
+ *         or exported by another process); -errno from open/fstat/ioctl.
  * Context: any thread.
  */
 int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
@@ -111,9 +111,17 @@ int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 
 	if (!opts->path || !opts->path[0])
 		return -EINVAL;
-	fd = open(opts->path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	/* O_EXCL on a block device: fails with EBUSY while it is mounted or
+	 * another exclusive opener holds it (and holds it from them) */
+	fd = open(opts->path,
+		  (opts->read_only ? O_RDONLY : O_RDWR | O_EXCL) | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	bk->fd = fd;
+	bk->read_only = opts->read_only;
+	rc = nvmfd__bk_fd_lock(bk);
+	if (rc < 0)
+		goto out_close_fd;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		goto out_close_fd;
@@ -144,7 +152,6 @@ int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 	}
 
 	bk->ops = &bdev_ops;
-	bk->fd = fd;
 	bk->size = bytes;
 	bk->direct = true;
 	bk->iopoll_capable = bdev_can_poll(st.st_rdev);
@@ -152,5 +159,6 @@ int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 
 out_close_fd:
 	close(fd);
+	bk->fd = -1;
 	return rc;
 }

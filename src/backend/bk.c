@@ -7,6 +7,7 @@
  * caller must have reaped every io of the backend before closing it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend/bk_int.h"
@@ -39,6 +40,7 @@ int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out)
 	bk->type = opts->type;
 	bk->fd = -1;
 	bk->lba_shift = opts->lba_shift ? opts->lba_shift : 9;
+	snprintf(bk->name, sizeof(bk->name), "%s", opts->path ? opts->path : "");
 
 	switch (opts->type) {
 	case NVMFD_BK_FILE:
@@ -103,6 +105,15 @@ uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk)
 unsigned int nvmfd_bk_lba_shift(const struct nvmfd_bk *bk)
 {
 	return bk->lba_shift;
+}
+
+/**
+ * nvmfd_bk_is_read_only() - opened read-only (writes fail with -EROFS).
+ * @bk: borrowed.  Return: the flag.  Context: any thread.
+ */
+bool nvmfd_bk_is_read_only(const struct nvmfd_bk *bk)
+{
+	return bk->read_only;
 }
 
 /**

@@ -62,6 +62,8 @@ struct nvmfd_bk {
 	uint64_t size;
 	unsigned int lba_shift;
 	bool direct;
+	bool read_only; /* FILE/BDEV opened O_RDONLY: writes fail with -EROFS */
+	char name[128]; /* the path (FILE/BDEV) for log messages, maybe cut */
 	int fd;
 	void *mem;
 	bool iopoll_capable;
@@ -93,6 +95,7 @@ void nvmfd__bk_ring_complete_local(struct nvmfd_bk_ring *ring, struct nvmfd_bk_i
  * whose type and lba_shift were validated. Return: 0 or -errno; on failure
  * nothing is left acquired. */
 int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
+int nvmfd__bk_fd_lock(struct nvmfd_bk *bk);
 int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 int nvmfd__bk_null_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);

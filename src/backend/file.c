@@ -27,7 +27,10 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "backend/bk_int.h"
@@ -100,6 +103,10 @@ static int fd_prep(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd
  */
 int nvmfd__bk_fd_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
 {
+	if (bk->read_only && io->op != NVMFD_BK_READ && io->op != NVMFD_BK_FLUSH) {
+		nvmfd__bk_ring_complete_local(ring, io, -EROFS);
+		return 0;
+	}
 	if (io->op == NVMFD_BK_WRITE_ZEROES &&
 	    __atomic_load_n(&bk->no_zero_range, __ATOMIC_RELAXED))
 		io->flags |= BK_IOF_ZFILL;
@@ -137,8 +144,17 @@ bool nvmfd__bk_fd_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, stru
 	}
 
 	if ((io->flags & BK_IOF_ZFILL) || io->op == NVMFD_BK_READ || io->op == NVMFD_BK_WRITE) {
-		if (r < 0)
+		if (r < 0) {
+			/* the host only sees a status (CAP_EXCEEDED for ENOSPC):
+			 * say what failed where (at most 10 lines a second) */
+			NVMFD_WARN_RATELIMIT("bk", "%s: %s of %u bytes at offset %llu failed: %s",
+					     bk->name[0] ? bk->name : "backend",
+					     io->op == NVMFD_BK_READ ? "read" : "write",
+					     io->len - io->done,
+					     (unsigned long long)(io->offset + io->done),
+					     strerror(-r));
 			return true;
+		}
 		if (r == 0) {
 			*res = -EIO;
 			return true;
@@ -152,8 +168,8 @@ bool nvmfd__bk_fd_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, stru
 
 	if (io->op == NVMFD_BK_WRITE_ZEROES && r == -EOPNOTSUPP) {
 		if (!__atomic_exchange_n(&bk->no_zero_range, 1, __ATOMIC_RELAXED))
-			NVMFD_WARN("bk", "fd %d: FALLOC_FL_ZERO_RANGE unsupported, writing zeroes",
-				   bk->fd);
+			NVMFD_WARN("bk", "%s: FALLOC_FL_ZERO_RANGE unsupported, writing zeroes",
+				   bk->name[0] ? bk->name : "backend");
 		io->flags |= BK_IOF_ZFILL;
 		io->done = 0;
 		return fd_continue(ring, bk, io, res);
@@ -182,25 +198,62 @@ int nvmfd__bk_fd_close(struct nvmfd_bk *bk)
 }
 
 /**
+ * nvmfd__bk_fd_lock() - take @bk->fd's flock: shared when read-only, else
+ * exclusive; never waits.
+ * Return: 0; -EBUSY when another process (another nvmfd) holds a
+ *         conflicting lock; -errno from flock otherwise.
+ */
+int nvmfd__bk_fd_lock(struct nvmfd_bk *bk)
+{
+	if (flock(bk->fd, (bk->read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+}
+
+/* A namespace file with holes that the filesystem could not fill: writes
+ * there fail with ENOSPC (CAP_EXCEEDED on the wire). Warn once at open. */
+static void file_warn_sparse(const struct nvmfd_bk *bk, const struct stat *st, uint64_t size)
+{
+	uint64_t allocated = (uint64_t)st->st_blocks * 512u, missing, avail;
+	struct statvfs vfs;
+
+	if (allocated >= size || fstatvfs(bk->fd, &vfs) < 0)
+		return;
+	missing = size - allocated;
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (missing <= avail)
+		return;
+	NVMFD_WARN("bk", "%s: namespace of %llu bytes is sparse (%llu allocated) and its "
+		   "filesystem has %llu bytes free: writes to the other %llu bytes fail with "
+		   "ENOSPC (Capacity Exceeded)",
+		   bk->name, (unsigned long long)size, (unsigned long long)allocated,
+		   (unsigned long long)avail, (unsigned long long)(missing - avail));
+}
+
+/**
  * nvmfd__bk_file_open() - open a regular file backend.
  * @bk:   zeroed backend to fill.
  * @opts: path required; size, when non-zero, creates the file and extends
  *        it (never shrinks) to that many bytes; when zero the file's size
  *        rounded down to the block size is used.
  * Return: 0; -EINVAL (no path, size not a block multiple, not a regular
- *         file, empty file without size); -errno from open/fstat/ftruncate
- *         (-EINVAL from open when the filesystem refuses O_DIRECT).
+ *         file, empty file without size, size= with read_only); -EBUSY (the
+ *         file is locked by another exporter, see nvmfd__bk_fd_lock());
+ *         -errno from open/fstat/ftruncate (-EINVAL from open when the
+ *         filesystem refuses O_DIRECT).
+ * Logs a warning when the file is sparse beyond the free space.
  * Context: any thread.
  */
 int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 {
 	uint64_t lbs = 1ull << bk->lba_shift;
-	int flags = O_RDWR | O_CLOEXEC;
+	int flags = (opts->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	struct stat st;
 	uint64_t size;
 	int fd, rc;
 
-	if (!opts->path || !opts->path[0] || (opts->size & (lbs - 1)))
+	if (!opts->path || !opts->path[0] || (opts->size & (lbs - 1)) ||
+	    (opts->read_only && opts->size))
 		return -EINVAL;
 	if (opts->size)
 		flags |= O_CREAT;
@@ -218,6 +271,12 @@ int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		rc = -EINVAL;
 		goto out_close_fd;
 	}
+	bk->fd = fd;
+	bk->read_only = opts->read_only;
+	/* before ftruncate: never extend a file another nvmfd exports */
+	rc = nvmfd__bk_fd_lock(bk);
+	if (rc < 0)
+		goto out_close_fd;
 	if (opts->size) {
 		size = opts->size;
 		if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0) {
@@ -233,13 +292,15 @@ int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 	}
 
 	bk->ops = &file_ops;
-	bk->fd = fd;
 	bk->size = size;
 	bk->direct = opts->direct;
+	if (!bk->read_only && fstat(fd, &st) == 0)
+		file_warn_sparse(bk, &st, size);
 	return 0;
 
 out_close_fd:
 	close(fd);
+	bk->fd = -1;
 	return rc;
 }
 

@@ -29,6 +29,7 @@
 
 #include "cfg/cfg.h"
 #include "internal/cpulist.h"
+#include "internal/log.h"
 #include "nvmfd/spec.h"
 
 /* NVMe Base 2.0 §4.5: an NQN is at most 223 bytes of UTF-8. */
@@ -170,7 +171,7 @@ int nvmfd_cfg_subsys_init(struct nvmfd_cfg_subsys *s, const char *nqn, char err[
 	s->allow_any_host = false;
 	nvmfd_cfg_serial_from_nqn(nqn, s->serial);
 	cfg_strcpy(s->model, sizeof(s->model), "nvmfd");
-	s->version = NVMFD_VS_1_3;
+	s->version = NVMFD_VS_1_4; /* what the I/O controller implements (TBKAS) */
 	s->cntlid_min = 1;
 	s->cntlid_max = CFG_CNTLID_MAX;
 	s->qid_max = CFG_QID_MAX;
@@ -410,7 +411,8 @@ static void cfg_ns_reset(struct nvmfd_cfg_ns *ns)
  * @ns:   out: namespace (enable = true, nsid 0 unless "nsid=" is given;
  *        bk.path points into ns->path).
  * @spec: "ram:SIZE", "null:SIZE", "file:PATH" or "bdev:PATH", then options
- *        ",size=SIZE" (file), ",direct" (file), ",bs=512|4096" (not bdev),
+ *        ",size=SIZE" (file), ",direct" (file), ",readonly" (file, bdev:
+ *        shared read-only export), ",bs=512|4096" (not bdev),
  *        ",nsid=N", ",uuid=UUID", ",nguid=UUID".
  * @err:  message naming @spec and the bad part.
  *
@@ -480,6 +482,9 @@ int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 				return cfg_err(err, "namespace '%s': bad size '%s'", spec, val);
 		} else if (!strcmp(tok, "direct") && !val && ns->bk.type == NVMFD_BK_FILE) {
 			ns->bk.direct = true;
+		} else if (!strcmp(tok, "readonly") && !val &&
+			   (ns->bk.type == NVMFD_BK_FILE || ns->bk.type == NVMFD_BK_BDEV)) {
+			ns->bk.read_only = true;
 		} else if (!strcmp(tok, "bs") && val && ns->bk.type != NVMFD_BK_BDEV) {
 			if (nvmfd_cfg_parse_size(val, &v) || cfg_lba_shift_from_bs(v) < 0)
 				return cfg_err(err, "namespace '%s': bad bs '%s' (512 or 4096)", spec,
@@ -507,6 +512,9 @@ int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 		cfg_ns_set_pseudo_path(ns);
 		return 0;
 	}
+	if (ns->bk.read_only && ns->bk.size)
+		return cfg_err(err, "namespace '%s': readonly cannot create or extend (no size=)",
+			       spec);
 	{
 		char what[NVMFD_CFG_ERRLEN];
 
@@ -1026,8 +1034,8 @@ static int load_addr(json_object *o, const struct jpath *p, uint8_t *adrfam, cha
 static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *p, char *err)
 {
 	static const char *const keys[] = { "nsid", "enable", "device", "ana_grpid", "ana", NULL };
-	static const char *const dkeys[] = { "path",   "uuid",	     "nguid", "size",
-					     "direct", "block_size", NULL };
+	static const char *const dkeys[] = { "path",   "uuid",	     "nguid",    "size",
+					     "direct", "block_size", "readonly", NULL };
 	json_object *dev;
 	struct jpath dp, kp;
 	char s[64];
@@ -1048,6 +1056,11 @@ static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *
 	ret = j_u64(o, "ana_grpid", p, false, 0, UINT32_MAX, &v, err);
 	if (ret < 0)
 		return ret;
+	if (ret == 0 && v != 1) {
+		jpath_key(&kp, p, "ana_grpid");
+		NVMFD_WARN("cfg", "%s: ANA is not supported: group %" PRIu64 " is not applied (the "
+			   "namespace is reported optimized on every port)", kp.s, v);
+	}
 
 	ret = j_obj(o, "device", p, true, &dev, err);
 	if (ret)
@@ -1109,6 +1122,14 @@ static int load_ns(struct nvmfd_cfg_ns *ns, json_object *o, const struct jpath *
 	ret = j_bool(dev, "direct", &dp, &ns->bk.direct, err);
 	if (ret < 0)
 		return ret;
+	ret = j_bool(dev, "readonly", &dp, &ns->bk.read_only, err);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && ns->bk.read_only && ns->bk.type != NVMFD_BK_FILE &&
+	    ns->bk.type != NVMFD_BK_BDEV) {
+		jpath_key(&kp, &dp, "readonly");
+		return cfg_err(err, "%s: only for file and block device paths", kp.s);
+	}
 	if (ret == 0 && ns->bk.direct && ns->bk.type != NVMFD_BK_FILE) {
 		jpath_key(&kp, &dp, "direct");
 		return cfg_err(err, "%s: only for file paths", kp.s);
@@ -1170,13 +1191,43 @@ static int j_no_pi(json_object *o, const struct jpath *p, char *err)
 	return 0;
 }
 
+/* "ieee_oui": a hex string ("0x001b21", "001b21") or a number, 24 bits. */
+static int load_ieee_oui(json_object *o, const struct jpath *p, uint32_t *out, char *err)
+{
+	struct jpath kp;
+	json_object *v;
+	char *end;
+	const char *str;
+	unsigned long long n;
+
+	if (!json_object_object_get_ex(o, "ieee_oui", &v))
+		return 0;
+	jpath_key(&kp, p, "ieee_oui");
+	if (json_object_is_type(v, json_type_int)) {
+		n = (unsigned long long)json_object_get_int64(v);
+	} else if (json_object_is_type(v, json_type_string)) {
+		str = json_object_get_string(v);
+		errno = 0;
+		n = strtoull(str, &end, 16);
+		if (!*str || *end || errno)
+			return cfg_err(err, "%s: '%s' is not a hex OUI like \"0x001b21\"", kp.s, str);
+	} else {
+		return cfg_err(err, "%s: expected a hex string, got %s", kp.s, jval(v));
+	}
+	if (n > 0xffffff)
+		return cfg_err(err, "%s: 0x%llx is more than 24 bits", kp.s, n);
+	*out = (uint32_t)n;
+	return 0;
+}
+
 static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct jpath *p,
 		       char *err)
 {
 	static const char *const keys[] = { "nqn", "attr", "allowed_hosts", "namespaces", NULL };
 	static const char *const akeys[] = { "allow_any_host", "serial",     "model",
 					     "version",	       "cntlid_min", "cntlid_max",
-					     "qid_max",	       "pi_enable",  NULL };
+					     "qid_max",	       "pi_enable",  "firmware",
+					     "ieee_oui",       NULL };
 	json_object *attr, *arr;
 	char nqn[256];
 	struct jpath ap, kp;
@@ -1206,6 +1257,12 @@ static int load_subsys(struct nvmfd_cfg_subsys *s, json_object *o, const struct 
 			return -EINVAL;
 		if (j_str(attr, "model", &ap, false, s->model, sizeof(s->model), err) < 0)
 			return -EINVAL;
+		/* nvmet's attr_firmware / attr_ieee_oui ("0x%06x" in configfs) */
+		if (j_str(attr, "firmware", &ap, false, s->firmware, sizeof(s->firmware), err) < 0)
+			return -EINVAL;
+		ret = load_ieee_oui(attr, &ap, &s->ieee_oui, err);
+		if (ret)
+			return ret;
 		if (load_version(attr, &ap, &s->version, err) < 0)
 			return -EINVAL;
 		if (j_u16(attr, "cntlid_min", &ap, 1, CFG_CNTLID_MAX, &s->cntlid_min, err) < 0 ||
@@ -1293,6 +1350,30 @@ static int load_referral(struct nvmfd_cfg *cfg, uint16_t portid, json_object *o,
 	return 0;
 }
 
+/* One WARN line for an ANA group other than nvmet's default (group 1,
+ * optimized): its state is not applied. */
+static void warn_ana_group(json_object *g, const struct jpath *p, size_t i)
+{
+	json_object *v, *ana, *st;
+	const char *state = "optimized";
+	int64_t grpid = 1;
+	struct jpath kp;
+
+	if (!json_object_is_type(g, json_type_object))
+		return;
+	if (json_object_object_get_ex(g, "grpid", &v))
+		grpid = json_object_get_int64(v);
+	if (json_object_object_get_ex(g, "ana", &ana) && json_object_is_type(ana, json_type_object) &&
+	    json_object_object_get_ex(ana, "state", &st))
+		state = json_object_get_string(st);
+	if (grpid == 1 && state && !strcmp(state, "optimized"))
+		return;
+	jpath_idx(&kp, p, "ana_groups", i);
+	NVMFD_WARN("cfg", "%s: ANA is not supported: group %" PRId64 " state '%s' is not applied "
+		   "(every namespace is reported optimized on every port)", kp.s, grpid,
+		   state ? state : "?");
+}
+
 static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p, char *err)
 {
 	static const char *const keys[] = { "portid",	 "addr",      "param",
@@ -1376,10 +1457,13 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 		if (ret)
 			return ret;
 	}
-	/* "ana_groups": ANA is not implemented; the groups are accepted as saved */
+	/* "ana_groups": ANA is not implemented; the groups are accepted as
+	 * saved, and one that would change what hosts see is reported */
 	ret = j_array(o, "ana_groups", p, &arr, err);
 	if (ret)
 		return ret;
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+		warn_ana_group(json_object_array_get_idx(arr, i), p, i);
 	cfg->nr_ports++;
 	return 0;
 }
@@ -1683,10 +1767,15 @@ int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_
 
 		for (size_t i = 0; i < off && i < len; i++)
 			line += buf[i] == '\n';
-		if (root && jerr == json_tokener_success) {
+		if (jerr == json_tokener_success) {
 			/* trailing garbage after a complete value, unless whitespace */
 			while (off < len && isspace((unsigned char)buf[off]))
 				off++;
+			/* a complete JSON null parses to no object */
+			if (off == len && !root) {
+				ret = cfg_err(err, "(top): expected an object, got null");
+				goto out_put;
+			}
 			if (off == len)
 				goto parsed;
 		}
@@ -1789,6 +1878,9 @@ static int cfg_validate_subsys(const struct nvmfd_cfg *cfg, unsigned int i, char
 	if (!s->serial[0] || !cfg_printable(s->serial))
 		return cfg_err(err, "subsystem '%s': serial '%s' must be 1..20 printable ASCII",
 			       s->nqn, s->serial);
+	if (!cfg_printable(s->firmware))
+		return cfg_err(err, "subsystem '%s': firmware '%s' must be 1..8 printable ASCII",
+			       s->nqn, s->firmware);
 	if (!s->model[0] || !cfg_printable(s->model))
 		return cfg_err(err, "subsystem '%s': model '%s' must be 1..40 printable ASCII",
 			       s->nqn, s->model);
@@ -1907,6 +1999,10 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 	if (cfg->max_io_size < 4096 || (cfg->max_io_size & (cfg->max_io_size - 1)))
 		return cfg_err(err, "max_io_size %u: must be a power of two >= 4096",
 			       cfg->max_io_size);
+	if (cfg->max_io_size > NVMFD_CFG_MAX_IO_SIZE_MAX)
+		return cfg_err(err, "max_io_size %u: at most %u (32M: 65536 blocks of 512 bytes, "
+			       "the most one command can move)", cfg->max_io_size,
+			       NVMFD_CFG_MAX_IO_SIZE_MAX);
 	/* NVMe/TCP 1.0 §3.6.2.3: MAXH2CDATA is at least 4096 and a multiple of 4 */
 	if (cfg->maxh2cdata < 4096 || (cfg->maxh2cdata & 3))
 		return cfg_err(err, "maxh2cdata %u: must be >= 4096 and a multiple of 4",
@@ -2132,6 +2228,8 @@ static json_object *write_ns(const struct nvmfd_cfg_ns *ns)
 			ret |= jadd(dev, "block_size", json_object_new_int(1 << ns->bk.lba_shift));
 		if (ns->bk.direct)
 			ret |= jadd(dev, "direct", json_object_new_string("1"));
+		if (ns->bk.read_only)
+			ret |= jadd(dev, "readonly", json_object_new_string("1"));
 		cfg_format_id128(ns->nguid, id);
 		ret |= jadd(dev, "nguid", json_object_new_string(id));
 		if (ns->bk.type == NVMFD_BK_RAM || ns->bk.type == NVMFD_BK_NULL) {
@@ -2177,6 +2275,9 @@ static json_object *write_subsys(const struct nvmfd_cfg_subsys *s)
 		ret |= jadd(attr, "cntlid_max", jstrf("%u", s->cntlid_max));
 		ret |= jadd(attr, "cntlid_min", jstrf("%u", s->cntlid_min));
 		ret |= jadd(attr, "model", json_object_new_string(s->model));
+		if (s->firmware[0])
+			ret |= jadd(attr, "firmware", json_object_new_string(s->firmware));
+		ret |= jadd(attr, "ieee_oui", jstrf("0x%06x", s->ieee_oui));
 		ret |= jadd(attr, "qid_max", jstrf("%u", s->qid_max));
 		ret |= jadd(attr, "serial", json_object_new_string(s->serial));
 		if (ter)

@@ -35,6 +35,9 @@
 #define NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_MAX_IO_SIZE (1u << 20)
+/* the most one command moves on a 512-byte-block namespace: NLB is 16 bits
+ * (65536 blocks), so a larger MDTS could never be used by every namespace */
+#define NVMFD_CFG_MAX_IO_SIZE_MAX (32u << 20)
 #define NVMFD_CFG_DEF_MAXH2CDATA (128u << 10)
 #define NVMFD_CFG_DEF_INLINE_DATA_SIZE 16384u
 #define NVMFD_CFG_DEF_MAX_QUEUE_SIZE 128u
@@ -68,6 +71,8 @@ struct nvmfd_cfg_subsys {
 	bool allow_any_host;
 	char serial[21];
 	char model[41];
+	char firmware[9]; /* attr.firmware: Identify FR (<= 8 ASCII); "" = nvmfd's version */
+	uint32_t ieee_oui; /* attr.ieee_oui: Identify IEEE OUI (24 bits, default 0) */
 	uint32_t version; /* NVMFD_VS() encoding; default 1.3 */
 	uint16_t cntlid_min; /* default 1 */
 	uint16_t cntlid_max; /* default 0xffef */

@@ -44,6 +44,11 @@ enum nvmfd_bk_type {
  * @direct:    FILE: open with O_DIRECT.
  * @lba_shift: 9 (512 B) or 12 (4 KiB); 0 = 9 for RAM/NULL/FILE, the
  *             device's logical block size for BDEV.
+ * @read_only: FILE, BDEV: open read-only and share the path with other
+ *             read-only exporters (flock LOCK_SH); writes then fail with
+ *             -EROFS. Without it the path is taken exclusively: flock
+ *             LOCK_EX (and O_EXCL for a block device), so a second
+ *             exporter gets -EBUSY.
  */
 struct nvmfd_bk_opts {
 	enum nvmfd_bk_type type;
@@ -51,6 +56,7 @@ struct nvmfd_bk_opts {
 	uint64_t size;
 	bool direct;
 	unsigned int lba_shift;
+	bool read_only;
 };
 
 enum nvmfd_bk_op {
@@ -111,6 +117,7 @@ int nvmfd_bk_close(struct nvmfd_bk **bk);
 uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk); /* bytes */
 unsigned int nvmfd_bk_lba_shift(const struct nvmfd_bk *bk);
 enum nvmfd_bk_type nvmfd_bk_get_type(const struct nvmfd_bk *bk);
+bool nvmfd_bk_is_read_only(const struct nvmfd_bk *bk); /* writes fail with -EROFS */
 bool nvmfd_bk_needs_aligned_buf(const struct nvmfd_bk *bk);
 
 /** nvmfd_bk_buf_alloc() - 4096-aligned buffer of @len bytes (free()). */

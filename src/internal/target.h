@@ -36,4 +36,18 @@ uint16_t nvmfd_tgt_listen_port(const struct nvmfd_tgt *tgt, unsigned int idx);
  *  object on @out. Return: 0 or -errno. Context: any thread. */
 int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out);
 
+/*
+ * Live reconfiguration (src/target/subsys.c), from the control thread while
+ * the target runs. Namespaces: see the kernel-doc of each. Hosts: the
+ * daemon edits cfg->subsys[i].allow_any_host and hosts[] itself, holding
+ * nvmfd_tgt_cfg_lock(), since the target reads them at every Connect.
+ */
+int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_cfg_ns *cn);
+int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid);
+void nvmfd_tgt_cfg_lock(struct nvmfd_tgt *tgt);
+void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt);
+/** nvmfd_tgt_discovery_changed() - after an ACL edit: bump the discovery
+ *  log's generation and send the Discovery Log Change AEN. */
+void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt);
+
 #endif /* NVMFD_INTERNAL_TARGET_H */

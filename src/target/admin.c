@@ -5,14 +5,17 @@
  * (NVMe Base 2.0 §5; nvmet's answers per doc/protocol-notes.md §2.4).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal/log.h"
 #include "target/core.h"
+#include "target/ctrl_feat.h"
 
 #define COMP "target"
 
 #define ELPE (NVMFD_TGT_ERR_LOG_MAX - 1)
+#define SMART_TEMP_K 293u /* the composite temperature reported: 20 C */
 #define SUPPORTED_AEN NVMFD_AEN_CFG_NS_ATTR
 
 static nvmfd_status_t dnr(uint8_t sc)
@@ -50,13 +53,33 @@ nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req)
 	}
 }
 
+/* NN: at least NVMFD_TGT_NN, or the largest NSID (slots are not sorted:
+ * namespaces are appended live). */
 static uint32_t subsys_nn(const struct nvmfd_tgt_subsys *s)
 {
+	unsigned int n = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
 	uint32_t nn = NVMFD_TGT_NN;
 
-	if (s->nr_ns && s->ns[s->nr_ns - 1].nsid > nn)
-		nn = s->ns[s->nr_ns - 1].nsid;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t id = __atomic_load_n(&s->ns[i].nsid, __ATOMIC_RELAXED);
+
+		if (id > nn)
+			nn = id;
+	}
 	return nn;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Firmware revision: the subsystem's attr.firmware, else nvmfd's version. */
+static const char *fw_rev(const struct nvmfd_tgt_subsys *s)
+{
+	return s->cfg && s->cfg->firmware[0] ? s->cfg->firmware : NVMFD_VERSION;
 }
 
 static void hex_serial(char *dst, size_t width, const char *nqn)
@@ -75,7 +98,10 @@ static void hex_serial(char *dst, size_t width, const char *nqn)
 /**
  * nvmfd__tgt_identify_ctrl_fill() - Identify Controller data (CNS 01h) for
  * the controller of @req's queue; I/O and discovery controllers differ in
- * CNTRLTYPE, OAES, LPA, MDTS, CMIC, NN and VWC.
+ * CNTRLTYPE, OAES, LPA, MDTS, CMIC, ACL, NN and VWC. VER is the
+ * subsystem's version (1.4 by default; a discovery controller reports
+ * 1.3, as its VS property does); Traffic Based Keep Alive, a 1.4 feature,
+ * is advertised only when VER is 1.4 or later.
  * @req: Identify command.
  * @id:  zeroed output.
  * Context: admin queue owner.
@@ -94,14 +120,21 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 	else
 		hex_serial(id->sn, sizeof(id->sn), s->nqn);
 	nvmfd__tgt_strpad(id->mn, sizeof(id->mn), cs && cs->model[0] ? cs->model : "nvmfd");
-	nvmfd__tgt_strpad(id->fr, sizeof(id->fr), NVMFD_VERSION);
+	nvmfd__tgt_strpad(id->fr, sizeof(id->fr), fw_rev(s));
+	if (cs) { /* IEEE OUI, least significant byte first */
+		id->ieee[0] = (uint8_t)cs->ieee_oui;
+		id->ieee[1] = (uint8_t)(cs->ieee_oui >> 8);
+		id->ieee[2] = (uint8_t)(cs->ieee_oui >> 16);
+	}
 	id->rab = 6;
 	id->cntlid = ctrl->cntlid;
 	id->ver = cs && cs->version ? cs->version : NVMFD_VS_1_3;
-	id->ctratt = NVMFD_CTRATT_HOST_ID_128 | NVMFD_CTRATT_TBKAS;
+	id->ctratt = NVMFD_CTRATT_HOST_ID_128;
+	if (id->ver >= NVMFD_VS_1_4)
+		id->ctratt |= NVMFD_CTRATT_TBKAS;
 	id->acl = 3;
 	id->aerl = NVMFD_TGT_AER_MAX - 1;
-	id->frmw = 0x3; /* slot 1 read-only, one slot */
+	id->frmw = 0x3; /* slot 1 read-only, one slot (see the Firmware Slot log) */
 	id->elpe = ELPE;
 	id->npss = 0;
 	id->kas = 10; /* 100 ms units: 1 s granularity */
@@ -117,13 +150,20 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 	id->msdbd = 1;
 	if (s->is_disc) {
 		id->cntrltype = NVMFD_CNTRLTYPE_DISC;
+		/* Abort is refused (Invalid Opcode): ACL is 0's based, so 0
+		 * ("one") is the least it can say, and what nvmet reports */
+		id->acl = 0;
 		id->oaes = NVMFD_OAES_DISC_CHANGE;
 		id->lpa = NVMFD_LPA_EXT_DATA;
 		id->mdts = 0;
 		return;
 	}
 	id->cntrltype = NVMFD_CNTRLTYPE_IO;
-	id->cmic = 1u << 1; /* may have several controllers (dynamic model) */
+	/* bit 0: the subsystem may have several ports - always true, as
+	 * nvmet says: any listener (--listen repeats) exports it, and ports
+	 * may be added while hosts are connected; bit 1: several controllers
+	 * (dynamic model) */
+	id->cmic = (1u << 0) | (1u << 1);
 	if (max_io >= 8192) {
 		uint8_t m = 0;
 
@@ -159,6 +199,8 @@ static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *
 	if (t == NVMFD_BK_RAM || t == NVMFD_BK_NULL || t == NVMFD_BK_FILE)
 		id->dlfeat = NVMFD_DLFEAT_READ_ZEROES;
 	id->endgid = 0;
+	if (nvmfd_bk_is_read_only(ns->bk))
+		id->nsattr = 1; /* write protected: a shared read-only export */
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 }
 
@@ -195,17 +237,22 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		return NVMFD_SC_SUCCESS;
 	}
 	case NVMFD_ID_CNS_NS_ACTIVE_LIST: {
-		unsigned int n = 0;
+		unsigned int n = 0, nr = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
+		uint32_t ids[NVMFD_CFG_MAX_NS];
 
 		if (nsid >= 0xfffffffe)
 			return dnr(NVMFD_SC_INVALID_NS);
-		for (unsigned int i = 0; i < s->nr_ns && n < NVMFD_ACTIVE_NS_LIST_MAX; i++) {
-			uint32_t id = s->ns[i].nsid;
+		/* increasing order; slots added live are not sorted */
+		for (unsigned int i = 0; i < nr && n < NVMFD_CFG_MAX_NS; i++) {
+			uint32_t id = __atomic_load_n(&s->ns[i].nsid, __ATOMIC_RELAXED);
 
 			if (id <= nsid || !__atomic_load_n(&s->ns[i].enabled, __ATOMIC_ACQUIRE))
 				continue;
-			memcpy(buf + 4 * n++, &id, 4);
+			ids[n++] = id;
 		}
+		qsort(ids, n, sizeof(ids[0]), u32_cmp);
+		for (unsigned int i = 0; i < n && i < NVMFD_ACTIVE_NS_LIST_MAX; i++)
+			memcpy(buf + 4 * i, &ids[i], 4);
 		return NVMFD_SC_SUCCESS;
 	}
 	case NVMFD_ID_CNS_NS_DESC_LIST: {
@@ -274,8 +321,8 @@ static nvmfd_status_t log_smart(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win 
 		bw += __atomic_load_n(&ctrl->qstats[q].bytes_written, __ATOMIC_RELAXED);
 	}
 	memset(&sl, 0, sizeof(sl));
-	sl.temperature[0] = (uint8_t)(293 & 0xff); /* 20 C in kelvin */
-	sl.temperature[1] = (uint8_t)(293 >> 8);
+	sl.temperature[0] = (uint8_t)(SMART_TEMP_K & 0xff);
+	sl.temperature[1] = (uint8_t)(SMART_TEMP_K >> 8);
 	sl.avail_spare = 100;
 	sl.spare_thresh = 10;
 	/* Base 2.0 Figure 207: data units are thousands of 512-byte units,
@@ -287,6 +334,13 @@ static nvmfd_status_t log_smart(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win 
 	pthread_mutex_lock(&ctrl->err_lock);
 	put_u128(sl.num_err_log_entries, ctrl->err_count);
 	pthread_mutex_unlock(&ctrl->err_lock);
+	/* Critical Warning bit 1: the temperature crossed a threshold the
+	 * host set with Temperature Threshold (04h) */
+	pthread_mutex_lock(&req->qp->tgt->lock);
+	if (SMART_TEMP_K >= nvmfd__tgt_ctrl_feat(ctrl)->tmpth_over ||
+	    SMART_TEMP_K <= nvmfd__tgt_ctrl_feat(ctrl)->tmpth_under)
+		sl.critical_warning |= 1u << 1;
+	pthread_mutex_unlock(&req->qp->tgt->lock);
 	nvmfd__tgt_win_put(w, &sl, sizeof(sl));
 	return NVMFD_SC_SUCCESS;
 }
@@ -395,8 +449,15 @@ static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)
 	case NVMFD_LOG_ERROR:
 		log_errors(req, &w);
 		return NVMFD_SC_SUCCESS;
-	case NVMFD_LOG_FW_SLOT:
-		return NVMFD_SC_SUCCESS; /* no firmware slots: zeroes */
+	case NVMFD_LOG_FW_SLOT: {
+		/* Base 2.0 Figure 209: AFI bits 2:0 = active slot 1; FRS1 at
+		 * byte 8 = the revision Identify Controller FR reports */
+		uint8_t fw[16] = { 0x01 };
+
+		nvmfd__tgt_strpad((char *)fw + 8, 8, fw_rev(req->qp->ctrl->subsys));
+		nvmfd__tgt_win_put(&w, fw, sizeof(fw));
+		return NVMFD_SC_SUCCESS;
+	}
 	case NVMFD_LOG_SMART:
 		return log_smart(req, &w);
 	case NVMFD_LOG_CHANGED_NS:
@@ -405,6 +466,88 @@ static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)
 		log_effects(&w);
 		return NVMFD_SC_SUCCESS;
 	}
+}
+
+/* Any I/O queue connected to @ctrl (its queue table above qid 0). */
+static bool io_queues_exist(struct nvmfd_tgt_ctrl *ctrl)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&ctrl->tgt->lock);
+	for (unsigned int q = 1; q <= ctrl->qid_max && !any; q++)
+		any = ctrl->sqs[q] != NULL;
+	pthread_mutex_unlock(&ctrl->tgt->lock);
+	return any;
+}
+
+/*
+ * The four features every I/O controller must support (Base 2.0 Figure
+ * 385) that nvmfd stores and reports but has nothing to apply to:
+ * - Arbitration (01h): kept as set; CAP.AMS is round robin only, so the
+ *   weights do not matter and the burst is not enforced.
+ * - Power Management (02h): NPSS is 0, so PS must be 0 (else Invalid
+ *   Field); the workload hint is kept.
+ * - Temperature Threshold (04h): TMPSEL 0 (composite) or Fh (all) sets
+ *   the composite sensor's over (THSEL 0) or under (THSEL 1) threshold,
+ *   which the SMART log's critical warning bit 1 compares with the
+ *   reported temperature; sensors 1-8 are not implemented (Set accepted,
+ *   Get 0); reserved TMPSEL (9-Eh) or THSEL (2-3) is Invalid Field.
+ * - Error Recovery (05h): TLER kept; DULBE is refused with Invalid Field
+ *   because Identify Namespace does not set NSFEAT bit 2.
+ * Same answers as SPDK's target; nvmet leaves these to the transport.
+ */
+static nvmfd_status_t mandatory_feature(struct nvmfd_tgt_req *req, uint8_t fid, bool set)
+{
+	struct nvmfd_tgt_ctrl *ctrl = req->qp->ctrl;
+	struct nvmfd_tgt_ctrl_feat *f = nvmfd__tgt_ctrl_feat(ctrl);
+	uint32_t v = req->sqe.cdw11;
+	nvmfd_status_t st = NVMFD_SC_SUCCESS;
+
+	pthread_mutex_lock(&ctrl->tgt->lock);
+	switch (fid) {
+	case NVMFD_FEAT_ARBITRATION:
+		if (set)
+			f->arbitration = v & 0xffffff07u;
+		req->cqe.result = f->arbitration;
+		break;
+	case NVMFD_FEAT_POWER_MGMT:
+		if (set && (v & 0x1f) > 0) { /* PS above NPSS */
+			st = dnr(NVMFD_SC_INVALID_FIELD);
+			break;
+		}
+		if (set)
+			f->power_mgmt = v & 0xe0u;
+		req->cqe.result = f->power_mgmt;
+		break;
+	case NVMFD_FEAT_TEMP_THRESH: {
+		unsigned int tmpsel = (v >> 16) & 0xf, thsel = (v >> 20) & 0x3;
+		uint16_t *th = thsel ? &f->tmpth_under : &f->tmpth_over;
+
+		if ((tmpsel >= 9 && tmpsel != 0xf) || thsel > 1 || (!set && tmpsel == 0xf)) {
+			st = dnr(NVMFD_SC_INVALID_FIELD);
+			break;
+		}
+		if (tmpsel != 0 && tmpsel != 0xf) {
+			req->cqe.result = 0; /* sensor not implemented */
+			break;
+		}
+		if (set)
+			*th = (uint16_t)v;
+		req->cqe.result = *th;
+		break;
+	}
+	default: /* NVMFD_FEAT_ERR_RECOVERY */
+		if (set && (v & (1u << 16))) { /* DULBE */
+			st = dnr(NVMFD_SC_INVALID_FIELD);
+			break;
+		}
+		if (set)
+			f->err_recovery = v & 0xffffu;
+		req->cqe.result = f->err_recovery;
+		break;
+	}
+	pthread_mutex_unlock(&ctrl->tgt->lock);
+	return st;
 }
 
 /**
@@ -451,6 +594,10 @@ nvmfd_status_t nvmfd__tgt_features_common(struct nvmfd_tgt_req *req, bool set)
 			/* 0xFFFF (65536 queues) is invalid (Base 2.0 §5.27.1.5) */
 			if (nsqr == 0xffff || ncqr == 0xffff)
 				return dnr(NVMFD_SC_INVALID_FIELD);
+			/* "only valid before any I/O queue is created": after
+			 * that, Command Sequence Error (Base 2.0 §5.27.1.5) */
+			if (io_queues_exist(ctrl))
+				return dnr(NVMFD_SC_CMD_SEQ_ERROR);
 			n = (nsqr < ncqr ? nsqr : ncqr) + 1;
 			if (n > ctrl->qid_max)
 				n = ctrl->qid_max;
@@ -467,6 +614,13 @@ nvmfd_status_t nvmfd__tgt_features_common(struct nvmfd_tgt_req *req, bool set)
 			break;
 		req->cqe.result = 1; /* WCE: enabled, not changeable */
 		return NVMFD_SC_SUCCESS;
+	case NVMFD_FEAT_ARBITRATION:
+	case NVMFD_FEAT_POWER_MGMT:
+	case NVMFD_FEAT_TEMP_THRESH:
+	case NVMFD_FEAT_ERR_RECOVERY:
+		if (disc)
+			break;
+		return mandatory_feature(req, fid, set);
 	default:
 		break;
 	}

@@ -12,6 +12,8 @@
 #include "internal/log.h"
 #include "internal/proc.h"
 #include "target/core.h"
+#include "target/ctrl_feat.h"
+#include "internal/target.h"
 
 #define COMP "target"
 
@@ -90,6 +92,22 @@ static void derive_id(uint8_t out[16], const char *nqn, uint32_t nsid, uint8_t s
 	memcpy(out + 8, &h2, 8);
 }
 
+static void ns_set_ids(struct nvmfd_tgt_ns *ns, const char *nqn, const struct nvmfd_cfg_ns *cn)
+{
+	if (cn->has_uuid) {
+		memcpy(ns->uuid, cn->uuid, 16);
+	} else {
+		derive_id(ns->uuid, nqn, cn->nsid, 'u');
+		/* RFC 4122: version 5-style (name based), variant 10b */
+		ns->uuid[6] = (uint8_t)((ns->uuid[6] & 0x0f) | 0x50);
+		ns->uuid[8] = (uint8_t)((ns->uuid[8] & 0x3f) | 0x80);
+	}
+	if (cn->has_nguid)
+		memcpy(ns->nguid, cn->nguid, 16);
+	else
+		derive_id(ns->nguid, nqn, cn->nsid, 'g');
+}
+
 static int ns_cmp(const void *a, const void *b)
 {
 	const struct nvmfd_tgt_ns *x = a, *y = b;
@@ -133,6 +151,12 @@ static int subsys_open(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_subsys
 		if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
 			opts.path = cn->path;
 		ret = nvmfd_bk_open(&opts, &ns->bk);
+		if (ret == -EBUSY && opts.path) {
+			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s is in use: another process "
+				  "exports it (or it is mounted); only read-only exports (option "
+				  "'readonly') may share a path", s->nqn, cn->nsid, opts.path);
+			return ret;
+		}
 		if (ret < 0) {
 			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s%s%s", s->nqn, cn->nsid,
 				  opts.path ? opts.path : "", opts.path ? ": " : "",
@@ -146,18 +170,7 @@ static int subsys_open(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_subsys
 		ns->lba_shift = nvmfd_bk_lba_shift(ns->bk);
 		ns->nsze = ns->size >> ns->lba_shift;
 		ns->enabled = cn->enable;
-		if (cn->has_uuid) {
-			memcpy(ns->uuid, cn->uuid, 16);
-		} else {
-			derive_id(ns->uuid, s->nqn, cn->nsid, 'u');
-			/* RFC 4122: version 5-style (name based), variant 10b */
-			ns->uuid[6] = (uint8_t)((ns->uuid[6] & 0x0f) | 0x50);
-			ns->uuid[8] = (uint8_t)((ns->uuid[8] & 0x3f) | 0x80);
-		}
-		if (cn->has_nguid)
-			memcpy(ns->nguid, cn->nguid, 16);
-		else
-			derive_id(ns->nguid, s->nqn, cn->nsid, 'g');
+		ns_set_ids(ns, s->nqn, cn);
 	}
 	qsort(s->ns, s->nr_ns, sizeof(s->ns[0]), ns_cmp);
 	for (unsigned int i = 1; i < s->nr_ns; i++) {
@@ -331,13 +344,17 @@ bool nvmfd__tgt_subsys_on_port(const struct nvmfd_tgt_subsys *s, const struct nv
  */
 bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostnqn)
 {
-	if (s->is_disc || s->cfg->allow_any_host)
+	bool ok = false;
+
+	if (s->is_disc)
 		return true;
-	for (unsigned int i = 0; i < s->cfg->nr_hosts && i < NVMFD_CFG_MAX_HOSTS; i++) {
-		if (!strncmp(s->cfg->hosts[i], hostnqn, sizeof(s->cfg->hosts[i])))
-			return true;
-	}
-	return false;
+	/* the daemon edits the host list live under nvmfd_tgt_cfg_lock() */
+	pthread_mutex_lock(&s->tgt->lock);
+	ok = s->cfg->allow_any_host;
+	for (unsigned int i = 0; !ok && i < s->cfg->nr_hosts && i < NVMFD_CFG_MAX_HOSTS; i++)
+		ok = !strncmp(s->cfg->hosts[i], hostnqn, sizeof(s->cfg->hosts[i]));
+	pthread_mutex_unlock(&s->tgt->lock);
+	return ok;
 }
 
 /**
@@ -349,15 +366,143 @@ bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostn
  */
 struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsid)
 {
-	for (unsigned int i = 0; i < s->nr_ns; i++) {
+	/* slots are appended live (nvmfd_tgt_ns_add()), so not sorted:
+	 * scan them all (at most NVMFD_CFG_MAX_NS) */
+	unsigned int n = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < n; i++) {
 		struct nvmfd_tgt_ns *ns = &s->ns[i];
 
-		if (ns->nsid == nsid)
-			return __atomic_load_n(&ns->enabled, __ATOMIC_ACQUIRE) ? ns : NULL;
-		if (ns->nsid > nsid)
-			break;
+		if (__atomic_load_n(&ns->nsid, __ATOMIC_RELAXED) == nsid &&
+		    __atomic_load_n(&ns->enabled, __ATOMIC_ACQUIRE))
+			return ns;
 	}
 	return NULL;
+}
+
+/* The slot of a namespace by NSID, enabled or not (removed slots have
+ * NSID 0). Context: control thread. */
+static struct nvmfd_tgt_ns *ns_slot(struct nvmfd_tgt_subsys *s, uint32_t nsid)
+{
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].nsid == nsid)
+			return &s->ns[i];
+	return NULL;
+}
+
+
+/* Every controller of @s: @nsid changed (Changed Namespace List, AEN). */
+static void subsys_ns_changed_locked(struct nvmfd_tgt_subsys *s, uint32_t nsid);
+
+/**
+ * nvmfd_tgt_ns_add() - open @cn's backend and add it to subsystem @si of a
+ * running target; connected controllers get a Namespace Attribute Changed
+ * AEN and the NSID in their Changed Namespace List.
+ * @tgt: target.
+ * @si:  index in cfg->subsys[].
+ * @cn:  the namespace (nsid set, 1..NVMFD_CFG_MAX_NSID), borrowed for the
+ *       call.
+ * Return: 0; -ENOENT (no subsystem @si); -EEXIST (the NSID is in use);
+ *         -ENOSPC (all NVMFD_CFG_MAX_NS slots used, removed ones included);
+ *         -EINVAL (bad NSID); the backend's open error (-EBUSY: the path is
+ *         exported elsewhere). Nothing changes on failure.
+ * Context: control thread (one at a time); the data path runs meanwhile.
+ */
+int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_cfg_ns *cn)
+{
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ns *ns;
+	struct nvmfd_bk_opts opts;
+	struct nvmfd_bk *bk = NULL;
+	int ret;
+
+	if (si >= tgt->nr_subsys)
+		return -ENOENT;
+	s = &tgt->subsys[si];
+	if (cn->nsid == 0 || cn->nsid == 0xffffffff)
+		return -EINVAL;
+	if (ns_slot(s, cn->nsid))
+		return -EEXIST;
+	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
+		return -ENOSPC;
+	opts = cn->bk;
+	if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
+		opts.path = cn->path;
+	ret = nvmfd_bk_open(&opts, &bk);
+	if (ret < 0)
+		return ret;
+	ns = &s->ns[s->nr_ns];
+	memset(ns, 0, sizeof(*ns));
+	ns->nsid = cn->nsid;
+	ns->bk = bk;
+	ns->size = nvmfd_bk_size(bk);
+	ns->lba_shift = nvmfd_bk_lba_shift(bk);
+	ns->nsze = ns->size >> ns->lba_shift;
+	ns->enabled = cn->enable;
+	ns_set_ids(ns, s->nqn, cn);
+	pthread_mutex_lock(&tgt->lock);
+	/* publish the filled slot: readers load nr_ns with acquire */
+	__atomic_store_n(&s->nr_ns, s->nr_ns + 1, __ATOMIC_RELEASE);
+	if (cn->enable)
+		subsys_ns_changed_locked(s, cn->nsid);
+	pthread_mutex_unlock(&tgt->lock);
+	NVMFD_INFO(COMP, "subsystem %s: namespace %u added (%s)", s->nqn, cn->nsid,
+		   cn->path[0] ? cn->path : "-");
+	return 0;
+}
+
+/**
+ * nvmfd_tgt_ns_remove() - remove namespace @nsid from subsystem @si of a
+ * running target: new commands to it fail with Invalid Namespace, every
+ * controller gets the AEN and the Changed Namespace List entry.
+ * @tgt: target.  @si: index in cfg->subsys[].  @nsid: the namespace.
+ * Return: 0; -ENOENT (no such subsystem or namespace).
+ *
+ * The backend stays open (and its path locked) until the target is
+ * destroyed, and the slot stays used: in-flight commands still reference
+ * it and are not counted per namespace.
+ * Context: control thread.
+ */
+int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid)
+{
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ns *ns;
+
+	if (si >= tgt->nr_subsys || nsid == 0)
+		return -ENOENT;
+	s = &tgt->subsys[si];
+	ns = ns_slot(s, nsid);
+	if (!ns)
+		return -ENOENT;
+	pthread_mutex_lock(&tgt->lock);
+	__atomic_store_n(&ns->enabled, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&ns->nsid, 0, __ATOMIC_RELAXED);
+	subsys_ns_changed_locked(s, nsid);
+	pthread_mutex_unlock(&tgt->lock);
+	NVMFD_INFO(COMP, "subsystem %s: namespace %u removed", s->nqn, nsid);
+	return 0;
+}
+
+/**
+ * nvmfd_tgt_cfg_lock() / nvmfd_tgt_cfg_unlock() - hold while editing the
+ * parts of the borrowed config that the target reads live: a subsystem's
+ * allow_any_host and hosts[] (checked at every Connect and discovery log).
+ * Context: control thread; never around a call into the target.
+ */
+void nvmfd_tgt_cfg_lock(struct nvmfd_tgt *tgt)
+{
+	pthread_mutex_lock(&tgt->lock);
+}
+
+void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt)
+{
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+/* See internal/target.h. Context: control thread; takes tgt->lock. */
+void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt)
+{
+	nvmfd__tgt_disc_changed(tgt);
 }
 
 /* Next free cntlid in [min, max], starting after the last one handed out
@@ -413,13 +558,17 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 			  const char *hostnqn, const uint8_t hostid[16], struct nvmfd_tgt_ctrl **out)
 {
 	struct nvmfd_tgt *tgt = s->tgt;
+	struct nvmfd_tgt_ctrl_ext *ext;
 	struct nvmfd_tgt_ctrl *c;
 	uint32_t mqs = port && port->max_queue_size ? port->max_queue_size : 128;
 	int ret;
 
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	ext = calloc(1, sizeof(*ext));
+	if (!ext)
 		return -ENOMEM;
+	c = &ext->ctrl;
+	ext->feat.arbitration = NVMFD_TGT_ARB_DEFAULT;
+	ext->feat.tmpth_over = NVMFD_TGT_TMPTH_OVER_DEFAULT;
 	pthread_mutex_init(&c->err_lock, NULL);
 	c->tgt = tgt;
 	c->subsys = s;
@@ -727,11 +876,16 @@ int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, ui
 	pthread_mutex_lock(&tgt->lock);
 	if (__atomic_load_n(&ns->enabled, __ATOMIC_RELAXED) != enable) {
 		__atomic_store_n(&ns->enabled, enable, __ATOMIC_RELEASE);
-		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next)
-			ctrl_ns_changed_locked(c, nsid);
+		subsys_ns_changed_locked(s, nsid);
 	}
 	pthread_mutex_unlock(&tgt->lock);
 	return 0;
+}
+
+static void subsys_ns_changed_locked(struct nvmfd_tgt_subsys *s, uint32_t nsid)
+{
+	for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next)
+		ctrl_ns_changed_locked(c, nsid);
 }
 
 /**

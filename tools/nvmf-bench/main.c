@@ -21,6 +21,9 @@
 
 volatile sig_atomic_t bench_stop_sig;
 
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "unknown"
+#endif
 #define MAX_SCENARIOS 64
 /* per-run overhead beyond warmup + duration: nvmfd start/stop, connects */
 #define RUN_OVERHEAD_S 1.5
@@ -79,6 +82,7 @@ static void usage(FILE *f)
 	      "      --no-plots         do not run gnuplot\n"
 	      "      --no-progress      no progress bar even on a terminal\n"
 	      "  -h, --help             this text\n"
+	      "  -V, --version          print the version and exit\n"
 	      "\n"
 	      "Results folder:\n"
 	      "  report.md   one table per scenario (bench/seeds.md's columns + ratio), the\n"
@@ -282,6 +286,7 @@ int main(int argc, char **argv)
 		{ "no-plots", no_argument, NULL, OPT_NO_PLOTS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bench_scenario scs[MAX_SCENARIOS];
@@ -319,7 +324,7 @@ int main(int argc, char **argv)
 	find_in_path("stress-ng", stress, sizeof(stress));
 	find_in_path("gnuplot", gnuplot, sizeof(gnuplot));
 
-	while ((opt = getopt_long(argc, argv, "o:r:d:w:qc:lnh", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:r:d:w:qc:lnhV", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -379,6 +384,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("nvmf-bench %s\n", NVMFD_VERSION);
 			return 0;
 		default:
 			fprintf(stderr, "Try 'nvmf-bench --help'.\n");
@@ -440,6 +448,11 @@ int main(int argc, char **argv)
 		}
 		fmt_dur(pg.est_total, e, sizeof(e));
 		printf("%d runs, about %s\n", pg.total_runs, e);
+		/* a dry run fails where the real run would (exit 2) */
+		if (dry && !pg.total_runs) {
+			fprintf(stderr, "nvmf-bench: no cell to run (check --cells)\n");
+			return BENCH_EXIT_USAGE;
+		}
 		return 0;
 	}
 	if (!pg.total_runs) {

@@ -409,8 +409,11 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	append_arg(argv, &argc, store, &off, cap, "%ld", p->io_size);
 	append_arg(argv, &argc, store, &off, cap, "-w");
 	append_arg(argv, &argc, store, &off, cap, "%s", p->pattern);
-	append_arg(argv, &argc, store, &off, cap, "-M");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
+	/* nvmf-perf refuses -M outside the mixed patterns */
+	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
+		append_arg(argv, &argc, store, &off, cap, "-M");
+		append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
+	}
 	append_arg(argv, &argc, store, &off, cap, "-t");
 	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->duration));
 	append_arg(argv, &argc, store, &off, cap, "--warmup");

@@ -37,6 +37,10 @@
 #include "internal/log.h"
 #include "perf.h"
 
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "unknown"
+#endif
+
 #define VERIFY_MAX_SLOTS_PER_QUEUE (4u << 20)
 #define PICK_TRIES 16
 
@@ -82,6 +86,9 @@ struct worker {
 	 * slots not written yet in this run (nothing to check them against) */
 	uint64_t verified_blocks;
 	uint64_t unverified_reads;
+	/* I/Os that completed with an error status or a transport error
+	 * (whole run); the first one is named in errmsg */
+	uint64_t errors;
 	struct rusage ru0;
 	struct rusage ru1;
 	/* Execution (set before the thread starts, then owner only). */
@@ -203,6 +210,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	w->outstanding--;
 	if (w->inflight)
 		w->inflight[io->slot] = 0;
+	if (cpl->err || cpl->status)
+		w->errors++;
 	if (cpl->err) {
 		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s I/O at LBA %" PRIu64 " failed: %s (%s)",
 			    w->idx, io->read ? "read" : "write", lba, strerror(-cpl->err),
@@ -496,7 +505,8 @@ static double tv_sec(struct timeval tv)
 }
 
 struct stats {
-	double secs;
+	double secs; /* measured window of the rates */
+	double cpu_secs; /* window of @usr/@sys (0: @secs) */
 	uint64_t ios;
 	uint64_t bytes;
 	uint64_t reads;
@@ -507,8 +517,17 @@ struct stats {
 	long nivcsw;
 	uint64_t verified_blocks;
 	uint64_t unverified_reads;
+	uint64_t errors;
+	const char *error; /* the first error, NULL if none */
 	const struct nvmfd_hist *hist;
 };
+
+static double cpu_pct(const struct stats *s, double t)
+{
+	double w = s->cpu_secs > 0 ? s->cpu_secs : s->secs;
+
+	return w > 0 ? 100.0 * t / w : 0;
+}
 
 static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
 static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
@@ -523,8 +542,8 @@ static void print_stats(const char *name, const struct stats *s)
 	       (double)nvmfd__hist_max(s->hist) / 1e3);
 	for (size_t i = 0; i < 5; i++)
 		printf(" %9.1f", (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3);
-	printf(" %6.1f %6.1f %8ld %8ld\n", s->secs > 0 ? 100.0 * s->usr / s->secs : 0,
-	       s->secs > 0 ? 100.0 * s->sys / s->secs : 0, s->nvcsw, s->nivcsw);
+	printf(" %6.1f %6.1f %8ld %8ld %8" PRIu64 "\n", cpu_pct(s, s->usr), cpu_pct(s, s->sys),
+	       s->nvcsw, s->nivcsw, s->errors);
 }
 
 static struct json_object *json_stats(const struct stats *s)
@@ -550,10 +569,11 @@ static struct json_object *json_stats(const struct stats *s)
 				       json_object_new_double(
 					       (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3));
 	json_object_object_add(o, "latency_us", lat);
-	json_object_object_add(o, "cpu_user_pct",
-			       json_object_new_double(s->secs > 0 ? 100.0 * s->usr / s->secs : 0));
-	json_object_object_add(o, "cpu_sys_pct",
-			       json_object_new_double(s->secs > 0 ? 100.0 * s->sys / s->secs : 0));
+	json_object_object_add(o, "cpu_user_pct", json_object_new_double(cpu_pct(s, s->usr)));
+	json_object_object_add(o, "cpu_sys_pct", json_object_new_double(cpu_pct(s, s->sys)));
+	/* I/Os completed with an error (whole run) and the first one */
+	json_object_object_add(o, "errors", json_object_new_int64((int64_t)s->errors));
+	json_object_object_add(o, "error", s->error ? json_object_new_string(s->error) : NULL);
 	json_object_object_add(o, "voluntary_ctxsw", json_object_new_int64(s->nvcsw));
 	json_object_object_add(o, "involuntary_ctxsw", json_object_new_int64(s->nivcsw));
 	/* --verify: blocks checked and reads that found nothing to check
@@ -674,9 +694,9 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(root, "config", cfg);
 		qarr = json_object_new_array();
 	} else {
-		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "queue",
-		       "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "p50", "p90", "p99",
-		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw");
+		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s %8s\n",
+		       "queue", "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "p50", "p90", "p99",
+		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw", "errors");
 	}
 	for (uint32_t i = 0; i < run->o.queues; i++) {
 		struct worker *w = &run->workers[i];
@@ -695,6 +715,16 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
 		s.verified_blocks = w->verified_blocks;
 		s.unverified_reads = w->unverified_reads;
+		s.errors = w->errors;
+		s.error = w->exit_code ? w->errmsg : NULL;
+		if (s.error && !tot.error)
+			tot.error = s.error;
+		/* the queues run side by side: the total's rates are over the
+		 * longest queue window, so a run that one error stopped early
+		 * gives the same IOPS in both (not over the main thread's
+		 * wake-up, up to a second later) */
+		if (s.secs > tot.secs)
+			tot.secs = s.secs;
 		s.hist = w->hist;
 		nvmfd__hist_merge(all, w->hist);
 		tot.ios += s.ios;
@@ -703,6 +733,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		tot.writes += s.writes;
 		tot.verified_blocks += s.verified_blocks;
 		tot.unverified_reads += s.unverified_reads;
+		tot.errors += s.errors;
 		snprintf(name, sizeof(name), "q%u", i + 1);
 		if (root) {
 			struct json_object *q = json_stats(&s), *h = json_object_new_object();
@@ -738,7 +769,9 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 			print_stats(name, &s);
 		}
 	}
-	tot.secs = total_secs;
+	if (tot.secs <= 0)
+		tot.secs = total_secs;
+	tot.cpu_secs = total_secs;
 	tot.usr = tv_sec(ru1->ru_utime) - tv_sec(ru0->ru_utime);
 	tot.sys = tv_sec(ru1->ru_stime) - tv_sec(ru0->ru_stime);
 	tot.nvcsw = ru1->ru_nvcsw - ru0->ru_nvcsw;
@@ -757,6 +790,9 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		print_stats("total", &tot);
 		printf("latencies in microseconds; CPU %% of one core: per queue its thread, total "
 		       "the whole process\n");
+		if (tot.errors)
+			printf("errors: %" PRIu64 " I/Os failed; first: %s\n", tot.errors,
+			       tot.error ? tot.error : "?");
 		nvmfd__cpulist_format(&run->rt_cpus, cpus, sizeof(cpus));
 		printf("exec %s, io-cpu %s, cpus %s", perf_exec_name(run->o.exec),
 		       perf_io_cpu_name(run->o.io_cpu), cpus);
@@ -1135,9 +1171,16 @@ static int run_perf(struct perf_run *run)
 		code = PERF_EXIT_USAGE;
 		goto out_destroy;
 	}
-	if (o->io_size % run->ns->lba_size || o->io_size / run->ns->lba_size > 65536) {
-		fprintf(stderr, "nvmf-perf: -o %u is not a multiple of the LBA size %u (or > 65536 LBAs)\n",
+	if (o->io_size % run->ns->lba_size) {
+		fprintf(stderr, "nvmf-perf: -o %u is not a multiple of the LBA size %u\n",
 			o->io_size, run->ns->lba_size);
+		code = PERF_EXIT_USAGE;
+		goto out_destroy;
+	}
+	if (o->io_size / run->ns->lba_size > 65536) {
+		fprintf(stderr, "nvmf-perf: -o %u is more than 65536 blocks of %u bytes, the most one "
+			"NVMe command can move (NLB is 16 bits); use -o %u or less\n",
+			o->io_size, run->ns->lba_size, 65536u * run->ns->lba_size);
 		code = PERF_EXIT_USAGE;
 		goto out_destroy;
 	}
@@ -1266,6 +1309,10 @@ int main(int argc, char **argv)
 	}
 	if (run.o.help) {
 		fputs(perf_usage(), stdout);
+		return PERF_EXIT_OK;
+	}
+	if (run.o.version) {
+		printf("nvmf-perf %s\n", NVMFD_VERSION);
 		return PERF_EXIT_OK;
 	}
 	if (run.o.discover)

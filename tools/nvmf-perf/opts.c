@@ -47,7 +47,8 @@ static const char usage_text[] =
 "                    suffixes k/K and m/M (KiB, MiB) accepted (default 4096).\n"
 "  -w, --pattern P   read | write | randread | randwrite | rw | randrw\n"
 "                    (default randread). rw/randrw mix by -M.\n"
-"  -M, --rwmixread N percentage of reads in rw/randrw (default 50).\n"
+"  -M, --rwmixread N percentage of reads in rw/randrw (default 50); a usage\n"
+"                    error with the other patterns.\n"
 "  -t, --time S      measured run time in seconds (default 10).\n"
 "  -P, --queues N    I/O queues = TCP connections = threads (default 1).\n"
 "      --ns NSID     namespace (default: the first active one).\n"
@@ -60,10 +61,11 @@ static const char usage_text[] =
 "                    generation. I/Os never overlap in-flight I/Os to the\n"
 "                    same LBAs and queues own disjoint LBA ranges. The first\n"
 "                    mismatch prints LBA, expected and actual values and\n"
-"                    exits 1. Needs writes in the same run (-w write,\n"
-"                    randwrite, rw or randrw with -M below 100): with read\n"
-"                    or randread it is a usage error, as nvmf-perf cannot\n"
-"                    verify data written by an earlier run. With rw/randrw,\n"
+"                    exits 1. Needs writes and reads in the same run (-w rw\n"
+"                    or randrw with -M 1..99): with read or randread it is a\n"
+"                    usage error, as nvmf-perf cannot verify data written by\n"
+"                    an earlier run, and so it is with write, randwrite or\n"
+"                    -M 0, which never read back. With rw/randrw,\n"
 "                    reads of blocks not yet written in this run are not\n"
 "                    checked; the report gives the blocks verified and the\n"
 "                    reads left unchecked (JSON verified_blocks,\n"
@@ -96,6 +98,7 @@ static const char usage_text[] =
 "                    limit, default); --tx-budget BYTES: send at most about\n"
 "                    BYTES per poll call. k/K and m/M suffixes accepted.\n"
 "  -h, --help        this text.\n"
+"  -V, --version     print the version and exit.\n"
 "\n"
 "Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
 "p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
@@ -117,7 +120,7 @@ static const char usage_text[] =
 "  0  success\n"
 "  1  verify mismatch or an I/O completed with an error status\n"
 "  2  usage error (also: -o above the controller's MDTS, --verify without\n"
-"     writes)\n"
+"     both writes and reads)\n"
 "  3  connection or protocol error (refused, timeout, ICResp/Connect\n"
 "     rejected, malformed PDU, C2HTermReq)\n"
 "  130  interrupted by SIGINT, 143 by SIGTERM (partial report printed;\n"
@@ -253,9 +256,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool port_given = false;
+	bool port_given = false, mix_given = false;
 	const char *trid_str = NULL;
 	int c;
 
@@ -277,7 +281,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			trid_str = optarg;
@@ -306,6 +310,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		case 'M':
 			if (parse_u32(optarg, 0, 100, &o->read_pct, false))
 				return seterr(err, len, "-M: read percentage must be 0..100");
+			mix_given = true;
 			break;
 		case 't':
 			if (parse_u32(optarg, 1, 86400 * 7, &o->seconds, false))
@@ -409,6 +414,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		case 'h':
 			o->help = true;
 			return 0;
+		case 'V':
+			o->version = true;
+			return 0;
 		case ':':
 			return seterr(err, len, "option %s needs an argument", argv[optind - 1]);
 		default:
@@ -430,10 +438,22 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "-r: subnqn of an NVM subsystem is required for I/O");
 	if (!o->discover && o->verify && !perf_pattern_writes(o->pattern, o->read_pct))
 		return seterr(err, len,
-			      "--verify needs writes in the same run (-w write|randwrite|rw|randrw%s); "
+			      "--verify needs writes in the same run (-w rw|randrw%s); "
 			      "nvmf-perf cannot verify data written by an earlier run",
 			      o->pattern == PERF_RW || o->pattern == PERF_RANDRW ?
 				      " with -M below 100" : "");
+	if (!o->discover && mix_given && o->pattern != PERF_RW && o->pattern != PERF_RANDRW)
+		return seterr(err, len, "-M applies to -w rw and randrw only, not -w %s",
+			      perf_pattern_name(o->pattern));
+	/* write/randwrite (and -M 0) never read, so nothing would be checked */
+	if (!o->discover && o->verify &&
+	    (o->pattern == PERF_WRITE || o->pattern == PERF_RANDWRITE ||
+	     ((o->pattern == PERF_RW || o->pattern == PERF_RANDRW) && o->read_pct == 0)))
+		return seterr(err, len,
+			      "--verify checks blocks by reading them back in the same run: use -w "
+			      "rw or randrw with -M 1..99 (-w %s%s never reads)",
+			      perf_pattern_name(o->pattern),
+			      o->pattern == PERF_RW || o->pattern == PERF_RANDRW ? " -M 0" : "");
 	o->have_trid = true;
 	return 0;
 }

@@ -46,6 +46,7 @@ enum perf_pattern {
  * struct perf_opts - parsed command line.
  * @discover: "discover" sub-command.
  * @help:     -h/--help was given (usage printed by the caller).
+ * @version:  -V/--version was given (printed by the caller).
  * @trid:     -r transport ID.
  * @depth:    -q outstanding I/Os per queue.
  * @io_size:  -o bytes per I/O.
@@ -75,6 +76,7 @@ enum perf_pattern {
 struct perf_opts {
 	bool discover;
 	bool help;
+	bool version;
 	struct nvmfd_host_trid trid;
 	bool have_trid;
 	uint32_t depth;

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "cfg/cfg.h"
+#include "rpc.h"
 #include "internal/log.h"
 #include "internal/target.h"
 
@@ -39,9 +40,6 @@
 
 #define EXIT_USAGE 2
 #define LOG_COMP "nvmfd"
-/* A control request is one short line; anything longer is not ours. */
-#define CTL_REQ_MAX 4096
-#define CTL_IO_TIMEOUT_MS 1000
 
 static const char *const default_args[] = {
 	"--listen",    "127.0.0.1:4420", "--subsystem",	     "nqn.2026-11.io.nvmfd:demo",
@@ -79,6 +77,11 @@ static const char usage_text[] =
 "                           followed by options ',name=value':\n"
 "                             size=SIZE      file: create/extend to SIZE\n"
 "                             direct         file: open with O_DIRECT\n"
+"                             readonly       file, bdev: export read-only;\n"
+"                                            read-only exporters may share a\n"
+"                                            path, otherwise a second nvmfd\n"
+"                                            exporting it is refused (flock,\n"
+"                                            O_EXCL for block devices)\n"
 "                             bs=512|4096    logical block size (not bdev)\n"
 "                             nsid=N         namespace id 1..1024 (default:\n"
 "                                            next free in the subsystem)\n"
@@ -95,7 +98,8 @@ static const char usage_text[] =
 "                           port (default 16384)\n"
 "      --max-queue-size N   queue entries (MQES + 1), every port, 16..1024\n"
 "                           (default 128)\n"
-"      --max-io-size BYTES  largest I/O (MDTS), a power of two >= 4096\n"
+"      --max-io-size BYTES  largest I/O (MDTS), a power of two, 4096..32M\n"
+"                           (65536 blocks of 512 bytes: NLB is 16 bits)\n"
 "                           (default 1M)\n"
 "      --maxh2cdata BYTES   largest H2CData PDU the host may send, >= 4096\n"
 "                           (default 128K)\n"
@@ -133,8 +137,12 @@ static const char usage_text[] =
 "                           messages to stderr up to this level (default info)\n"
 "      --stats-interval S   print the target statistics as one JSON object on\n"
 "                           stderr every S seconds (default 0: never)\n"
-"      --control PATH       serve a UNIX stream socket at PATH. Each connection\n"
-"                           sends one line of JSON and gets one line back:\n"
+"      --control PATH       serve a UNIX stream socket at PATH (up to 16\n"
+"                           clients at once): JSON-RPC 2.0, one request per\n"
+"                           line, SPDK's method names (nvmf_get_subsystems,\n"
+"                           nvmf_subsystem_add_ns, save_config, ...; see\n"
+"                           nvmfctl(1) and doc/rpc.md). The older one-line\n"
+"                           requests still work, one per connection:\n"
 "                             {\"cmd\":\"stats\"}   the statistics JSON\n"
 "                             {\"cmd\":\"config\"}  the effective config JSON\n"
 "                           other requests get {\"error\":\"...\"}\n"
@@ -142,7 +150,11 @@ static const char usage_text[] =
 "  -h, --help               print this help and exit\n"
 "\n"
 "Signals: SIGINT or SIGTERM stop accepting, complete or fail in-flight\n"
-"commands, flush file backends and exit 0.\n"
+"commands, flush file backends and exit 0. SIGUSR1 writes one statistics\n"
+"line (the --stats-interval JSON) to stderr. SIGHUP reloads the -c file\n"
+"(when it is the only source of subsystems and listeners) and applies what\n"
+"can change live: allowed hosts, allow_any_host, namespaces added or removed;\n"
+"other differences are logged and need a restart.\n"
 "\n"
 "Exit status: 0 success, 1 runtime failure (e.g. address in use),\n"
 "2 bad option or configuration (nothing is listening).\n"
@@ -231,6 +243,12 @@ static const char short_opts[] = ":c:l:s:n:Vh";
 
 /* The config is large (MiBs): static, not on the stack. */
 static struct nvmfd_cfg g_cfg;
+static char g_config_path[4096];
+static unsigned int g_nr_config_files;
+/* the command line added or changed subsystems/ports beyond the -c file:
+ * then the file does not describe the running config and SIGHUP cannot
+ * reload it */
+static bool g_cli_objects;
 
 struct cli {
 	bool print_config;
@@ -303,6 +321,7 @@ static struct nvmfd_cfg_subsys *latest_subsys(struct nvmfd_cfg *cfg, int c)
 
 	if (!cfg->nr_subsys)
 		usage_die("%s: needs a preceding --subsystem NQN", flag_str(c, f, sizeof(f)));
+	g_cli_objects = true;
 	return &cfg->subsys[cfg->nr_subsys - 1];
 }
 
@@ -324,6 +343,7 @@ static void add_listen(struct nvmfd_cfg *cfg, const char *val)
 	if (cfg->nr_ports >= NVMFD_CFG_MAX_PORTS)
 		usage_die("--listen '%s': more than %d listeners", val, NVMFD_CFG_MAX_PORTS);
 	p = &cfg->ports[cfg->nr_ports];
+	g_cli_objects = true;
 	nvmfd_cfg_port_init(p, next_portid(cfg));
 	if (nvmfd_cfg_parse_listen(p, val, err))
 		usage_die("--listen: %s", err);
@@ -447,6 +467,9 @@ static bool parse_pass1(struct nvmfd_cfg *cfg, int argc, char **argv)
 		case 'c':
 			if (nvmfd_cfg_load_json(cfg, optarg, err))
 				usage_die("--config %s: %s", optarg, err);
+			/* save_config's default file: the one -c FILE */
+			if (!g_nr_config_files++)
+				snprintf(g_config_path, sizeof(g_config_path), "%s", optarg);
 			break;
 		default:
 			break;
@@ -503,7 +526,7 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			cli->max_queue_size = flag_u32(c, optarg, 16, 1024);
 			break;
 		case OPT_MAX_IO_SIZE:
-			cfg->max_io_size = flag_bytes(c, optarg, 4096, 1u << 30);
+			cfg->max_io_size = flag_bytes(c, optarg, 4096, NVMFD_CFG_MAX_IO_SIZE_MAX);
 			if (cfg->max_io_size & (cfg->max_io_size - 1))
 				usage_die("--max-io-size '%s': not a power of two", optarg);
 			break;
@@ -669,179 +692,6 @@ out_close:
 	return ret;
 }
 
-static void ctl_send_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* client went away or timed out: nothing to report */
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-/*
- * Read one line (without the newline) into @buf. Return: 1 a line (the
- * newline or EOF ended it), 0 nothing arrived in time, -E2BIG the line does
- * not fit, -EINVAL bytes follow the newline (more than one line).
- */
-static int ctl_read_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-	char *nl = NULL;
-
-	while (n + 1 < len) {
-		ssize_t r = recv(fd, buf + n, len - 1 - n, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		nl = memchr(buf, '\n', n);
-		if (nl)
-			break;
-	}
-	buf[n] = '\0';
-	if (!nl && n + 1 >= len)
-		return -E2BIG;
-	if (nl) {
-		char *rest = nl + 1;
-
-		*nl = '\0';
-		if (nl > buf && nl[-1] == '\r')
-			nl[-1] = '\0';
-		if (rest < buf + n)
-			return -EINVAL;
-	}
-	return n > 0;
-}
-
-/* Exactly one JSON object, nothing before or after it but blanks. */
-static json_object *ctl_parse(const char *req)
-{
-	struct json_tokener *tok = json_tokener_new();
-	json_object *o;
-	size_t len = strlen(req);
-	size_t end;
-
-	if (!tok)
-		return NULL;
-	o = json_tokener_parse_ex(tok, req, (int)len);
-	end = (size_t)json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (!o)
-		return NULL;
-	end += strspn(req + end, " \t");
-	if (end != len || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-static void ctl_reply_error(int fd, const char *msg)
-{
-	json_object *o = json_object_new_object();
-	const char *s;
-
-	if (!o)
-		return;
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	ctl_send_all(fd, s, strlen(s));
-	ctl_send_all(fd, "\n", 1);
-	json_object_put(o);
-}
-
-static void ctl_serve_one(int lfd, struct nvmfd_tgt *tgt, const struct nvmfd_cfg *cfg)
-{
-	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_MS / 1000 };
-	char req[CTL_REQ_MAX];
-	json_object *o, *cmd;
-	char *out = NULL;
-	size_t out_len = 0;
-	const char *name;
-	FILE *mem;
-	int fd, ret;
-
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* one client at a time: bound how long a silent one can stall us */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	ret = ctl_read_line(fd, req, sizeof(req));
-	if (ret == -E2BIG) {
-		char drain[4096];
-
-		ctl_reply_error(fd, "request too long");
-		/* read what is pending so that close() does not reset the reply */
-		shutdown(fd, SHUT_WR);
-		for (size_t total = 0; total < (1u << 20);) {
-			ssize_t r = recv(fd, drain, sizeof(drain), 0);
-
-			if (r <= 0)
-				break;
-			total += (size_t)r;
-		}
-		goto out_close;
-	}
-	if (ret == -EINVAL) {
-		ctl_reply_error(fd, "expected exactly one JSON object per line");
-		goto out_close;
-	}
-	if (ret <= 0)
-		goto out_close;
-	o = ctl_parse(req);
-	if (!o) {
-		ctl_reply_error(fd, "expected exactly one JSON object per line: "
-				    "{\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
-		goto out_close;
-	}
-	if (!json_object_object_get_ex(o, "cmd", &cmd) ||
-	    !json_object_is_type(cmd, json_type_string)) {
-		ctl_reply_error(fd, "expected {\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
-		goto out_put;
-	}
-	name = json_object_get_string(cmd);
-	if (strcmp(name, "stats") && strcmp(name, "config")) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "unknown cmd '%.64s' (stats, config)", name);
-		ctl_reply_error(fd, msg);
-		goto out_put;
-	}
-	mem = open_memstream(&out, &out_len);
-	if (!mem) {
-		ctl_reply_error(fd, "out of memory");
-		goto out_put;
-	}
-	if (!strcmp(name, "stats"))
-		ret = nvmfd_tgt_stats_json(tgt, mem);
-	else
-		ret = nvmfd_cfg_write_json(cfg, mem);
-	if (fclose(mem) || ret) {
-		ctl_reply_error(fd, ret ? strerror(-ret) : "out of memory");
-		goto out_free;
-	}
-	/* one line per reply: strip the pretty-printer's newlines */
-	for (size_t i = 0; i < out_len; i++)
-		if (out[i] == '\n')
-			out[i] = ' ';
-	ctl_send_all(fd, out, out_len);
-	ctl_send_all(fd, "\n", 1);
-out_free:
-	free(out);
-out_put:
-	json_object_put(o);
-out_close:
-	close(fd);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Run                                                                    */
 
@@ -863,11 +713,12 @@ static void log_listeners(const struct nvmfd_cfg *cfg, struct nvmfd_tgt *tgt)
 	}
 }
 
-static int run(const struct nvmfd_cfg *cfg)
+static int run(struct nvmfd_cfg *cfg)
 {
 	struct nvmfd_tgt *tgt = NULL;
-	int sfd = -1, tfd = -1, cfd = -1;
-	struct pollfd pfd[3];
+	struct nvmfd_rpc *rpc = NULL;
+	int sfd = -1, tfd = -1, cfd = -1, nfds;
+	struct pollfd pfd[2 + NVMFD_RPC_POLLFDS];
 	sigset_t mask;
 	int ret, status = 1;
 
@@ -875,6 +726,8 @@ static int run(const struct nvmfd_cfg *cfg)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	ret = pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	if (ret) {
 		NVMFD_ERR(LOG_COMP, "pthread_sigmask: %s", strerror(ret));
@@ -924,14 +777,20 @@ static int run(const struct nvmfd_cfg *cfg)
 		goto out_destroy;
 	}
 	log_listeners(cfg, tgt);
+	/* also without --control: SIGHUP reloads through it */
+	ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL, &rpc);
+	if (ret) {
+		NVMFD_ERR(LOG_COMP, "control: %s", strerror(-ret));
+		goto out_stop;
+	}
 	if (cfd >= 0)
 		NVMFD_INFO(LOG_COMP, "control socket at %s", cfg->control_path);
 
-	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-	pfd[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 	for (;;) {
-		if (poll(pfd, 3, -1) < 0) {
+		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		nfds = 2 + (cfd >= 0 ? nvmfd_rpc_pollfds(rpc, &pfd[2]) : 0);
+		if (poll(pfd, (nfds_t)nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			NVMFD_ERR(LOG_COMP, "poll: %s", strerror(errno));
@@ -940,7 +799,25 @@ static int run(const struct nvmfd_cfg *cfg)
 		if (pfd[0].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si)) {
+				/* nothing read: poll again */
+			} else if (si.ssi_signo == SIGUSR1) {
+				/* one stats line on stderr, as --stats-interval */
+				NVMFD_INFO(LOG_COMP, "SIGUSR1 received: statistics follow");
+				if (nvmfd_tgt_stats_json(tgt, stderr) == 0)
+					fputc('\n', stderr);
+				fflush(stderr);
+			} else if (si.ssi_signo == SIGHUP) {
+				if (g_nr_config_files == 1 && !g_cli_objects) {
+					NVMFD_INFO(LOG_COMP, "SIGHUP received: reloading %s",
+						   g_config_path);
+					nvmfd_rpc_reload(rpc, g_config_path);
+				} else {
+					NVMFD_WARN(LOG_COMP, "SIGHUP received: not reloading: nvmfd "
+						   "was not started from exactly one -c FILE without "
+						   "-l/-s/-n/host flags; configuration unchanged");
+				}
+			} else {
 				NVMFD_INFO(LOG_COMP, "%s received, stopping",
 					   si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 				status = 0;
@@ -956,9 +833,11 @@ static int run(const struct nvmfd_cfg *cfg)
 				fflush(stderr);
 			}
 		}
-		if (pfd[2].revents)
-			ctl_serve_one(cfd, tgt, cfg);
+		if (cfd >= 0)
+			nvmfd_rpc_handle(rpc, &pfd[2], nfds - 2);
 	}
+out_stop:
+	nvmfd_rpc_destroy(&rpc);
 	nvmfd_tgt_stop(tgt);
 out_destroy:
 	nvmfd_tgt_destroy(&tgt);

@@ -169,13 +169,34 @@ static void test_bdev_geometry(void **state)
 	struct bkt_ctx *c = *state;
 	struct nvmfd_bk_opts o;
 	struct nvmfd_bk *bk = NULL;
+	unsigned int shift;
 
 	BKT_SKIP_IF(c);
 	assert_int_equal(nvmfd_bk_get_type(c->bk), NVMFD_BK_BDEV);
 	assert_int_equal(nvmfd_bk_size(c->bk), BKT_SIZE);
 	assert_true(nvmfd_bk_needs_aligned_buf(c->bk));
 	o = c->opts;
-	if (nvmfd_bk_lba_shift(c->bk) == 9) {
+	/* exclusive: a second exporter (O_EXCL + flock) is refused, read-only
+	 * too; once closed, read-only exporters share the device and keep a
+	 * writer out */
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EBUSY);
+	assert_null(bk);
+	o.read_only = true;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EBUSY);
+	shift = nvmfd_bk_lba_shift(c->bk);
+	assert_int_equal(nvmfd_bk_close(&c->bk), 0);
+	{
+		struct nvmfd_bk *ro2 = NULL;
+
+		assert_int_equal(nvmfd_bk_open(&o, &bk), 0);
+		assert_true(nvmfd_bk_is_read_only(bk));
+		assert_int_equal(nvmfd_bk_open(&o, &ro2), 0);
+		o.read_only = false;
+		assert_int_equal(nvmfd_bk_open(&o, &c->bk), -EBUSY);
+		assert_int_equal(nvmfd_bk_close(&ro2), 0);
+		assert_int_equal(nvmfd_bk_close(&bk), 0);
+	}
+	if (shift == 9) {
 		/* 4 KiB namespace blocks over a 512 B device are fine. */
 		o.lba_shift = 12;
 		assert_int_equal(nvmfd_bk_open(&o, &bk), 0);
@@ -183,12 +204,14 @@ static void test_bdev_geometry(void **state)
 		assert_int_equal(nvmfd_bk_size(bk), BKT_SIZE);
 		assert_int_equal(nvmfd_bk_close(&bk), 0);
 	} else {
-		assert_int_equal(nvmfd_bk_lba_shift(c->bk), 12);
+		assert_int_equal(shift, 12);
 		/* Smaller blocks than the device's: refused. */
 		o.lba_shift = 9;
 		assert_int_equal(nvmfd_bk_open(&o, &bk), -EINVAL);
 		assert_null(bk);
 	}
+	/* reopen for the teardown */
+	assert_int_equal(nvmfd_bk_open(&c->opts, &c->bk), 0);
 }
 
 int main(void)

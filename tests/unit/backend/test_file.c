@@ -315,6 +315,40 @@ static void test_file_threads(void **state)
 	bkt_teardown(state);
 }
 
+/* One exporter per file (flock LOCK_EX); read-only exporters share it
+ * (LOCK_SH) and keep a writer out; a read-only backend refuses writes. */
+static void test_file_exclusive(void **state)
+{
+	struct bkt_ctx *c = *state;
+	struct nvmfd_bk_opts o = c->opts;
+	struct nvmfd_bk *bk = NULL, *ro2 = NULL, *keep;
+	uint8_t *buf = nvmfd_bk_buf_alloc(4096);
+
+	assert_non_null(buf);
+	o.size = 0;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EBUSY);
+	assert_null(bk);
+	o.read_only = true;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EBUSY);
+	keep = c->bk;
+	assert_int_equal(nvmfd_bk_close(&keep), 0);
+	c->bk = NULL;
+	assert_int_equal(nvmfd_bk_open(&o, &c->bk), 0);
+	assert_true(nvmfd_bk_is_read_only(c->bk));
+	assert_int_equal(nvmfd_bk_open(&o, &ro2), 0);
+	o.read_only = false;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EBUSY);
+	/* size= would create/extend: refused read-only */
+	o.read_only = true;
+	o.size = BKT_SIZE;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), -EINVAL);
+	/* reads work, writes fail with -EROFS */
+	assert_int_equal(bkt_do(c, NVMFD_BK_READ, 0, 4096, buf, false), 4096);
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, 0, 4096, buf, false), -EROFS);
+	assert_int_equal(nvmfd_bk_close(&ro2), 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_data_in_file, setup_buffered, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_file_short_read, setup_buffered, bkt_teardown),
 		cmocka_unit_test(test_file_zero_fallback),
+		cmocka_unit_test_setup_teardown(test_file_exclusive, setup_buffered, bkt_teardown),
 		cmocka_unit_test(test_file_threads),
 	};
 

@@ -117,7 +117,7 @@ static void test_defaults(void **state)
 	assert_string_equal(s.nqn, "nqn.2026-11.io.nvmfd:x");
 	assert_false(s.allow_any_host);
 	assert_string_equal(s.model, "nvmfd");
-	assert_int_equal(s.version, NVMFD_VS(1, 3, 0));
+	assert_int_equal(s.version, NVMFD_VS(1, 4, 0));
 	assert_int_equal(s.cntlid_min, 1);
 	assert_int_equal(s.cntlid_max, 0xffef);
 	assert_int_equal(s.qid_max, 128);
@@ -370,7 +370,8 @@ static const char nvmetcli_json[] =
 	"      \"allowed_hosts\": [ \"nqn.2014-08.org.nvmexpress:uuid:host1\" ],\n"
 	"      \"attr\": { \"allow_any_host\": \"0\", \"cntlid_max\": \"100\", \"cntlid_min\": \"10\",\n"
 	"                \"model\": \"Linux\", \"pi_enable\": \"0\", \"serial\": \"123456789abcdef\",\n"
-	"                \"version\": \"1.4\", \"qid_max\": \"16\" },\n"
+	"                \"version\": \"1.4\", \"qid_max\": \"16\", \"firmware\": \"6.1.0-1\",\n"
+	"                \"ieee_oui\": \"0x001b21\" },\n"
 	"      \"namespaces\": [ {\n"
 	"          \"ana_grpid\": 1,\n"
 	"          \"device\": { \"nguid\": \"00000000-0000-0000-0000-000000000000\",\n"
@@ -419,6 +420,8 @@ static void test_load_nvmetcli(void **state)
 	assert_int_equal(s->cntlid_min, 10);
 	assert_int_equal(s->cntlid_max, 100);
 	assert_int_equal(s->qid_max, 16);
+	assert_string_equal(s->firmware, "6.1.0-1"); /* nvmet's attr_firmware */
+	assert_int_equal(s->ieee_oui, 0x001b21);
 	assert_int_equal(s->nr_hosts, 1);
 	assert_string_equal(s->hosts[0], "nqn.2014-08.org.nvmexpress:uuid:host1");
 	assert_int_equal(s->nr_ns, 1);

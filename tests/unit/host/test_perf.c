@@ -102,37 +102,45 @@ static void test_help(void **state)
 	assert_string_equal(perf_pattern_name(PERF_RANDWRITE), "randwrite");
 }
 
-/* --verify without writes in the run checks nothing: a usage error. */
+/* --verify needs writes and reads in the same run: without writes there is
+ * nothing to check against, without reads nothing is checked (the
+ * "0 blocks verified, exit 0" of -w write --verify). */
 static void test_verify_needs_writes(void **state)
 {
+	static const char *const need_w = "--verify needs writes in the same run";
+	static const char *const need_r = "--verify checks blocks by reading them back";
 	static const struct {
 		const char *pattern;
-		const char *mix;
-		bool ok;
+		const char *mix; /* NULL: no -M */
+		int want; /* 'w' refused for want of writes, 'r' of reads, 0 accepted */
 	} cases[] = {
-		{ "read", "50", false },     { "randread", "50", false }, { "rw", "100", false },
-		{ "randrw", "100", false },  { "write", "50", true },     { "randwrite", "50", true },
-		{ "rw", "99", true },	     { "randrw", "0", true },
+		{ "read", NULL, 'w' },	   { "randread", NULL, 'w' }, { "rw", "100", 'w' },
+		{ "randrw", "100", 'w' },  { "write", NULL, 'r' },    { "randwrite", NULL, 'r' },
+		{ "randrw", "0", 'r' },	   { "rw", "0", 'r' },	      { "rw", "99", 0 },
+		{ "randrw", "1", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *argv[] = { "p", "-r", TRID, "-w", cases[i].pattern, "-M", cases[i].mix,
-				       "--verify" };
+		const char *argv[] = { "p", "-r", TRID, "-w", cases[i].pattern, "--verify", "-M",
+				       cases[i].mix };
 		struct perf_opts o;
 		char err[256] = "";
-		int ret = parse(&o, err, sizeof(err), 8, argv);
+		int ret = parse(&o, err, sizeof(err), cases[i].mix ? 8 : 6, argv);
 
-		if (cases[i].ok) {
+		if (!cases[i].want) {
 			if (ret)
 				fail_msg("-w %s -M %s --verify rejected: %s", cases[i].pattern,
 					 cases[i].mix, err);
 			continue;
 		}
 		if (ret != -EINVAL)
-			fail_msg("-w %s -M %s --verify accepted", cases[i].pattern, cases[i].mix);
-		if (!strstr(err, "--verify needs writes in the same run") ||
-		    !strstr(err, "cannot verify data written by an earlier run"))
-			fail_msg("message '%s'", err);
+			fail_msg("-w %s -M %s --verify accepted", cases[i].pattern,
+				 cases[i].mix ? cases[i].mix : "-");
+		if (cases[i].want == 'w' && (!strstr(err, need_w) ||
+				       !strstr(err, "cannot verify data written by an earlier run")))
+			fail_msg("-w %s: message '%s'", cases[i].pattern, err);
+		if (cases[i].want == 'r' && (!strstr(err, need_r) || !strstr(err, "never reads")))
+			fail_msg("-w %s: message '%s'", cases[i].pattern, err);
 	}
 	/* without --verify a read workload is fine */
 	{
@@ -144,6 +152,43 @@ static void test_verify_needs_writes(void **state)
 	}
 	assert_true(perf_pattern_writes(PERF_RANDWRITE, 100));
 	assert_false(perf_pattern_writes(PERF_READ, 0));
+}
+
+/* -M only means something for rw/randrw; elsewhere it was silently ignored. */
+static void test_mix_only_for_rw(void **state)
+{
+	static const char *const pats[] = { "read", "randread", "write", "randwrite" };
+	struct perf_opts o;
+	char err[256];
+
+	for (size_t i = 0; i < 4; i++) {
+		const char *argv[] = { "p", "-r", TRID, "-w", pats[i], "-M", "30" };
+
+		err[0] = 0;
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), -EINVAL);
+		if (!strstr(err, "-M applies to -w rw and randrw only"))
+			fail_msg("-w %s -M 30: '%s'", pats[i], err);
+	}
+	{
+		const char *argv[] = { "p", "-r", TRID, "-w", "rw", "-M", "30" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), 0);
+		assert_int_equal(o.read_pct, 30);
+	}
+}
+
+static void test_version(void **state)
+{
+	const char *a1[] = { "nvmf-perf", "-V" };
+	const char *a2[] = { "nvmf-perf", "--version" };
+	struct perf_opts o;
+	char err[64];
+
+	assert_int_equal(parse(&o, err, sizeof(err), 2, a1), 0);
+	assert_true(o.version);
+	assert_int_equal(parse(&o, err, sizeof(err), 2, a2), 0);
+	assert_true(o.version);
+	assert_non_null(strstr(perf_usage(), "--version"));
 }
 
 /* MDTS: 2^MDTS pages of 2^(12 + CAP.MPSMIN) bytes; 0 = no limit. */
@@ -218,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_args_errors), cmocka_unit_test(test_help),
 		cmocka_unit_test(test_verify_roundtrip), cmocka_unit_test(test_verify_needs_writes),
 		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),
+		cmocka_unit_test(test_mix_only_for_rw),	   cmocka_unit_test(test_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
  * Get Log Page, Set/Get Features, AER, Keep Alive, Abort. */
 #include "tgt_test.h"
 
+#include "internal/target.h"
+
 struct actx {
 	struct tt_env *e;
 	struct tt_q *a;
@@ -101,7 +103,7 @@ static void test_identify_ctrl(void **state)
 	assert_int_equal(b[63], ' ');
 	assert_memory_equal(b + 64, "0.1.0   ", 8);
 	assert_int_equal(b[72], 6); /* RAB */
-	assert_int_equal(b[76], 2); /* CMIC multi-controller */
+	assert_int_equal(b[76], 3); /* CMIC multi-port, multi-controller */
 	assert_int_equal(b[77], 6); /* MDTS: 256 KiB = 2^6 * 4 KiB */
 	assert_int_equal(u16at(b, 78), c->cntlid);
 	assert_int_equal(u32at(b, 80), NVMFD_VS_1_4);
@@ -109,7 +111,9 @@ static void test_identify_ctrl(void **state)
 	assert_int_equal(u32at(b, 96), NVMFD_CTRATT_TBKAS | NVMFD_CTRATT_HOST_ID_128);
 	assert_int_equal(b[111], NVMFD_CNTRLTYPE_IO);
 	assert_int_equal(u16at(b, 256), 0); /* OACS */
+	assert_int_equal(b[258], 3); /* ACL: 4 Aborts */
 	assert_int_equal(b[259], 3); /* AERL */
+	assert_int_equal(b[260], 3); /* FRMW: slot 1 read-only, one slot */
 	assert_int_equal(b[261], NVMFD_LPA_CMD_EFFECTS | NVMFD_LPA_EXT_DATA);
 	assert_int_equal(b[262], 127); /* ELPE */
 	assert_int_equal(u16at(b, 320), 10); /* KAS */
@@ -218,6 +222,9 @@ static void test_log_pages(void **state)
 	assert_int_equal(get_log(c->a, NVMFD_LOG_ERROR, 0, 0, 64, false), 0);
 	assert_memory_equal(b, zero, 64);
 	assert_int_equal(get_log(c->a, NVMFD_LOG_FW_SLOT, 0, 0, 512, false), 0);
+	assert_int_equal(b[0], 1); /* AFI: slot 1 active */
+	assert_memory_equal(b + 8, "0.1.0   ", 8); /* FRS1 = Identify FR */
+	assert_memory_equal(b + 16, zero, 512 - 16);
 	assert_int_equal(get_log(c->a, NVMFD_LOG_CMD_EFFECTS, 0, 0, 4096, false), 0);
 	assert_int_equal(u32at(b, NVMFD_ADMIN_IDENTIFY * 4), 1);
 	assert_int_equal(u32at(b, 0x80 * 4), 0);
@@ -364,6 +371,122 @@ static void test_features(void **state)
 			 TT_C(NVMFD_SC_FEATURE_NOT_SAVEABLE));
 }
 
+/* Get/Set of the mandatory features 01h, 02h, 04h and 05h. */
+static void test_mandatory_features(void **state)
+{
+	struct actx *c = *state;
+	const uint8_t *b = c->a->out;
+
+	/* Arbitration: default burst "no limit", kept as set */
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_ARBITRATION, 0), 0);
+	assert_int_equal(c->a->last.result, 7);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_ARBITRATION, 0x040302f3u), 0);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_ARBITRATION, 0), 0);
+	assert_int_equal(c->a->last.result, 0x04030203u); /* reserved bits 7:3 dropped */
+	/* Power Management: PS 0 only (NPSS 0), workload hint kept */
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_POWER_MGMT, 0), 0);
+	assert_int_equal(c->a->last.result, 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_POWER_MGMT, 1),
+			 TT_G(NVMFD_SC_INVALID_FIELD));
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_POWER_MGMT, 2u << 5), 0);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_POWER_MGMT, 0), 0);
+	assert_int_equal(c->a->last.result, 2u << 5);
+	/* Temperature Threshold: composite over 343 K, under 0 by default */
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 0), 0);
+	assert_int_equal(c->a->last.result, 343);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 1u << 20), 0);
+	assert_int_equal(c->a->last.result, 0);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_SMART, 0xffffffff, 0, 512, false), 0);
+	assert_int_equal(b[0], 0); /* no critical warning */
+	/* over threshold below the reported 293 K: warning bit 1 */
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_TEMP_THRESH, 280), 0);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 0), 0);
+	assert_int_equal(c->a->last.result, 280);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_SMART, 0xffffffff, 0, 512, false), 0);
+	assert_int_equal(b[0], 1u << 1);
+	/* TMPSEL Fh (all sensors) sets the composite one; sensor 3 reads 0 */
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_TEMP_THRESH, 350 | (0xfu << 16)), 0);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 0), 0);
+	assert_int_equal(c->a->last.result, 350);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 3u << 16), 0);
+	assert_int_equal(c->a->last.result, 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_TEMP_THRESH, 300 | (1u << 20)), 0);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_SMART, 0xffffffff, 0, 512, false), 0);
+	assert_int_equal(b[0], 1u << 1); /* under threshold above 293 K */
+	/* reserved TMPSEL 9 / THSEL 2, Get of TMPSEL Fh */
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_TEMP_THRESH, 9u << 16),
+			 TT_G(NVMFD_SC_INVALID_FIELD));
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_TEMP_THRESH, 2u << 20),
+			 TT_G(NVMFD_SC_INVALID_FIELD));
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_TEMP_THRESH, 0xfu << 16),
+			 TT_G(NVMFD_SC_INVALID_FIELD));
+	/* Error Recovery: TLER kept, DULBE refused (NSFEAT bit 2 clear) */
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_ERR_RECOVERY, 0), 0);
+	assert_int_equal(c->a->last.result, 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_ERR_RECOVERY, 1u << 16),
+			 TT_G(NVMFD_SC_INVALID_FIELD));
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_ERR_RECOVERY, 25), 0);
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_ERR_RECOVERY, 0), 0);
+	assert_int_equal(c->a->last.result, 25);
+	/* per controller: a second controller sees the defaults */
+	{
+		struct tt_q *a2 = tt_q_new(c->e, 0);
+
+		tt_admin_up(a2, SUB0, HOST_B, 5000);
+		assert_int_equal(feature(a2, false, NVMFD_FEAT_ERR_RECOVERY, 0), 0);
+		assert_int_equal(a2->last.result, 0);
+		assert_int_equal(feature(a2, false, NVMFD_FEAT_ARBITRATION, 0), 0);
+		assert_int_equal(a2->last.result, 7);
+		tt_q_free(a2);
+	}
+}
+
+/* Number of Queues is refused once an I/O queue exists (and not before). */
+static void test_num_queues_after_io_queue(void **state)
+{
+	struct actx *c = *state;
+	struct tt_q *io = tt_q_new(c->e, 0);
+
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_NUM_QUEUES, 2 | (2u << 16)), 0);
+	assert_int_equal(tt_io_connect(io, 1, c->cntlid, SUB0, HOST_A), 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_NUM_QUEUES, 0),
+			 TT_G(NVMFD_SC_CMD_SEQ_ERROR));
+	/* the count negotiated first still holds: qid 3 connects */
+	assert_int_equal(feature(c->a, false, NVMFD_FEAT_NUM_QUEUES, 0), 0);
+	assert_int_equal(c->a->last.result, 2 | (2u << 16));
+	{
+		struct tt_q *io3 = tt_q_new(c->e, 0);
+
+		assert_int_equal(tt_io_connect(io3, 3, c->cntlid, SUB0, HOST_A), 0);
+		tt_q_free(io3);
+	}
+	tt_q_free(io);
+}
+
+/* Version 1.3 subsystems do not advertise the 1.4 TBKAS attribute. */
+static void test_version_tbkas(void **state)
+{
+	struct actx *c = *state;
+	struct tt_q *a1 = tt_q_new(c->e, 0);
+	const uint8_t *b = a1->out;
+
+	/* and nvmetcli's attr.firmware / attr.ieee_oui are what FR, the
+	 * Firmware Slot log and IEEE report */
+	strcpy(c->e->cfg.subsys[1].firmware, "6.1.0-1");
+	c->e->cfg.subsys[1].ieee_oui = 0x001b21;
+	tt_admin_up(a1, SUB1, HOST_A, 5000); /* sub1: version 1.3 */
+	assert_int_equal(identify(a1, NVMFD_ID_CNS_CTRL, 0, 0), 0);
+	assert_int_equal(u32at(b, 80), NVMFD_VS_1_3);
+	assert_int_equal(u32at(b, 96), NVMFD_CTRATT_HOST_ID_128);
+	assert_memory_equal(b + 64, "6.1.0-1 ", 8);
+	assert_int_equal(b[73], 0x21);
+	assert_int_equal(b[74], 0x1b);
+	assert_int_equal(b[75], 0x00);
+	assert_int_equal(get_log(a1, NVMFD_LOG_FW_SLOT, 0, 0, 512, false), 0);
+	assert_memory_equal(b + 8, "6.1.0-1 ", 8);
+	tt_q_free(a1);
+}
+
 static void test_misc_admin(void **state)
 {
 	struct actx *c = *state;
@@ -443,6 +566,76 @@ static void test_aer_limit_and_ns_change(void **state)
 	assert_int_equal(c->a->nr_shutdown, 1);
 }
 
+/* Live namespace add/remove (nvmfd_tgt_ns_add/remove): AEN, Changed
+ * Namespace List, sorted active list, I/O refused once removed, a failed
+ * add changes nothing. */
+static void test_ns_add_remove_live(void **state)
+{
+	struct actx *c = *state;
+	struct nvmfd_sqe s = tt_sqe(NVMFD_ADMIN_ASYNC_EVENT, 0, 0);
+	const uint8_t *b = c->a->out;
+	struct nvmfd_cfg_ns cn;
+	struct tt_q *io = tt_q_new(c->e, 0);
+
+	assert_int_equal(tt_io_connect(io, 1, c->cntlid, SUB0, HOST_A), 0);
+	assert_int_equal(feature(c->a, true, NVMFD_FEAT_ASYNC_EVENT, NVMFD_AEN_CFG_NS_ATTR), 0);
+	s.cid = 0x500;
+	assert_int_equal(tt_submit(c->a, &s, NULL, 0), 0); /* held */
+	memset(&cn, 0, sizeof(cn));
+	tt_ram_ns(&cn, 7, 1 << 20, 9);
+	strcpy(cn.path, "ram:1M");
+	/* NSID in use, bad NSID, no such subsystem: nothing changes, no AEN */
+	cn.nsid = 2;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), -EEXIST);
+	cn.nsid = 0;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), -EINVAL);
+	cn.nsid = 7;
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 9, &cn), -ENOENT);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 0);
+	/* add nsid 7: the AER completes, Notice / NS attribute changed / log 04h */
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), 0);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 1);
+	assert_int_equal(c->a->last.cid, 0x500);
+	assert_int_equal(c->a->last.result, 0x00040002);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_CHANGED_NS, 0, 0, 4096, false), 0);
+	assert_int_equal(u32at(b, 0), 7);
+	assert_int_equal(u32at(b, 4), 0);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS_ACTIVE_LIST, 0, 0), 0);
+	assert_int_equal(u32at(b, 0), 1);
+	assert_int_equal(u32at(b, 4), 2);
+	assert_int_equal(u32at(b, 8), 7);
+	assert_int_equal(u32at(b, 12), 0);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS, 7, 0), 0);
+	assert_int_equal(u64at(b, 0), (1 << 20) / 512); /* NSZE */
+	{
+		struct nvmfd_sqe r = tt_sqe(NVMFD_CMD_READ, 7, 512);
+
+		r.cid = 0x510;
+		assert_int_equal(tt_cmd(io, &r, NULL, 0), 0);
+	}
+	/* remove nsid 1 (a slot before the added one): AEN again */
+	s.cid = 0x501;
+	assert_int_equal(tt_submit(c->a, &s, NULL, 0), 0);
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 1), 0);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&c->a->qp), 1);
+	assert_int_equal(c->a->last.cid, 0x501);
+	assert_int_equal(get_log(c->a, NVMFD_LOG_CHANGED_NS, 0, 0, 4096, false), 0);
+	assert_int_equal(u32at(b, 0), 1);
+	assert_int_equal(identify(c->a, NVMFD_ID_CNS_NS_ACTIVE_LIST, 0, 0), 0);
+	assert_int_equal(u32at(b, 0), 2);
+	assert_int_equal(u32at(b, 4), 7);
+	assert_int_equal(u32at(b, 8), 0);
+	{
+		struct nvmfd_sqe r = tt_sqe(NVMFD_CMD_READ, 1, 512);
+
+		r.cid = 0x511;
+		assert_int_equal(tt_cmd(io, &r, NULL, 0), TT_G(NVMFD_SC_INVALID_NS));
+	}
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 1), -ENOENT);
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 99), -ENOENT);
+	tt_q_free(io);
+}
+
 static void test_event_before_aer(void **state)
 {
 	struct actx *c = *state;
@@ -477,9 +670,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_smart_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_features, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mandatory_features, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_num_queues_after_io_queue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_tbkas, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_misc_admin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aer_limit_and_ns_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_before_aer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ns_add_remove_live, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,12 @@ static void test_disc_identify_and_kato(void **state)
 	assert_int_equal(v32, NVMFD_OAES_DISC_CHANGE);
 	assert_int_equal(b[261], NVMFD_LPA_EXT_DATA);
 	assert_int_equal(b[77], 0); /* MDTS */
+	assert_int_equal(b[76], 0); /* CMIC */
+	assert_int_equal(b[258], 0); /* ACL: least possible, Abort is refused */
+	memcpy(&v32, b + 80, 4);
+	assert_int_equal(v32, NVMFD_VS_1_3); /* as the VS property */
+	memcpy(&v32, b + 96, 4);
+	assert_int_equal(v32, NVMFD_CTRATT_HOST_ID_128); /* no TBKAS below 1.4 */
 	memcpy(&v32, b + 516, 4);
 	assert_int_equal(v32, 0); /* NN */
 	memcpy(&v32, b + 536, 4);
@@ -97,6 +103,9 @@ static void test_disc_identify_and_kato(void **state)
 	assert_int_equal(q->last.result, NVMFD_AEN_CFG_DISC_CHANGE);
 	s.cdw10 = NVMFD_FEAT_NUM_QUEUES;
 	s.cdw11 = 0;
+	assert_int_equal(tt_cmd(q, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_FIELD));
+	/* the I/O controller's mandatory features are not discovery's */
+	s.cdw10 = NVMFD_FEAT_ARBITRATION;
 	assert_int_equal(tt_cmd(q, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_FIELD));
 	/* Keep Alive, AER held, everything else INVALID_OPCODE */
 	s = tt_sqe(NVMFD_ADMIN_KEEP_ALIVE, 0, 0);

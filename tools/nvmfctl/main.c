@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmfctl - command-line client of nvmfd's control socket (JSON-RPC 2.0,
+ * doc/rpc.md): one subcommand per method, one request per run.
+ *
+ * Exit status: 0 success, 1 the method failed (nvmfd's error printed),
+ * 2 usage error, 3 nvmfd cannot be reached or answered nonsense.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "unknown"
+#endif
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_CONN 3
+#define DEFAULT_SOCK "/run/nvmfd.sock"
+#define REPLY_MAX (16u << 20)
+
+static const char usage_text[] =
+"Usage: nvmfctl [-s SOCKET] [--json] [--timeout S] COMMAND [ARG]...\n"
+"Control a running nvmfd through its --control socket (JSON-RPC 2.0).\n"
+"\n"
+"Options:\n"
+"  -s, --socket PATH  nvmfd's control socket (default $NVMFD_SOCKET, else\n"
+"                     " DEFAULT_SOCK ")\n"
+"  -j, --json         print nvmfd's JSON result as it is\n"
+"  -t, --timeout S    wait at most S seconds for the answer (default 30)\n"
+"  -V, --version      print the version and exit\n"
+"  -h, --help         this text\n"
+"\n"
+"Commands (the JSON-RPC method in brackets):\n"
+"  get-subsystems [NQN]            subsystems, listeners, hosts, namespaces\n"
+"                                  [nvmf_get_subsystems]\n"
+"  add-ns NQN SPEC [NSID]          add a namespace; SPEC as nvmfd --namespace:\n"
+"                                  file:PATH[,size=S], bdev:PATH, ram:SIZE,\n"
+"                                  null:SIZE (options ,bs= ,uuid= ,readonly ...);\n"
+"                                  prints the NSID [nvmf_subsystem_add_ns]\n"
+"  remove-ns NQN NSID              remove a namespace [nvmf_subsystem_remove_ns]\n"
+"  add-host NQN HOSTNQN            allow a host [nvmf_subsystem_add_host]\n"
+"  remove-host NQN HOSTNQN         disallow a host (connected ones stay)\n"
+"                                  [nvmf_subsystem_remove_host]\n"
+"  allow-any-host NQN yes|no       [nvmf_subsystem_allow_any_host]\n"
+"  save-config [FILE]              write the running config (nvmetcli JSON,\n"
+"                                  mode 0600, atomically); without FILE to\n"
+"                                  nvmfd's -c file, or print it [save_config]\n"
+"  stats                           target statistics [nvmf_get_stats]\n"
+"  version                         nvmfd's version [nvmfd_get_version]\n"
+"  methods                         the methods nvmfd serves [rpc_get_methods]\n"
+"  call METHOD [PARAMS-JSON]       any method, params as a JSON object\n"
+"\n"
+"Exit status: 0 success, 1 nvmfd refused the request (its message is\n"
+"printed; nothing was changed), 2 usage error, 3 nvmfd not reachable.\n"
+"\n"
+"Examples:\n"
+"  nvmfd -c /etc/nvmfd.json --control /run/nvmfd.sock &\n"
+"  nvmfctl add-ns nqn.2026-11.io.example:disk1 file:/srv/disk2.img,size=10G\n"
+"  nvmfctl add-host nqn.2026-11.io.example:disk1 nqn.2014-08.org.nvmexpress:uuid:HOST\n"
+"  nvmfctl --json get-subsystems | jq .\n"
+"  nvmfctl save-config\n";
+
+static const char *g_sock;
+static int g_timeout_s = 30;
+
+static void usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvmfctl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'nvmfctl --help'.\n");
+	exit(EXIT_USAGE);
+}
+
+/* Send @req (one line), read one line back. Return: the reply or NULL
+ * (message printed; exit code in *code). */
+static json_object *call(json_object *req, int *code)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = g_timeout_s };
+	const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	json_object *rep = NULL;
+	int fd;
+
+	*code = EXIT_CONN;
+	if (strlen(g_sock) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "nvmfctl: socket path %s is too long\n", g_sock);
+		return NULL;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", g_sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "nvmfctl: socket: %s\n", strerror(errno));
+		return NULL;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		fprintf(stderr, "nvmfctl: cannot connect to %s: %s\n", g_sock, strerror(e));
+		if (e == ENOENT || e == ECONNREFUSED)
+			fprintf(stderr, "nvmfctl: is nvmfd running with --control %s? (pick another "
+				"socket with -s PATH or $NVMFD_SOCKET)\n", g_sock);
+		goto out;
+	}
+	if (send(fd, s, strlen(s), MSG_NOSIGNAL) != (ssize_t)strlen(s) ||
+	    send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		fprintf(stderr, "nvmfctl: sending to %s: %s\n", g_sock, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 4096 + 1 > cap) {
+			char *nb;
+
+			if (cap >= REPLY_MAX) {
+				fprintf(stderr, "nvmfctl: reply longer than %u bytes\n", REPLY_MAX);
+				goto out;
+			}
+			nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb) {
+				fprintf(stderr, "nvmfctl: out of memory\n");
+				goto out;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "nvmfctl: no answer from %s within %d s: %s\n", g_sock,
+				g_timeout_s, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (memchr(buf + len - n, '\n', (size_t)n))
+			break;
+	}
+	if (!len) {
+		fprintf(stderr, "nvmfctl: %s closed the connection without an answer\n", g_sock);
+		goto out;
+	}
+	buf[len] = '\0';
+	rep = json_tokener_parse(buf);
+	if (!rep || !json_object_is_type(rep, json_type_object)) {
+		json_object_put(rep);
+		rep = NULL;
+		fprintf(stderr, "nvmfctl: %s answered something that is not JSON-RPC: %.200s\n",
+			g_sock, buf);
+		goto out;
+	}
+	*code = 0;
+out:
+	free(buf);
+	close(fd);
+	return rep;
+}
+
+/* Human output of a nvmf_get_subsystems result. */
+static void print_subsystems(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *s = json_object_array_get_idx(arr, i), *v;
+
+		json_object_object_get_ex(s, "nqn", &v);
+		printf("%s", json_object_get_string(v));
+		if (json_object_object_get_ex(s, "subtype", &v))
+			printf(" (%s)", json_object_get_string(v));
+		printf("\n");
+		if (json_object_object_get_ex(s, "listen_addresses", &v))
+			for (size_t k = 0; k < json_object_array_length(v); k++) {
+				json_object *a = json_object_array_get_idx(v, k), *f, *t;
+
+				json_object_object_get_ex(a, "adrfam", &f);
+				json_object_object_get_ex(a, "traddr", &t);
+				printf("  listen   %s ", json_object_get_string(f));
+				printf(!strcmp(json_object_get_string(f), "IPv6") ? "[%s]" : "%s",
+				       json_object_get_string(t));
+				json_object_object_get_ex(a, "trsvcid", &t);
+				printf(":%s\n", json_object_get_string(t));
+			}
+		if (json_object_object_get_ex(s, "allow_any_host", &v) && json_object_get_boolean(v))
+			printf("  hosts    any\n");
+		if (json_object_object_get_ex(s, "hosts", &v))
+			for (size_t k = 0; k < json_object_array_length(v); k++) {
+				json_object *h;
+
+				json_object_object_get_ex(json_object_array_get_idx(v, k), "nqn", &h);
+				printf("  host     %s\n", json_object_get_string(h));
+			}
+		if (json_object_object_get_ex(s, "namespaces", &v))
+			for (size_t k = 0; k < json_object_array_length(v); k++) {
+				json_object *n = json_object_array_get_idx(v, k), *id, *b, *e;
+
+				json_object_object_get_ex(n, "nsid", &id);
+				json_object_object_get_ex(n, "bdev_name", &b);
+				json_object_object_get_ex(n, "enable", &e);
+				printf("  ns %-5d %s%s\n", json_object_get_int(id),
+				       json_object_get_string(b),
+				       e && !json_object_get_boolean(e) ? " (disabled)" : "");
+			}
+	}
+}
+
+static json_object *parse_params(const char *text)
+{
+	json_object *p = json_tokener_parse(text);
+
+	if (!p || !json_object_is_type(p, json_type_object))
+		usage_die("PARAMS '%s' is not a JSON object", text);
+	return p;
+}
+
+static uint32_t parse_nsid(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v == 0 || v > 0xfffffffeul)
+		usage_die("NSID '%s' is not a namespace ID (1..4294967294)", s);
+	return (uint32_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_object *req, *params = NULL, *rep, *v;
+	const char *cmd, *method = NULL;
+	bool json = false;
+	int c, code, nargs;
+	char **a;
+
+	g_sock = getenv("NVMFD_SOCKET");
+	if (!g_sock || !*g_sock)
+		g_sock = DEFAULT_SOCK;
+	while ((c = getopt_long(argc, argv, "+s:jt:Vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			g_sock = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 't': {
+			char *end;
+			long t = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || t < 1 || t > 3600)
+				usage_die("--timeout '%s': 1..3600 seconds", optarg);
+			g_timeout_s = (int)t;
+			break;
+		}
+		case 'V':
+			printf("nvmfctl %s\n", NVMFD_VERSION);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'nvmfctl --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		usage_die("%s", "a COMMAND is required");
+	cmd = argv[optind];
+	a = argv + optind + 1;
+	nargs = argc - optind - 1;
+#define NARGS(lo, hi)                                                              \
+	do {                                                                       \
+		if (nargs < (lo) || nargs > (hi))                                  \
+			usage_die("%s: wrong number of arguments", cmd);           \
+	} while (0)
+	if (!strcmp(cmd, "get-subsystems")) {
+		NARGS(0, 1);
+		method = "nvmf_get_subsystems";
+		if (nargs) {
+			params = json_object_new_object();
+			json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		}
+	} else if (!strcmp(cmd, "add-ns")) {
+		json_object *ns = json_object_new_object();
+
+		NARGS(2, 3);
+		method = "nvmf_subsystem_add_ns";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(ns, "bdev_name", json_object_new_string(a[1]));
+		if (nargs == 3)
+			json_object_object_add(ns, "nsid", json_object_new_int64(parse_nsid(a[2])));
+		json_object_object_add(params, "namespace", ns);
+	} else if (!strcmp(cmd, "remove-ns")) {
+		NARGS(2, 2);
+		method = "nvmf_subsystem_remove_ns";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "nsid", json_object_new_int64(parse_nsid(a[1])));
+	} else if (!strcmp(cmd, "add-host") || !strcmp(cmd, "remove-host")) {
+		NARGS(2, 2);
+		method = cmd[0] == 'a' ? "nvmf_subsystem_add_host" : "nvmf_subsystem_remove_host";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "host", json_object_new_string(a[1]));
+	} else if (!strcmp(cmd, "allow-any-host")) {
+		NARGS(2, 2);
+		if (strcmp(a[1], "yes") && strcmp(a[1], "no"))
+			usage_die("allow-any-host: '%s' is not yes or no", a[1]);
+		method = "nvmf_subsystem_allow_any_host";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "allow_any_host",
+				       json_object_new_boolean(!strcmp(a[1], "yes")));
+	} else if (!strcmp(cmd, "save-config")) {
+		NARGS(0, 1);
+		method = "save_config";
+		if (nargs) {
+			char *abs = realpath(a[0], NULL);
+			char path[4096];
+
+			/* nvmfd runs elsewhere: give it an absolute path */
+			if (abs) {
+				snprintf(path, sizeof(path), "%s", abs);
+			} else if (a[0][0] != '/') {
+				char cwd[2048];
+
+				if (!getcwd(cwd, sizeof(cwd)))
+					usage_die("save-config: cannot resolve '%s'", a[0]);
+				snprintf(path, sizeof(path), "%s/%s", cwd, a[0]);
+			} else {
+				snprintf(path, sizeof(path), "%s", a[0]);
+			}
+			free(abs);
+			params = json_object_new_object();
+			json_object_object_add(params, "filename", json_object_new_string(path));
+		}
+	} else if (!strcmp(cmd, "stats")) {
+		NARGS(0, 0);
+		method = "nvmf_get_stats";
+	} else if (!strcmp(cmd, "version")) {
+		NARGS(0, 0);
+		method = "nvmfd_get_version";
+	} else if (!strcmp(cmd, "methods")) {
+		NARGS(0, 0);
+		method = "rpc_get_methods";
+	} else if (!strcmp(cmd, "call")) {
+		NARGS(1, 2);
+		method = a[0];
+		if (nargs == 2)
+			params = parse_params(a[1]);
+	} else {
+		usage_die("unknown command '%s'", cmd);
+	}
+
+	req = json_object_new_object();
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(req, "params", params);
+	json_object_object_add(req, "id", json_object_new_int(1));
+	rep = call(req, &code);
+	json_object_put(req);
+	if (!rep)
+		return code;
+	if (json_object_object_get_ex(rep, "error", &v)) {
+		json_object *m = NULL, *cd = NULL;
+
+		json_object_object_get_ex(v, "message", &m);
+		json_object_object_get_ex(v, "code", &cd);
+		if (json)
+			printf("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PRETTY));
+		fprintf(stderr, "nvmfctl: %s: %s (code %d)\n", method,
+			m ? json_object_get_string(m) : "?", cd ? json_object_get_int(cd) : 0);
+		json_object_put(rep);
+		return EXIT_FAILED;
+	}
+	if (!json_object_object_get_ex(rep, "result", &v)) {
+		fprintf(stderr, "nvmfctl: %s: the answer has no result\n", method);
+		json_object_put(rep);
+		return EXIT_CONN;
+	}
+	if (json) {
+		printf("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else if (!strcmp(method, "nvmf_get_subsystems") && json_object_is_type(v, json_type_array)) {
+		print_subsystems(v);
+	} else if (!strcmp(method, "nvmf_subsystem_add_ns")) {
+		printf("%d\n", json_object_get_int(v));
+	} else if (!strcmp(method, "rpc_get_methods")) {
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			printf("%s\n", json_object_get_string(json_object_array_get_idx(v, i)));
+	} else if (!strcmp(method, "nvmfd_get_version")) {
+		json_object *ver;
+
+		json_object_object_get_ex(v, "version", &ver);
+		printf("%s\n", json_object_get_string(ver));
+	} else if (!strcmp(method, "save_config") && json_object_object_get_ex(v, "filename", NULL)) {
+		json_object *f;
+
+		json_object_object_get_ex(v, "filename", &f);
+		printf("saved to %s\n", json_object_get_string(f));
+	} else if (json_object_is_type(v, json_type_boolean)) {
+		/* done: nothing to print */
+	} else {
+		printf("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	json_object_put(rep);
+	return 0;
+}

@@ -1,0 +1,1314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rpc.c - the control socket (rpc.h; protocol in doc/rpc.md).
+ *
+ * A connection is classified by its first line: an object with "jsonrpc"
+ * makes it a JSON-RPC 2.0 connection (any number of requests, one per
+ * line, answered in order, until the client closes); anything else is an
+ * old-style request ({"cmd":"stats"} or {"cmd":"config"}): exactly one
+ * line, one reply, then the connection is closed, as before.
+ *
+ * Every method validates all of its parameters and checks every limit
+ * before it changes anything, so a request that fails changes nothing.
+ * Replies are written with a 1 s send timeout: a client that does not read
+ * only stalls the control thread that long, then it is dropped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "internal/log.h"
+#include "internal/target.h"
+#include "rpc.h"
+
+#ifndef NVMFD_VERSION
+#define NVMFD_VERSION "unknown"
+#endif
+
+#define LOG_COMP "rpc"
+#define RPC_LINE_MAX 16384 /* bytes of one request line */
+/* the first line of a connection (old-style requests are short) */
+#define RPC_FIRST_LINE_MAX 4096
+#define RPC_SEND_TIMEOUT_MS 1000
+#define RPC_API_VERSION 1
+
+/* JSON-RPC 2.0 error codes; methods also answer -errno (as SPDK does). */
+#define RPC_PARSE_ERROR (-32700)
+#define RPC_INVALID_REQUEST (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS (-32602)
+
+enum client_mode { MODE_NEW, MODE_RPC };
+
+struct client {
+	int fd; /* -1: free slot */
+	enum client_mode mode;
+	size_t len;
+	char buf[RPC_LINE_MAX];
+};
+
+struct nvmfd_rpc {
+	int lfd;
+	struct nvmfd_tgt *tgt;
+	struct nvmfd_cfg *cfg;
+	char save_path[4096];
+	struct client clients[NVMFD_RPC_MAX_CLIENTS];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Sending                                                                */
+
+static void send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* client went away or timed out: nothing to report */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* @o as one line; takes the reference. */
+static void send_obj(int fd, json_object *o)
+{
+	const char *s;
+
+	if (!o)
+		return;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	send_all(fd, s, strlen(s));
+	send_all(fd, "\n", 1);
+	json_object_put(o);
+}
+
+static void legacy_error(int fd, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return;
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	send_obj(fd, o);
+}
+
+/* Exactly one JSON value, nothing before or after it but blanks. */
+static json_object *parse_line(const char *line, bool *ok)
+{
+	struct json_tokener *tok = json_tokener_new();
+	size_t len = strlen(line), end;
+	json_object *o;
+
+	*ok = false;
+	if (!tok)
+		return NULL;
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	*ok = json_tokener_get_error(tok) == json_tokener_success;
+	end = (size_t)json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	end += strspn(line + end, " \t\r");
+	if (*ok && end != len)
+		*ok = false;
+	if (!*ok) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers for the methods                                                */
+
+struct call {
+	struct nvmfd_rpc *r;
+	json_object *params; /* object or NULL */
+	json_object *result; /* set by the method on success */
+	char msg[512]; /* error message */
+};
+
+static int fail(struct call *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(struct call *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Only keys from @keys; @required ones present. */
+static int check_params(struct call *c, const char *const *keys, const char *const *required)
+{
+	if (!c->params) {
+		if (required && required[0])
+			return fail(c, RPC_INVALID_PARAMS, "params: \"%s\" is required", required[0]);
+		return 0;
+	}
+	json_object_object_foreach(c->params, k, v) {
+		bool known = false;
+
+		(void)v;
+		for (size_t i = 0; keys && keys[i]; i++)
+			known |= !strcmp(k, keys[i]);
+		if (!known)
+			return fail(c, RPC_INVALID_PARAMS, "params: unknown key \"%s\"", k);
+	}
+	for (size_t i = 0; required && required[i]; i++)
+		if (!json_object_object_get_ex(c->params, required[i], NULL))
+			return fail(c, RPC_INVALID_PARAMS, "params: \"%s\" is required", required[i]);
+	return 0;
+}
+
+static int param_str(struct call *c, const char *key, const char **out)
+{
+	json_object *v;
+
+	*out = NULL;
+	if (!c->params || !json_object_object_get_ex(c->params, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s: expected a string", key);
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int param_u32(struct call *c, json_object *obj, const char *key, uint32_t min, uint32_t max,
+		     uint32_t *out, bool *given)
+{
+	json_object *v;
+	int64_t n;
+
+	*given = false;
+	if (!obj || !json_object_object_get_ex(obj, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return fail(c, RPC_INVALID_PARAMS, "%s: expected an integer", key);
+	n = json_object_get_int64(v);
+	if (n < min || n > max)
+		return fail(c, RPC_INVALID_PARAMS, "%s: %" PRId64 " is out of range %u..%u", key, n,
+			    min, max);
+	*out = (uint32_t)n;
+	*given = true;
+	return 0;
+}
+
+/* The subsystem named by params.nqn. Return: its index or a code. */
+static int find_subsys(struct call *c)
+{
+	const char *nqn;
+	int ret = param_str(c, "nqn", &nqn);
+
+	if (ret)
+		return ret;
+	if (!nqn)
+		return fail(c, RPC_INVALID_PARAMS, "params: \"nqn\" is required");
+	for (unsigned int i = 0; i < c->r->cfg->nr_subsys; i++)
+		if (!strcmp(c->r->cfg->subsys[i].nqn, nqn))
+			return (int)i;
+	return fail(c, -ENODEV, "subsystem '%s' not found", nqn);
+}
+
+static bool nqn_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (strncmp(s, "nqn.", 4) || n > 223)
+		return false;
+	for (; *s; s++)
+		if (*s < 0x21 || *s > 0x7e)
+			return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Methods                                                                */
+
+static json_object *addr_obj(const struct nvmfd_cfg_port *p, unsigned int port)
+{
+	json_object *a = json_object_new_object();
+
+	json_object_object_add(a, "trtype", json_object_new_string("TCP"));
+	json_object_object_add(a, "adrfam",
+			       json_object_new_string(p->adrfam == NVMFD_ADRFAM_IPV6 ? "IPv6" : "IPv4"));
+	char svc[16];
+
+	json_object_object_add(a, "traddr", json_object_new_string(p->traddr));
+	/* a listener given port 0 reports the port it bound */
+	snprintf(svc, sizeof(svc), "%u", port);
+	json_object_object_add(a, "trsvcid", json_object_new_string(port ? svc : p->trsvcid));
+	return a;
+}
+
+static void fmt_uuid(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+		 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		 u[14], u[15]);
+}
+
+static json_object *subsys_obj(struct nvmfd_rpc *r, unsigned int si)
+{
+	const struct nvmfd_cfg_subsys *s = &r->cfg->subsys[si];
+	json_object *o = json_object_new_object(), *la = json_object_new_array();
+	json_object *hosts = json_object_new_array(), *nss = json_object_new_array();
+
+	json_object_object_add(o, "nqn", json_object_new_string(s->nqn));
+	json_object_object_add(o, "subtype", json_object_new_string("NVMe"));
+	for (unsigned int pi = 0; pi < r->cfg->nr_ports; pi++) {
+		const struct nvmfd_cfg_port *p = &r->cfg->ports[pi];
+
+		for (unsigned int k = 0; k < p->nr_subsys; k++)
+			if (p->subsys_idx[k] == si)
+				json_object_array_add(la, addr_obj(p, nvmfd_tgt_listen_port(r->tgt, pi)));
+	}
+	json_object_object_add(o, "listen_addresses", la);
+	json_object_object_add(o, "allow_any_host", json_object_new_boolean(s->allow_any_host));
+	for (unsigned int i = 0; i < s->nr_hosts; i++) {
+		json_object *h = json_object_new_object();
+
+		json_object_object_add(h, "nqn", json_object_new_string(s->hosts[i]));
+		json_object_array_add(hosts, h);
+	}
+	json_object_object_add(o, "hosts", hosts);
+	json_object_object_add(o, "serial_number", json_object_new_string(s->serial));
+	json_object_object_add(o, "model_number", json_object_new_string(s->model));
+	json_object_object_add(o, "max_namespaces", json_object_new_int(NVMFD_CFG_MAX_NS));
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		const struct nvmfd_cfg_ns *ns = &s->ns[i];
+		json_object *n = json_object_new_object();
+
+		json_object_object_add(n, "nsid", json_object_new_int64(ns->nsid));
+		/* SPDK's key for the backing; nvmfd's spec ("file:/x", "ram:1G") */
+		json_object_object_add(n, "bdev_name", json_object_new_string(ns->path));
+		json_object_object_add(n, "enable", json_object_new_boolean(ns->enable));
+		if (ns->has_uuid) {
+			char u[37];
+
+			fmt_uuid(ns->uuid, u);
+			json_object_object_add(n, "uuid", json_object_new_string(u));
+		}
+		json_object_array_add(nss, n);
+	}
+	json_object_object_add(o, "namespaces", nss);
+	return o;
+}
+
+static int m_get_subsystems(struct call *c)
+{
+	static const char *const keys[] = { "nqn", NULL };
+	json_object *arr;
+	const char *nqn;
+	int ret;
+
+	ret = check_params(c, keys, NULL);
+	if (ret || (ret = param_str(c, "nqn", &nqn)))
+		return ret;
+	if (nqn && find_subsys(c) < 0)
+		return find_subsys(c);
+	arr = json_object_new_array();
+	if (!nqn || !strcmp(nqn, NVMFD_DISC_NQN)) {
+		json_object *d = json_object_new_object(), *la = json_object_new_array();
+
+		json_object_object_add(d, "nqn", json_object_new_string(NVMFD_DISC_NQN));
+		json_object_object_add(d, "subtype", json_object_new_string("Discovery"));
+		for (unsigned int pi = 0; pi < c->r->cfg->nr_ports; pi++)
+			json_object_array_add(la, addr_obj(&c->r->cfg->ports[pi],
+							   nvmfd_tgt_listen_port(c->r->tgt, pi)));
+		json_object_object_add(d, "listen_addresses", la);
+		json_object_object_add(d, "allow_any_host", json_object_new_boolean(true));
+		json_object_object_add(d, "hosts", json_object_new_array());
+		if (!nqn)
+			json_object_array_add(arr, d);
+		else
+			json_object_put(d);
+	}
+	for (unsigned int i = 0; i < c->r->cfg->nr_subsys; i++)
+		if (!nqn || !strcmp(nqn, c->r->cfg->subsys[i].nqn))
+			json_object_array_add(arr, subsys_obj(c->r, i));
+	c->result = arr;
+	return 0;
+}
+
+/* The running config with the listeners' bound ports (trsvcid "0"). */
+static int write_config(struct nvmfd_rpc *r, FILE *out)
+{
+	struct nvmfd_cfg *copy = malloc(sizeof(*copy));
+	int ret;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, r->cfg, sizeof(*copy));
+	for (unsigned int i = 0; i < copy->nr_ports; i++) {
+		unsigned int port = nvmfd_tgt_listen_port(r->tgt, i);
+
+		if (port)
+			snprintf(copy->ports[i].trsvcid, sizeof(copy->ports[i].trsvcid), "%u", port);
+	}
+	ret = nvmfd_cfg_write_json(copy, out);
+	free(copy);
+	return ret;
+}
+
+/* Text of write_config() (NUL-terminated; free()). */
+static int config_text(struct nvmfd_rpc *r, char **out, size_t *len)
+{
+	FILE *mem = open_memstream(out, len);
+	int ret;
+
+	if (!mem)
+		return -ENOMEM;
+	ret = write_config(r, mem);
+	if (fclose(mem) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/* Write @text to @path through a temporary file in the same directory
+ * (mode 0600: configs may carry secrets), fsync, rename over @path, fsync
+ * the directory. Return: 0 or -errno (@path untouched then). */
+static int write_atomic(const char *path, const char *text, size_t len)
+{
+	char tmp[4200], dir[4200];
+	int fd, dfd, ret = 0;
+	size_t off = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0600) < 0)
+		ret = -errno;
+	while (!ret && off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ret = -errno;
+		else
+			off += (size_t)n;
+	}
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+static int m_save_config(struct call *c)
+{
+	static const char *const keys[] = { "filename", NULL };
+	const char *path;
+	char *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = check_params(c, keys, NULL);
+	if (ret || (ret = param_str(c, "filename", &path)))
+		return ret;
+	if (!path && c->r->save_path[0])
+		path = c->r->save_path;
+	ret = config_text(c->r, &text, &len);
+	if (ret)
+		return fail(c, ret, "cannot format the config: %s", strerror(-ret));
+	if (!path) {
+		/* no file: return the config itself, as SPDK's save_config */
+		c->result = json_tokener_parse(text);
+		free(text);
+		return c->result ? 0 : fail(c, -ENOMEM, "out of memory");
+	}
+	ret = write_atomic(path, text, len);
+	free(text);
+	if (ret)
+		return fail(c, ret, "%s: %s", path, strerror(-ret));
+	NVMFD_INFO(LOG_COMP, "configuration saved to %s", path);
+	c->result = json_object_new_object();
+	json_object_object_add(c->result, "filename", json_object_new_string(path));
+	return 0;
+}
+
+static int m_get_stats(struct call *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int ret;
+
+	ret = check_params(c, NULL, NULL);
+	if (ret)
+		return ret;
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return fail(c, -ENOMEM, "out of memory");
+	ret = nvmfd_tgt_stats_json(c->r->tgt, mem);
+	if (fclose(mem) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		c->result = json_tokener_parse(text);
+	free(text);
+	if (ret || !c->result)
+		return fail(c, ret ? ret : -ENOMEM, "statistics: %s", strerror(ret ? -ret : ENOMEM));
+	return 0;
+}
+
+static int m_get_version(struct call *c)
+{
+	int ret = check_params(c, NULL, NULL);
+
+	if (ret)
+		return ret;
+	c->result = json_object_new_object();
+	json_object_object_add(c->result, "version", json_object_new_string("nvmfd " NVMFD_VERSION));
+	json_object_object_add(c->result, "api_version", json_object_new_int(RPC_API_VERSION));
+	return 0;
+}
+
+static int m_get_methods(struct call *c);
+
+/* Namespaces ------------------------------------------------------------ */
+
+/* Add @cn (NSID set) to subsystem @si: target first, then the config. */
+static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
+{
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
+	int ret;
+
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].nsid == cn->nsid)
+			return fail(c, -EEXIST, "subsystem '%s' already has namespace %u", s->nqn,
+				    cn->nsid);
+	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
+		return fail(c, -ENOSPC, "subsystem '%s' has %d namespaces, the most", s->nqn,
+			    NVMFD_CFG_MAX_NS);
+	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
+	if (ret == -EBUSY)
+		return fail(c, ret, "%s is in use: another process exports it (or it is mounted)",
+			    cn->path);
+	if (ret == -ENOSPC)
+		return fail(c, ret, "subsystem '%s': no free namespace slot (removed namespaces keep "
+			    "theirs until nvmfd restarts)", s->nqn);
+	if (ret)
+		return fail(c, ret, "%s: %s", cn->path, strerror(-ret));
+	s->ns[s->nr_ns] = *cn;
+	s->ns[s->nr_ns].bk.path = s->ns[s->nr_ns].path;
+	s->nr_ns++;
+	return 0;
+}
+
+static int m_add_ns(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "namespace", NULL };
+	static const char *const req[] = { "nqn", "namespace", NULL };
+	static const char *const nkeys[] = { "bdev_name", "nsid", "uuid", "nguid", NULL };
+	struct nvmfd_cfg_subsys *s;
+	struct nvmfd_cfg_ns cn;
+	char err[NVMFD_CFG_ERRLEN], spec[4400];
+	json_object *nso, *v;
+	uint32_t nsid = 0;
+	bool given;
+	int si, ret;
+
+	ret = check_params(c, keys, req);
+	if (ret)
+		return ret;
+	si = find_subsys(c);
+	if (si < 0)
+		return si;
+	s = &c->r->cfg->subsys[si];
+	json_object_object_get_ex(c->params, "namespace", &nso);
+	if (!json_object_is_type(nso, json_type_object))
+		return fail(c, RPC_INVALID_PARAMS, "params.namespace: expected an object");
+	json_object_object_foreach(nso, k, kv) {
+		bool known = false;
+
+		(void)kv;
+		for (size_t i = 0; nkeys[i]; i++)
+			known |= !strcmp(k, nkeys[i]);
+		if (!known)
+			return fail(c, RPC_INVALID_PARAMS, "params.namespace: unknown key \"%s\"", k);
+	}
+	if (!json_object_object_get_ex(nso, "bdev_name", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return fail(c, RPC_INVALID_PARAMS,
+			    "params.namespace.bdev_name: required, a namespace spec such as "
+			    "\"file:/path,size=1G\", \"bdev:/dev/x\", \"ram:64M\" or \"null:1G\"");
+	snprintf(spec, sizeof(spec), "%s", json_object_get_string(v));
+	ret = param_u32(c, nso, "nsid", 1, 0xfffffffe, &nsid, &given);
+	if (ret)
+		return ret;
+	/* uuid/nguid go through the spec parser, which validates them */
+	for (size_t i = 2; i < 4; i++) {
+		if (!json_object_object_get_ex(nso, nkeys[i], &v))
+			continue;
+		if (!json_object_is_type(v, json_type_string))
+			return fail(c, RPC_INVALID_PARAMS, "params.namespace.%s: expected a string",
+				    nkeys[i]);
+		if (strchr(json_object_get_string(v), ','))
+			return fail(c, RPC_INVALID_PARAMS, "params.namespace.%s: bad UUID", nkeys[i]);
+		snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), ",%s=%s", nkeys[i],
+			 json_object_get_string(v));
+	}
+	memset(&cn, 0, sizeof(cn));
+	if (nvmfd_cfg_parse_namespace(&cn, spec, err))
+		return fail(c, RPC_INVALID_PARAMS, "%s", err);
+	if (given && cn.nsid && cn.nsid != nsid)
+		return fail(c, RPC_INVALID_PARAMS, "nsid %u and the spec's nsid=%u differ", nsid,
+			    cn.nsid);
+	if (given)
+		cn.nsid = nsid;
+	if (cn.nsid > 1024)
+		return fail(c, RPC_INVALID_PARAMS, "nsid %u: at most 1024", cn.nsid);
+	if (!cn.nsid) {
+		uint32_t max = 0;
+
+		for (unsigned int i = 0; i < s->nr_ns; i++)
+			if (s->ns[i].nsid > max)
+				max = s->ns[i].nsid;
+		cn.nsid = max + 1;
+	}
+	ret = ns_add(c, si, &cn);
+	if (ret)
+		return ret;
+	c->result = json_object_new_int64(cn.nsid); /* SPDK answers the NSID */
+	return 0;
+}
+
+static int ns_remove(struct call *c, int si, uint32_t nsid)
+{
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].nsid == nsid)
+			break;
+	if (i == s->nr_ns)
+		return fail(c, -ENOENT, "subsystem '%s' has no namespace %u", s->nqn, nsid);
+	ret = nvmfd_tgt_ns_remove(c->r->tgt, (unsigned int)si, nsid);
+	if (ret)
+		return fail(c, ret, "namespace %u: %s", nsid, strerror(-ret));
+	memmove(&s->ns[i], &s->ns[i + 1], (s->nr_ns - i - 1) * sizeof(s->ns[0]));
+	s->nr_ns--;
+	for (unsigned int k = i; k < s->nr_ns; k++)
+		s->ns[k].bk.path = s->ns[k].path;
+	return 0;
+}
+
+static int m_remove_ns(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "nsid", NULL };
+	static const char *const req[] = { "nqn", "nsid", NULL };
+	uint32_t nsid;
+	bool given;
+	int si, ret;
+
+	ret = check_params(c, keys, req);
+	if (ret)
+		return ret;
+	si = find_subsys(c);
+	if (si < 0)
+		return si;
+	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	if (ret)
+		return ret;
+	ret = ns_remove(c, si, nsid);
+	if (ret)
+		return ret;
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+/* Hosts ----------------------------------------------------------------- */
+
+static int host_params(struct call *c, int *si, const char **host)
+{
+	static const char *const keys[] = { "nqn", "host", NULL };
+	int ret = check_params(c, keys, keys);
+
+	if (ret)
+		return ret;
+	*si = find_subsys(c);
+	if (*si < 0)
+		return *si;
+	ret = param_str(c, "host", host);
+	if (ret)
+		return ret;
+	if (!nqn_ok(*host))
+		return fail(c, RPC_INVALID_PARAMS, "host '%.64s': an NQN starts with \"nqn.\", is "
+			    "printable and at most 223 bytes", *host);
+	return 0;
+}
+
+static int host_add(struct call *c, int si, const char *host)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	struct nvmfd_cfg_subsys *s = &cfg->subsys[si];
+	bool top = false;
+
+	for (unsigned int i = 0; i < s->nr_hosts; i++)
+		if (!strcmp(s->hosts[i], host))
+			return fail(c, -EEXIST, "host %s is already allowed on %s", host, s->nqn);
+	if (s->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+		return fail(c, -ENOSPC, "subsystem '%s' allows %d hosts, the most", s->nqn,
+			    NVMFD_CFG_MAX_HOSTS);
+	for (unsigned int i = 0; i < cfg->nr_hosts; i++)
+		top |= !strcmp(cfg->hosts[i], host);
+	if (!top && cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+		return fail(c, -ENOSPC, "the config defines %d hosts, the most", NVMFD_CFG_MAX_HOSTS);
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	snprintf(s->hosts[s->nr_hosts++], sizeof(s->hosts[0]), "%s", host);
+	/* nvmetcli wants every allowed host defined at the top level */
+	if (!top)
+		snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", host);
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_tgt_discovery_changed(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s allowed", s->nqn, host);
+	return 0;
+}
+
+static int m_add_host(struct call *c)
+{
+	const char *host;
+	int si, ret;
+
+	ret = host_params(c, &si, &host);
+	if (ret || (ret = host_add(c, si, host)))
+		return ret;
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+static int host_remove(struct call *c, int si, const char *host)
+{
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
+	unsigned int i;
+
+	for (i = 0; i < s->nr_hosts; i++)
+		if (!strcmp(s->hosts[i], host))
+			break;
+	if (i == s->nr_hosts)
+		return fail(c, -ENOENT, "host %s is not in the allowed hosts of %s", host, s->nqn);
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	memmove(s->hosts[i], s->hosts[i + 1], (s->nr_hosts - i - 1) * sizeof(s->hosts[0]));
+	s->nr_hosts--;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_tgt_discovery_changed(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s no longer allowed (connected controllers "
+		   "stay)", s->nqn, host);
+	return 0;
+}
+
+static int m_remove_host(struct call *c)
+{
+	const char *host;
+	int si, ret;
+
+	ret = host_params(c, &si, &host);
+	if (ret || (ret = host_remove(c, si, host)))
+		return ret;
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+static void set_any_host(struct nvmfd_rpc *r, struct nvmfd_cfg_subsys *s, bool any)
+{
+	nvmfd_tgt_cfg_lock(r->tgt);
+	s->allow_any_host = any;
+	nvmfd_tgt_cfg_unlock(r->tgt);
+	nvmfd_tgt_discovery_changed(r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: %s", s->nqn,
+		   any ? "any host allowed" : "only the listed hosts allowed");
+}
+
+static int m_allow_any_host(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "allow_any_host", NULL };
+	struct nvmfd_cfg_subsys *s;
+	json_object *v;
+	int si, ret;
+
+	ret = check_params(c, keys, keys);
+	if (ret)
+		return ret;
+	si = find_subsys(c);
+	if (si < 0)
+		return si;
+	json_object_object_get_ex(c->params, "allow_any_host", &v);
+	if (!json_object_is_type(v, json_type_boolean))
+		return fail(c, RPC_INVALID_PARAMS, "params.allow_any_host: expected true or false");
+	s = &c->r->cfg->subsys[si];
+	set_any_host(c->r, s, json_object_get_boolean(v));
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+/* Not yet possible ------------------------------------------------------ */
+
+static int m_later(struct call *c)
+{
+	(void)c;
+	return 1; /* the dispatcher words the message */
+}
+
+struct method {
+	const char *name;
+	int (*fn)(struct call *c);
+	const char *later; /* why it is not available yet, or NULL */
+};
+
+static const struct method methods[] = {
+	{ "rpc_get_methods", m_get_methods, NULL },
+	{ "nvmfd_get_version", m_get_version, NULL },
+	{ "nvmf_get_subsystems", m_get_subsystems, NULL },
+	{ "nvmf_get_stats", m_get_stats, NULL },
+	{ "save_config", m_save_config, NULL },
+	{ "nvmf_subsystem_add_ns", m_add_ns, NULL },
+	{ "nvmf_subsystem_remove_ns", m_remove_ns, NULL },
+	{ "nvmf_subsystem_add_host", m_add_host, NULL },
+	{ "nvmf_subsystem_remove_host", m_remove_host, NULL },
+	{ "nvmf_subsystem_allow_any_host", m_allow_any_host, NULL },
+	{ "nvmf_create_subsystem", m_later,
+	  "subsystems are fixed when nvmfd starts (the target core has no live subsystem table "
+	  "yet); add it to the config file and restart" },
+	{ "nvmf_delete_subsystem", m_later,
+	  "subsystems are fixed when nvmfd starts; remove it from the config file and restart" },
+	{ "nvmf_subsystem_add_listener", m_later,
+	  "listeners are fixed when nvmfd starts (needs the transport's live listener API)" },
+	{ "nvmf_subsystem_remove_listener", m_later,
+	  "listeners are fixed when nvmfd starts (needs the transport's live listener API)" },
+};
+
+static int m_get_methods(struct call *c)
+{
+	int ret = check_params(c, NULL, NULL);
+
+	if (ret)
+		return ret;
+	c->result = json_object_new_array();
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!methods[i].later)
+			json_object_array_add(c->result, json_object_new_string(methods[i].name));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch                                                               */
+
+static json_object *rpc_error(json_object *id, int code, const char *msg)
+{
+	json_object *o = json_object_new_object(), *e = json_object_new_object();
+
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(o, "error", e);
+	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
+	return o;
+}
+
+/* One JSON-RPC request object; Return: the reply, NULL for a notification. */
+static json_object *rpc_call(struct nvmfd_rpc *r, json_object *req)
+{
+	json_object *v, *id = NULL, *params = NULL, *o;
+	struct call c = { .r = r };
+	const struct method *m = NULL;
+	const char *name;
+	bool notify;
+	int ret;
+
+	if (!json_object_is_type(req, json_type_object))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: expected an object");
+	notify = !json_object_object_get_ex(req, "id", &id);
+	if (id && !json_object_is_type(id, json_type_string) &&
+	    !json_object_is_type(id, json_type_int) && !json_object_is_type(id, json_type_null))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: bad id");
+	if (!json_object_object_get_ex(req, "jsonrpc", &v) ||
+	    !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
+		return rpc_error(id, RPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+	if (!json_object_object_get_ex(req, "method", &v) || !json_object_is_type(v, json_type_string))
+		return rpc_error(id, RPC_INVALID_REQUEST, "Invalid Request: \"method\" missing");
+	name = json_object_get_string(v);
+	json_object_object_foreach(req, k, kv) {
+		(void)kv;
+		if (strcmp(k, "jsonrpc") && strcmp(k, "method") && strcmp(k, "params") &&
+		    strcmp(k, "id"))
+			return rpc_error(id, RPC_INVALID_REQUEST, "Invalid Request: unknown member");
+	}
+	if (json_object_object_get_ex(req, "params", &params) && params &&
+	    !json_object_is_type(params, json_type_object))
+		return rpc_error(id, RPC_INVALID_PARAMS, "params must be an object");
+	c.params = params;
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(methods[i].name, name))
+			m = &methods[i];
+	if (!m) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "Method not found: '%.64s' (rpc_get_methods lists them)",
+			 name);
+		return notify ? NULL : rpc_error(id, RPC_METHOD_NOT_FOUND, msg);
+	}
+	if (m->later) {
+		char msg[320];
+
+		snprintf(msg, sizeof(msg), "%s is not implemented yet: %s", m->name, m->later);
+		return notify ? NULL : rpc_error(id, RPC_METHOD_NOT_FOUND, msg);
+	}
+	ret = m->fn(&c);
+	if (ret) {
+		if (!c.msg[0])
+			snprintf(c.msg, sizeof(c.msg), "%s", strerror(ret < 0 && ret > -4096 ? -ret : EINVAL));
+		NVMFD_DBG(LOG_COMP, "%s failed: %s", name, c.msg);
+		json_object_put(c.result);
+		return notify ? NULL : rpc_error(id, ret, c.msg);
+	}
+	if (notify) {
+		json_object_put(c.result);
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(o, "result", c.result ? c.result : json_object_new_boolean(true));
+	json_object_object_add(o, "id", json_object_get(id));
+	return o;
+}
+
+/* The old protocol: {"cmd":"stats"} or {"cmd":"config"}. */
+static void legacy_call(struct nvmfd_rpc *r, int fd, json_object *o)
+{
+	json_object *cmd;
+	const char *name;
+	char *out = NULL;
+	size_t out_len = 0;
+	FILE *mem;
+	int ret;
+
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		legacy_error(fd, "expected exactly one JSON object per line: "
+				 "{\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
+		return;
+	}
+	if (!json_object_object_get_ex(o, "cmd", &cmd) || !json_object_is_type(cmd, json_type_string)) {
+		legacy_error(fd, "expected {\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
+		return;
+	}
+	name = json_object_get_string(cmd);
+	if (strcmp(name, "stats") && strcmp(name, "config")) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "unknown cmd '%.64s' (stats, config)", name);
+		legacy_error(fd, msg);
+		return;
+	}
+	mem = open_memstream(&out, &out_len);
+	if (!mem) {
+		legacy_error(fd, "out of memory");
+		return;
+	}
+	ret = !strcmp(name, "stats") ? nvmfd_tgt_stats_json(r->tgt, mem) : write_config(r, mem);
+	if (fclose(mem) || ret) {
+		legacy_error(fd, ret ? strerror(-ret) : "out of memory");
+		free(out);
+		return;
+	}
+	/* one line per reply: strip the pretty-printer's newlines */
+	for (size_t i = 0; i < out_len; i++)
+		if (out[i] == '\n')
+			out[i] = ' ';
+	send_all(fd, out, out_len);
+	send_all(fd, "\n", 1);
+	free(out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* SIGHUP: reload the config file                                         */
+
+static int find_nqn(const struct nvmfd_cfg *cfg, const char *nqn)
+{
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+		if (!strcmp(cfg->subsys[i].nqn, nqn))
+			return (int)i;
+	return -1;
+}
+
+static bool same_device(const struct nvmfd_cfg_ns *a, const struct nvmfd_cfg_ns *b)
+{
+	return !strcmp(a->path, b->path) && a->bk.type == b->bk.type && a->bk.size == b->bk.size &&
+	       a->bk.lba_shift == b->bk.lba_shift && a->bk.direct == b->bk.direct &&
+	       a->bk.read_only == b->bk.read_only && a->enable == b->enable &&
+	       a->has_uuid == b->has_uuid && !memcmp(a->uuid, b->uuid, 16) &&
+	       a->has_nguid == b->has_nguid && !memcmp(a->nguid, b->nguid, 16);
+}
+
+/* Listener i of the running config and of @b: same address, port (the one
+ * bound, for a listener given port 0, as save_config writes it) and
+ * subsystems (by NQN). */
+static bool same_port(struct nvmfd_rpc *r, unsigned int i, const struct nvmfd_cfg *b)
+{
+	const struct nvmfd_cfg *a = r->cfg;
+	const struct nvmfd_cfg_port *p = &a->ports[i], *q = &b->ports[i];
+	char bound[16];
+
+	snprintf(bound, sizeof(bound), "%u", nvmfd_tgt_listen_port(r->tgt, i));
+	if (p->portid != q->portid || strcmp(p->traddr, q->traddr) ||
+	    (strcmp(p->trsvcid, q->trsvcid) && strcmp(bound, q->trsvcid)) ||
+	    p->nr_subsys != q->nr_subsys)
+		return false;
+	for (unsigned int k = 0; k < p->nr_subsys; k++)
+		if (strcmp(a->subsys[p->subsys_idx[k]].nqn, b->subsys[q->subsys_idx[k]].nqn))
+			return false;
+	return true;
+}
+
+struct tally {
+	unsigned int applied, failed, skipped;
+};
+
+static void count(struct tally *t, struct call *c, int ret, const char *what)
+{
+	if (ret) {
+		t->failed++;
+		NVMFD_ERR(LOG_COMP, "reload: %s: %s", what, c->msg);
+	} else {
+		t->applied++;
+	}
+}
+
+static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_subsys *ns,
+			  struct tally *t)
+{
+	struct nvmfd_cfg_subsys *os = &r->cfg->subsys[oi];
+	struct call c = { .r = r };
+	uint32_t gone[NVMFD_CFG_MAX_NS];
+	unsigned int nr_gone = 0;
+	char what[320];
+
+	if (strcmp(os->serial, ns->serial) || strcmp(os->model, ns->model) ||
+	    os->version != ns->version || strcmp(os->firmware, ns->firmware) ||
+	    os->ieee_oui != ns->ieee_oui || os->cntlid_min != ns->cntlid_min ||
+	    os->cntlid_max != ns->cntlid_max || os->qid_max != ns->qid_max) {
+		NVMFD_WARN(LOG_COMP, "reload: subsystem %s: changed attributes (serial, model, "
+			   "version, firmware, ieee_oui, cntlid, qid_max) need a restart: not applied",
+			   os->nqn);
+		t->skipped++;
+	}
+	if (os->allow_any_host != ns->allow_any_host) {
+		set_any_host(r, os, ns->allow_any_host);
+		t->applied++;
+	}
+	/* hosts: remove those gone (from a copy: the list shifts), add new ones */
+	for (unsigned int i = os->nr_hosts; i-- > 0;) {
+		bool keep = false;
+
+		for (unsigned int k = 0; k < ns->nr_hosts; k++)
+			keep |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!keep) {
+			char host[256];
+
+			snprintf(host, sizeof(host), "%s", os->hosts[i]);
+			snprintf(what, sizeof(what), "%s: remove host %s", os->nqn, host);
+			count(t, &c, host_remove(&c, oi, host), what);
+		}
+	}
+	for (unsigned int k = 0; k < ns->nr_hosts; k++) {
+		bool have = false;
+
+		for (unsigned int i = 0; i < os->nr_hosts; i++)
+			have |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!have) {
+			snprintf(what, sizeof(what), "%s: add host %s", os->nqn, ns->hosts[k]);
+			count(t, &c, host_add(&c, oi, ns->hosts[k]), what);
+		}
+	}
+	/* namespaces by NSID: gone ones removed, new ones added; a changed one
+	 * is reported (its path stays locked after a remove until restart) */
+	for (unsigned int i = 0; i < os->nr_ns; i++) {
+		const struct nvmfd_cfg_ns *o = &os->ns[i], *m = NULL;
+
+		for (unsigned int k = 0; k < ns->nr_ns; k++)
+			if (ns->ns[k].nsid == o->nsid)
+				m = &ns->ns[k];
+		if (!m) {
+			gone[nr_gone++] = o->nsid;
+		} else if (!same_device(o, m)) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s namespace %u changed (%s -> %s): "
+				   "not applied (remove it, reload, restart, add it)", os->nqn, o->nsid,
+				   o->path, m->path);
+			t->skipped++;
+		}
+	}
+	for (unsigned int i = 0; i < nr_gone; i++) {
+		snprintf(what, sizeof(what), "%s: remove namespace %u", os->nqn, gone[i]);
+		count(t, &c, ns_remove(&c, oi, gone[i]), what);
+	}
+	for (unsigned int k = 0; k < ns->nr_ns; k++) {
+		bool have = false;
+		struct nvmfd_cfg_ns cn;
+
+		for (unsigned int i = 0; i < os->nr_ns; i++)
+			have |= os->ns[i].nsid == ns->ns[k].nsid;
+		if (have)
+			continue;
+		cn = ns->ns[k];
+		cn.bk.path = cn.path;
+		snprintf(what, sizeof(what), "%s: add namespace %u (%.64s)", os->nqn, cn.nsid,
+			 cn.path);
+		count(t, &c, ns_add(&c, oi, &cn), what);
+	}
+}
+
+int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
+{
+	struct nvmfd_cfg *n = malloc(sizeof(*n));
+	char err[NVMFD_CFG_ERRLEN];
+	struct tally t = { 0 };
+	bool ports_same;
+
+	if (!n)
+		return -ENOMEM;
+	nvmfd_cfg_init_defaults(n);
+	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
+		free(n);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n->nr_subsys; i++)
+		if (find_nqn(r->cfg, n->subsys[i].nqn) < 0) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is new: not applied (subsystems "
+				   "are fixed until a restart)", n->subsys[i].nqn);
+			t.skipped++;
+		}
+	for (unsigned int i = 0; i < r->cfg->nr_subsys; i++)
+		if (find_nqn(n, r->cfg->subsys[i].nqn) < 0) {
+			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is no longer in %s: not applied "
+				   "(subsystems are fixed until a restart)", r->cfg->subsys[i].nqn,
+				   path);
+			t.skipped++;
+		}
+	ports_same = n->nr_ports == r->cfg->nr_ports;
+	for (unsigned int i = 0; ports_same && i < n->nr_ports; i++)
+		ports_same = same_port(r, i, n);
+	if (!ports_same) {
+		NVMFD_WARN(LOG_COMP, "reload: the listeners (ports, their subsystems) changed: not "
+			   "applied (listeners are fixed until a restart)");
+		t.skipped++;
+	}
+	for (unsigned int i = 0; i < n->nr_subsys; i++) {
+		int oi = find_nqn(r->cfg, n->subsys[i].nqn);
+
+		if (oi >= 0)
+			reload_subsys(r, oi, &n->subsys[i], &t);
+	}
+	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
+		   "while running", path, t.applied, t.failed, t.skipped);
+	free(n);
+	return t.failed ? -EIO : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connections                                                            */
+
+static void client_close(struct client *cl)
+{
+	if (cl->fd >= 0)
+		close(cl->fd);
+	cl->fd = -1;
+	cl->len = 0;
+	cl->mode = MODE_NEW;
+}
+
+/* Serve the complete lines in @cl's buffer. @eof: the client shut down its
+ * side, so a last line without newline counts. Return: false to close. */
+static bool client_lines(struct nvmfd_rpc *r, struct client *cl, bool eof)
+{
+	for (;;) {
+		char *nl = memchr(cl->buf, '\n', cl->len);
+		size_t line_len, rest;
+		json_object *o;
+		bool ok;
+
+		if (!nl && !(eof && cl->len))
+			return !eof;
+		line_len = nl ? (size_t)(nl - cl->buf) : cl->len;
+		cl->buf[line_len] = '\0';
+		if (line_len && cl->buf[line_len - 1] == '\r')
+			cl->buf[line_len - 1] = '\0';
+		rest = nl ? cl->len - line_len - 1 : 0;
+		o = parse_line(cl->buf, &ok);
+		if (cl->mode == MODE_NEW) {
+			json_object *v;
+
+			if (ok && o && json_object_is_type(o, json_type_object) &&
+			    json_object_object_get_ex(o, "jsonrpc", &v)) {
+				cl->mode = MODE_RPC;
+			} else {
+				/* old protocol: exactly one line, one reply, close */
+				if (!cl->buf[strspn(cl->buf, " \t")]) {
+					json_object_put(o);
+					return false;
+				}
+				if (rest || !ok)
+					legacy_error(cl->fd, "expected exactly one JSON object per line: "
+							     "{\"cmd\":\"stats\"} or {\"cmd\":\"config\"}");
+				else
+					legacy_call(r, cl->fd, o);
+				json_object_put(o);
+				return false;
+			}
+		}
+		if (!ok) {
+			if (cl->buf[strspn(cl->buf, " \t")])
+				send_obj(cl->fd, rpc_error(NULL, RPC_PARSE_ERROR,
+							   "Parse error: one JSON object per line"));
+		} else {
+			send_obj(cl->fd, rpc_call(r, o));
+		}
+		json_object_put(o);
+		memmove(cl->buf, cl->buf + cl->len - rest, rest);
+		cl->len = rest;
+		if (!nl)
+			return false;
+	}
+}
+
+static void client_read(struct nvmfd_rpc *r, struct client *cl)
+{
+	size_t cap = cl->mode == MODE_RPC ? sizeof(cl->buf) : RPC_FIRST_LINE_MAX;
+	ssize_t n = recv(cl->fd, cl->buf + cl->len, cap - 1 - cl->len, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_lines(r, cl, true);
+		client_close(cl);
+		return;
+	}
+	cl->len += (size_t)n;
+	if (!client_lines(r, cl, false)) {
+		client_close(cl);
+		return;
+	}
+	if (cl->len + 1 >= cap) {
+		char drain[4096];
+
+		if (cl->mode == MODE_RPC)
+			send_obj(cl->fd, rpc_error(NULL, RPC_INVALID_REQUEST, "request too long"));
+		else
+			legacy_error(cl->fd, "request too long");
+		/* read what is pending so that close() does not reset the reply */
+		shutdown(cl->fd, SHUT_WR);
+		for (size_t total = 0; total < (1u << 20);) {
+			ssize_t d = recv(cl->fd, drain, sizeof(drain), MSG_DONTWAIT);
+
+			if (d <= 0)
+				break;
+			total += (size_t)d;
+		}
+		client_close(cl);
+	}
+}
+
+static void accept_one(struct nvmfd_rpc *r)
+{
+	struct timeval tv = { .tv_sec = RPC_SEND_TIMEOUT_MS / 1000 };
+	struct client *cl = NULL;
+	int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS && !cl; i++)
+		if (r->clients[i].fd < 0)
+			cl = &r->clients[i];
+	if (!cl) {
+		legacy_error(fd, "too many control connections (16): try again later");
+		close(fd);
+		return;
+	}
+	cl->fd = fd;
+	cl->len = 0;
+	cl->mode = MODE_NEW;
+}
+
+int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
+		     struct nvmfd_rpc **out)
+{
+	struct nvmfd_rpc *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->lfd = lfd;
+	r->tgt = tgt;
+	r->cfg = cfg;
+	if (save_path)
+		snprintf(r->save_path, sizeof(r->save_path), "%s", save_path);
+	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
+		r->clients[i].fd = -1;
+	*out = r;
+	return 0;
+}
+
+void nvmfd_rpc_destroy(struct nvmfd_rpc **rp)
+{
+	struct nvmfd_rpc *r = *rp;
+
+	if (!r)
+		return;
+	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
+		client_close(&r->clients[i]);
+	free(r);
+	*rp = NULL;
+}
+
+int nvmfd_rpc_pollfds(struct nvmfd_rpc *r, struct pollfd *pfd)
+{
+	int n = 0;
+
+	pfd[n++] = (struct pollfd){ .fd = r->lfd, .events = POLLIN };
+	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
+		pfd[n++] = (struct pollfd){ .fd = r->clients[i].fd, .events = POLLIN };
+	return n;
+}
+
+void nvmfd_rpc_handle(struct nvmfd_rpc *r, const struct pollfd *pfd, int n)
+{
+	for (int i = 1; i < n && i <= NVMFD_RPC_MAX_CLIENTS; i++)
+		if (pfd[i].fd >= 0 && pfd[i].revents && r->clients[i - 1].fd == pfd[i].fd)
+			client_read(r, &r->clients[i - 1]);
+	if (pfd[0].revents & POLLIN)
+		accept_one(r);
+}
