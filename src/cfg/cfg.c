@@ -3,7 +3,7 @@
  * cfg.c - the target configuration: defaults, command-line value parsers,
  * nvmetcli saved-config JSON (load and save), and cross-validation.
  *
- * JSON shape: the one nvmetcli's "saveconfig" writes (NVME-TCP-NOTES §3.4):
+ * JSON shape: the one nvmetcli's "saveconfig" writes (doc/protocol-notes.md §3.4):
  * top-level "hosts", "ports", "subsystems". nvmetcli writes most attribute
  * values as strings ("16384", "1"); both strings and JSON numbers are
  * accepted. nvmfd-only settings live under a top-level "nvmfd" object,
@@ -76,19 +76,7 @@ static bool cfg_strcpy(char *dst, size_t dsz, const char *src)
 static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
 {
 	memset(ex, 0, sizeof(*ex));
-	/*
-	 * Same values as nvmfd_rt_opts_init(); set here directly so that the
-	 * config layer does not link the runtime.
-	 */
-	ex->rt.size = sizeof(ex->rt);
-	ex->rt.mode = NVMFD_RT_BOUND;
-	ex->rt.scope = NVMFD_RT_SCOPE_CACHE;
-	ex->rt.strict = false;
-	ex->rt.max_active = 512;
-	ex->rt.workers_per_pool = 0;
-	CPU_ZERO(&ex->rt.cpus);
-	ex->rt.sysfs_root = "/sys/devices/system/cpu";
-	ex->rt.name = "nvmfd";
+	nvmfd_rt_opts_init(&ex->rt); /* the runtime's own defaults */
 	ex->wq_per_ctrl = false;
 	ex->idle_poll_us = 0;
 	ex->backend_poll = false;

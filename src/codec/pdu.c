@@ -14,7 +14,7 @@
  *     reserved bytes).
  *
  * Choices where the specification or the peers leave room (see
- * NVME-TCP-NOTES.md §1):
+ * doc/protocol-notes.md §1):
  *  - PFV != 0, HPDA/CPDA > 31, bad MAXH2CDATA: NVMFD_PDU_ERR_PARAM with FES
  *    0x06 (Unsupported Parameter) and FEI = the field's offset (8, 10, 12).
  *  - TermReqs are legal in both directions at any time, including before

@@ -23,7 +23,7 @@
 
 #define HOST_ERRMSG_LEN 512
 /* Fabrics commands (Connect carries 1024 bytes) always go in-capsule; the
- * target must accept that much on every queue (NVME-TCP-NOTES §1.8). */
+ * target must accept that much on every queue (doc/protocol-notes.md §1.8). */
 #define HOST_FABRICS_ICD_MAX 8192
 #define HOST_RXBUF_LEN (64 * 1024)
 #define HOST_CTL_TX_LEN 256

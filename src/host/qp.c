@@ -488,7 +488,7 @@ static const char *icresp_field(uint32_t off)
 	}
 }
 
-/* NVMe/TCP §3.6.2.3 and the Linux host's checks (NVME-TCP-NOTES §1.4). */
+/* NVMe/TCP §3.6.2.3 and the Linux host's checks (doc/protocol-notes.md §1.4). */
 static int qp_handle_icresp(struct nvmfd_host_qp *qp, const struct nvmfd_tcp_icresp *ic)
 {
 	uint8_t want = (uint8_t)((qp->ctrl->opts.hdgst ? NVMFD_TCP_DGST_HDR : 0) |
@@ -629,7 +629,7 @@ static int qp_handle_rsp(struct nvmfd_host_qp *qp)
 	return 0;
 }
 
-/* NVMe/TCP §3.6.2.10 and the Linux host's R2T checks (NVME-TCP-NOTES §1.7). */
+/* NVMe/TCP §3.6.2.10 and the Linux host's R2T checks (doc/protocol-notes.md §1.7). */
 static int qp_handle_r2t(struct nvmfd_host_qp *qp)
 {
 	struct nvmfd_tcp_r2t r;

@@ -64,6 +64,7 @@ enum nvmfd_bk_op {
 struct nvmfd_bk;
 struct nvmfd_bk_ring;
 struct nvmfd_bk_io;
+struct nvmfd_cq;
 
 typedef void (*nvmfd_bk_cb)(struct nvmfd_bk_io *io, int res);
 
@@ -96,6 +97,7 @@ struct nvmfd_bk_io {
 	struct nvmfd_bk *bk;   /* backend the io was submitted to */
 	uint32_t done;         /* bytes finished so far (short I/O, zero fill) */
 	uint32_t flags;        /* BK_IOF_* in src/backend/bk_int.h */
+	struct nvmfd_cq *cq;   /* completion context of a shared ring (cqpool.c) */
 };
 
 /** nvmfd_bk_open() - open/create a backend. Return: 0, -EINVAL (bad opts,

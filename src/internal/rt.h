@@ -175,6 +175,66 @@ int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd);
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w);
 
 /**
+ * nvmfd_rt_work_move() - move @w to runtime @to (may be its own) on @io_cpu:
+ * cancel it (waiting for a run in progress), forget the readiness of its
+ * @nfds fds @fds (negative entries skipped), re-target it with the same
+ * function and statistics, and queue it once: its first run on the new
+ * pool must re-arm readiness. nvmfd_rt_queue_work() may be called on @w
+ * from any thread meanwhile (a kick lost to the move is made up by that
+ * run); no other call on @w may race with the move.
+ * Return: 0, -EINVAL (@w never initialised, @to NULL).
+ * Context: not from @w itself (asserted); may sleep. Queue migration
+ * between per-controller runtimes (nvmfd_rt_group) is built on it.
+ */
+int nvmfd_rt_work_move(struct nvmfd_work *w, struct nvmfd_rt *to, int io_cpu, const int *fds,
+		       unsigned int nfds);
+
+/*
+ * Runtime groups: one runtime per key (e.g. per controller, --wq-per-ctrl),
+ * created on first use with the group's options, reference counted by its
+ * users; when the last user goes, the runtime is destroyed from a
+ * short-lived thread (never a runtime worker: nvmfd_rt_destroy() forbids
+ * it), so nvmfd_rt_group_put() may be called from a work item.
+ */
+struct nvmfd_rt_group;
+
+/** nvmfd_rt_group_create() - @opts copied (NULL or size 0: the defaults;
+ *  opts->name ignored: @name, <= 8 chars, names the threads; a
+ *  opts->sysfs_root must outlive the group). Return: 0, -ENOMEM. */
+int nvmfd_rt_group_create(const struct nvmfd_rt_opts *opts, const char *name,
+			  struct nvmfd_rt_group **out);
+
+/**
+ * nvmfd_rt_group_get() - the runtime of @key: a new reference, created
+ * when @key has none (@label, e.g. a cntlid, is what stats show for it). Return: 0, -ENOMEM, nvmfd_rt_create()'s error,
+ * -ESHUTDOWN (group being destroyed). Context: any thread but a worker of
+ * a runtime being destroyed; creation may sleep.
+ */
+int nvmfd_rt_group_get(struct nvmfd_rt_group *g, uint64_t key, uint64_t label,
+		       struct nvmfd_rt **out);
+
+/** nvmfd_rt_group_put() - drop a reference from nvmfd_rt_group_get(); the
+ *  last one destroys the runtime asynchronously. Context: any thread,
+ *  including a work item of that runtime (after its last run's cleanup). */
+void nvmfd_rt_group_put(struct nvmfd_rt_group *g, struct nvmfd_rt *rt);
+
+/** nvmfd_rt_group_count() - live runtimes in the group (for tests/stats). */
+unsigned int nvmfd_rt_group_count(struct nvmfd_rt_group *g);
+
+/**
+ * nvmfd_rt_group_stats_json() - JSON array of {<key_name>: label, users,
+ * runtime} on @f.
+ * @key_name: the name written for the label (e.g. "cntlid").
+ * Return: 0, -EIO. Context: any thread.
+ */
+int nvmfd_rt_group_stats_json(struct nvmfd_rt_group *g, const char *key_name, FILE *f);
+
+/** nvmfd_rt_group_destroy() - wait for runtimes being destroyed, destroy
+ *  what is left (every user must be gone), free; NULLs *@gp.
+ *  Context: not a runtime worker. */
+void nvmfd_rt_group_destroy(struct nvmfd_rt_group **gp);
+
+/**
  * nvmfd_rt_blocking_begin() - the calling work function is about to block
  * (poll(), a sleeping lock, a synchronous syscall that may wait).
  *
@@ -328,7 +388,7 @@ int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int w
 int nvmfd_rt_stats_json(struct nvmfd_rt *rt, FILE *f);
 
 /*
- * Idle polling (DESIGN.md "idle polling"): after each io_work pass the item
+ * Idle polling (doc/execution-model.md §4): after each io_work pass the item
  * reports whether it made progress; while it did, or while less than the
  * period has passed since the last progress, it re-queues itself; after a
  * full period without progress it re-arms readiness and sleeps. The clock is
@@ -369,8 +429,8 @@ void nvmfd_idle_poll_init(struct nvmfd_idle_poll *ip, unsigned int period_us);
 bool nvmfd_idle_poll_update(struct nvmfd_idle_poll *ip, bool progressed, uint64_t now_ns);
 
 /*
- * Budgets for rx/tx alternation inside one io_work pass (DESIGN.md "rx/tx
- * budgets"): a pass has a deadline; inside it, rx and tx each get slices of
+ * Budgets for rx/tx alternation inside one io_work pass (doc/execution-model.md
+ * §3): a pass has a deadline; inside it, rx and tx each get slices of
  * a byte and PDU budget, alternated until both are idle or the deadline
  * passes. Use one struct per direction.
  */

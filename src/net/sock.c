@@ -2,7 +2,7 @@
 /*
  * sock.c - TCP socket helpers for the transports; see sock.h.
  *
- * Socket options follow what nvmet-tcp sets (NVME-TCP-NOTES §1.1): the
+ * Socket options follow what nvmet-tcp sets (doc/protocol-notes.md §1.1): the
  * listener has SO_REUSEADDR and TCP_NODELAY and a backlog of 128; accepted
  * sockets get TCP_NODELAY. Unlike nvmet's sock_no_linger() (an abortive
  * close), SO_LINGER is explicitly off so that close() is graceful and a

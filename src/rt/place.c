@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * place.c - io_cpu placement policies (DESIGN.md "Execution model"):
+ * place.c - io_cpu placement policies (doc/execution-model.md §2.2):
  * rr is the legacy nvme-tcp/nvmet-tcp scheme ((qid - 1) mod CPUs), the
  * least-loaded counter follows the upstream discussion about spreading
  * queues of many controllers, incoming-cpu uses SO_INCOMING_CPU.

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * poll.c - the clock, the idle-poll state machine and the rx/tx budgets
- * (DESIGN.md "idle polling", "rx/tx budgets"). Pure functions of their
+ * (doc/execution-model.md §3-4). Pure functions of their
  * inputs except nvmfd_now_ns(); the caller passes the time in.
  */
 #include <time.h>
 
+#include "internal/proc.h"
 #include "internal/rt.h"
 
 uint64_t nvmfd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return nvmfd__mono_ns();
 }
 
 void nvmfd_idle_poll_init(struct nvmfd_idle_poll *ip, unsigned int period_us)

@@ -2,7 +2,7 @@
 /*
  * pool.c - worker pools, run queues, readiness and work-item state.
  *
- * Model (NVME-TCP-NOTES.md §5, DESIGN.md "Execution model"):
+ * Model (doc/execution-model.md §1-2):
  *
  * - BOUND: one pool per runtime CPU, one worker thread pinned to it, one
  *   item running at a time (concurrency level 1). The kernel's concurrency
@@ -37,14 +37,16 @@
  * epoll_wait(); busy ones also look (without sleeping) every
  * RT_BUSY_POLL_RUNS runs, so a run queue that never empties (items that
  * re-queue themselves) cannot hide a ready fd (the kernel's sk_data_ready
- * runs in softirq, whatever the workers do; ours needs a worker to ask). Watched fds are tracked in a table indexed by fd number
- * under rt->watch_lock; epoll data carries (generation << 32 | fd), and an
- * event is only dispatched if the slot still has that generation, under the
- * read lock. So once nvmfd_rt_unwatch_fd() returned no worker can touch the
+ * runs in softirq, whatever the workers do; ours needs a worker to ask).
+ * Watched fds are tracked per pool, in a table indexed by fd number under
+ * the pool's own lock (no process-wide lock on the readiness path); epoll
+ * data carries (generation << 32 | fd), and an event is only dispatched if
+ * the slot still has that generation, under that lock, which also queues
+ * the item. So once nvmfd_rt_unwatch_fd() returned no worker can touch the
  * item through a stale event: after nvmfd_rt_work_cancel_sync() (no run in
  * progress, none to come, so nobody re-arms) and the unwatches, the item
- * may be freed. The lock prefers writers so a stream of dispatches cannot
- * starve a watch or unwatch.
+ * may be freed. A new registration first drops the fd from the other pools
+ * (one pool lock at a time: pool locks never nest).
  */
 #include <assert.h>
 #include <errno.h>
@@ -60,6 +62,7 @@
 #include <unistd.h>
 
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "rt/rt_int.h"
 
 #define WORK_PENDING 0x1u
@@ -123,6 +126,8 @@ struct rt_pool {
 	bool kicked;
 	bool stopping;
 	uint64_t kicks;
+	struct rt_watch *watches; /* indexed by fd */
+	size_t nwatches;
 	/* constant after create */
 	unsigned int max_active;
 	unsigned int concurrency; /* bound: 1 (concurrency managed); unbound: no cap */
@@ -130,9 +135,9 @@ struct rt_pool {
 	struct rt_worker *workers;
 };
 
+/* A watched fd of a pool (pool->watches[fd], pool->lock). */
 struct rt_watch {
 	struct nvmfd_work *w;
-	struct rt_pool *pool;
 	uint32_t gen;
 };
 
@@ -145,10 +150,6 @@ struct nvmfd_rt {
 	unsigned int ncpus;
 	unsigned int npools;
 	struct rt_pool *pools;
-	bool watch_lock_init;
-	pthread_rwlock_t watch_lock;
-	struct rt_watch *watches; /* indexed by fd */
-	size_t nwatches;
 	short pool_of[CPU_SETSIZE];
 	int cpu_list[CPU_SETSIZE];
 };
@@ -295,24 +296,43 @@ void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn
 	w->pool = &rt->pools[pool_index(rt, io_cpu)];
 }
 
-bool nvmfd_rt_queue_work(struct nvmfd_work *w)
+/* Lock the pool @w is on now: nvmfd_rt_work_move() changes w->pool under
+ * the old pool's lock, so re-check after locking. */
+static struct rt_pool *work_lock_pool(struct nvmfd_work *w)
 {
-	struct rt_pool *pool = w->pool;
-	uint32_t f;
+	struct rt_pool *pool;
 
-	pthread_mutex_lock(&pool->lock);
-	f = flags_get(w);
-	if (f & (WORK_PENDING | WORK_CANCELED)) {
+	for (;;) {
+		pool = __atomic_load_n(&w->pool, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&pool->lock);
+		if (__atomic_load_n(&w->pool, __ATOMIC_RELAXED) == pool)
+			return pool;
 		pthread_mutex_unlock(&pool->lock);
-		return false;
 	}
+}
+
+/* Queue @w on @pool, whose lock is held and which is @w's pool. */
+static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
+{
+	uint32_t f = flags_get(w);
+
+	if (f & (WORK_PENDING | WORK_CANCELED))
+		return false;
 	flags_set(w, f | WORK_PENDING);
 	if (f & WORK_RUNNING)
 		add(&w->requeues, 1); /* the running worker re-queues it */
 	else
 		pool_enqueue(pool, w, true);
-	pthread_mutex_unlock(&pool->lock);
 	return true;
+}
+
+bool nvmfd_rt_queue_work(struct nvmfd_work *w)
+{
+	struct rt_pool *pool = work_lock_pool(w);
+	bool ret = queue_locked(pool, w);
+
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
 }
 
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
@@ -335,6 +355,37 @@ void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
 		pthread_cond_wait(&pool->done_cv, &pool->lock);
 	pool->cancel_waiters--;
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/**
+ * nvmfd_rt_work_move() - see rt.h.
+ */
+int nvmfd_rt_work_move(struct nvmfd_work *w, struct nvmfd_rt *to, int io_cpu, const int *fds,
+		       unsigned int nfds)
+{
+	struct rt_pool *old = w->pool, *pool;
+
+	if (!old || !to)
+		return -EINVAL;
+	assert(rt_current != w);
+	nvmfd_rt_work_cancel_sync(w);
+	for (unsigned int i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			nvmfd_rt_unwatch_fd(w, fds[i]);
+	pool = &to->pools[pool_index(to, io_cpu)];
+	/* A queue_work() that raced with the move saw CANCELED on the old
+	 * pool and gave up; its caller's state is visible to the run below
+	 * (it unlocked the old pool before we lock it here). Later ones find
+	 * the new pool. */
+	pthread_mutex_lock(&old->lock);
+	w->rt = to;
+	w->io_cpu = io_cpu;
+	w->next = NULL;
+	flags_set(w, 0);
+	__atomic_store_n(&w->pool, pool, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&old->lock);
+	nvmfd_rt_queue_work(w);
+	return 0;
 }
 
 struct nvmfd_work *nvmfd_rt_current_work(void)
@@ -384,18 +435,23 @@ static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queu
 	__atomic_store_n(&wk->last_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 }
 
-/* Queue the item behind a readiness event if its watch is still current. */
-static void rt_dispatch(struct nvmfd_rt *rt, uint64_t data)
+/* Queue the item behind a readiness event of @pool's epoll if its watch
+ * is still current (same generation). One lock: the pool's own. */
+static void rt_dispatch(struct rt_pool *pool, uint64_t data)
 {
 	uint32_t fd = (uint32_t)data, gen = (uint32_t)(data >> 32);
 	struct nvmfd_work *w = NULL;
 
-	pthread_rwlock_rdlock(&rt->watch_lock);
-	if (fd < rt->nwatches && rt->watches[fd].gen == gen)
-		w = rt->watches[fd].w;
-	if (w)
+	pthread_mutex_lock(&pool->lock);
+	if (fd < pool->nwatches && pool->watches[fd].gen == gen)
+		w = pool->watches[fd].w;
+	if (w && __atomic_load_n(&w->pool, __ATOMIC_RELAXED) == pool) {
+		queue_locked(pool, w);
+		w = NULL;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (w) /* not reached: a moved item's watches were dropped first */
 		nvmfd_rt_queue_work(w);
-	pthread_rwlock_unlock(&rt->watch_lock);
 }
 
 /*
@@ -416,7 +472,7 @@ static void worker_busy_poll(struct rt_worker *wk)
 		if (evs[i].data.u64 == RT_KICK_DATA)
 			continue;
 		add(&wk->events, 1);
-		rt_dispatch(pool->rt, evs[i].data.u64);
+		rt_dispatch(pool, evs[i].data.u64);
 	}
 }
 
@@ -504,7 +560,7 @@ static void *worker_main(void *arg)
 				if (evs[i].data.u64 == RT_KICK_DATA)
 					continue;
 				add(&wk->events, 1);
-				rt_dispatch(pool->rt, evs[i].data.u64);
+				rt_dispatch(pool, evs[i].data.u64);
 			}
 			pthread_mutex_lock(&pool->lock);
 		}
@@ -677,6 +733,7 @@ static void pool_fini(struct rt_pool *pool)
 		if (pool->workers[i].started)
 			pthread_join(pool->workers[i].thread, NULL);
 	free(pool->workers);
+	free(pool->watches);
 	if (pool->evfd >= 0)
 		close(pool->evfd);
 	if (pool->epfd >= 0)
@@ -690,7 +747,6 @@ static void pool_fini(struct rt_pool *pool)
 int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
 {
 	const struct nvmfd__rt_topo *t;
-	pthread_rwlockattr_t rwattr;
 	struct nvmfd_rt *rt;
 	cpu_set_t want;
 	int ret;
@@ -726,20 +782,6 @@ int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
 	if (ret)
 		goto out_free;
 	rt->placer_init = true;
-	ret = pthread_rwlockattr_init(&rwattr);
-	if (ret) {
-		ret = -ret;
-		goto out_free;
-	}
-	/* readers never nest, so the writer-preferring kind cannot deadlock */
-	pthread_rwlockattr_setkind_np(&rwattr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	ret = pthread_rwlock_init(&rt->watch_lock, &rwattr);
-	pthread_rwlockattr_destroy(&rwattr);
-	if (ret) {
-		ret = -ret;
-		goto out_free;
-	}
-	rt->watch_lock_init = true;
 
 	for (int c = 0; c < CPU_SETSIZE; c++) {
 		rt->pool_of[c] = -1;
@@ -798,9 +840,6 @@ void nvmfd_rt_destroy(struct nvmfd_rt *rt)
 	for (unsigned int i = 0; rt->pools && i < rt->npools; i++)
 		pool_fini(&rt->pools[i]);
 	free(rt->pools);
-	free(rt->watches);
-	if (rt->watch_lock_init)
-		pthread_rwlock_destroy(&rt->watch_lock);
 	if (rt->placer_init)
 		nvmfd__rt_placer_fini(&rt->placer);
 	nvmfd__rt_topo_free(rt->topo);
@@ -820,6 +859,26 @@ static int watch_ctl(struct rt_pool *pool, int fd, uint32_t events, uint64_t dat
 	return -errno;
 }
 
+/* Drop @fd from every pool of @rt but @keep (a watch moving to another
+ * item's pool, or an fd number reused after a missing unwatch). Takes one
+ * pool lock at a time. */
+static void watch_forget_elsewhere(struct nvmfd_rt *rt, struct rt_pool *keep, int fd)
+{
+	for (unsigned int i = 0; i < rt->npools; i++) {
+		struct rt_pool *p = &rt->pools[i];
+
+		if (p == keep)
+			continue;
+		pthread_mutex_lock(&p->lock);
+		if ((size_t)fd < p->nwatches && p->watches[fd].w) {
+			epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+			p->watches[fd].w = NULL;
+			p->watches[fd].gen++;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
 int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
 {
 	struct nvmfd_rt *rt = w->rt;
@@ -833,78 +892,75 @@ int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
 		return -ECANCELED;
 
 	/* re-arm: the slot is ours already, only the interest changes */
-	pthread_rwlock_rdlock(&rt->watch_lock);
-	if ((size_t)fd < rt->nwatches && rt->watches[fd].w == w && rt->watches[fd].pool == pool) {
+	pthread_mutex_lock(&pool->lock);
+	if ((size_t)fd < pool->nwatches && pool->watches[fd].w == w) {
 		struct epoll_event ev = {
 			.events = events | EPOLLONESHOT,
-			.data.u64 = (uint64_t)rt->watches[fd].gen << 32 | (uint32_t)fd,
+			.data.u64 = (uint64_t)pool->watches[fd].gen << 32 | (uint32_t)fd,
 		};
 
 		ret = epoll_ctl(pool->epfd, EPOLL_CTL_MOD, fd, &ev) ? -errno : 0;
-		pthread_rwlock_unlock(&rt->watch_lock);
+		pthread_mutex_unlock(&pool->lock);
 		if (ret != -ENOENT)
 			return ret;
 		/* the fd number was closed and reused: register afresh */
 	} else {
-		pthread_rwlock_unlock(&rt->watch_lock);
+		pthread_mutex_unlock(&pool->lock);
 	}
 
-	pthread_rwlock_wrlock(&rt->watch_lock);
-	if ((size_t)fd >= rt->nwatches) {
-		size_t n = rt->nwatches ? rt->nwatches : 64;
+	/* a new registration: no other pool may keep the fd */
+	watch_forget_elsewhere(rt, pool, fd);
+	pthread_mutex_lock(&pool->lock);
+	if ((size_t)fd >= pool->nwatches) {
+		size_t n = pool->nwatches ? pool->nwatches : 64;
 		struct rt_watch *tab;
 
 		while (n <= (size_t)fd)
 			n *= 2;
-		tab = realloc(rt->watches, n * sizeof(*tab));
+		tab = realloc(pool->watches, n * sizeof(*tab));
 		if (!tab) {
 			ret = -ENOMEM;
 			goto out_unlock;
 		}
-		memset(tab + rt->nwatches, 0, (n - rt->nwatches) * sizeof(*tab));
-		rt->watches = tab;
-		rt->nwatches = n;
+		memset(tab + pool->nwatches, 0, (n - pool->nwatches) * sizeof(*tab));
+		pool->watches = tab;
+		pool->nwatches = n;
 	}
-	s = &rt->watches[fd];
-	if (s->w && s->pool != pool)
-		epoll_ctl(s->pool->epfd, EPOLL_CTL_DEL, fd, NULL);
+	s = &pool->watches[fd];
 	/* a new generation: events fetched for the old owner are dropped */
 	s->gen++;
 	s->w = w;
-	s->pool = pool;
 	ret = watch_ctl(pool, fd, events, (uint64_t)s->gen << 32 | (uint32_t)fd);
-	if (ret) {
+	if (ret)
 		s->w = NULL;
-		s->pool = NULL;
-	}
 out_unlock:
-	pthread_rwlock_unlock(&rt->watch_lock);
+	pthread_mutex_unlock(&pool->lock);
 	return ret;
 }
 
 int nvmfd_rt_unwatch_fd(struct nvmfd_work *w, int fd)
 {
-	struct nvmfd_rt *rt = w->rt;
+	struct rt_pool *pool = w->pool;
 	struct rt_watch *s;
 	int ret = 0;
 
 	if (fd < 0)
 		return -EBADF;
-	pthread_rwlock_wrlock(&rt->watch_lock);
-	if ((size_t)fd >= rt->nwatches || rt->watches[fd].w != w) {
+	if (!pool)
+		return -ENOENT;
+	pthread_mutex_lock(&pool->lock);
+	if ((size_t)fd >= pool->nwatches || pool->watches[fd].w != w) {
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	s = &rt->watches[fd];
+	s = &pool->watches[fd];
 	/* EBADF/ENOENT: closed already, epoll forgot it by itself */
-	if (epoll_ctl(s->pool->epfd, EPOLL_CTL_DEL, fd, NULL) && errno != EBADF &&
-	    errno != ENOENT)
+	if (epoll_ctl(pool->epfd, EPOLL_CTL_DEL, fd, NULL) && errno != EBADF && errno != ENOENT)
 		ret = -errno;
 	s->w = NULL;
-	s->pool = NULL;
 	s->gen++;
 out_unlock:
-	pthread_rwlock_unlock(&rt->watch_lock);
+	pthread_mutex_unlock(&pool->lock);
 	return ret;
 }
 
@@ -937,30 +993,13 @@ unsigned int nvmfd_rt_pool_of_cpu(const struct nvmfd_rt *rt, int cpu)
 /* Context switches and run delay of thread @tid; zeros where /proc lacks them. */
 static void read_task_stats(int tid, struct nvmfd_rt_worker_stats *ws)
 {
-	char path[64], line[256];
-	unsigned long long a, b;
-	FILE *f;
+	struct nvmfd_task_stat ts;
 
-	if (tid <= 0)
+	if (tid <= 0 || nvmfd__proc_task_stat(0, tid, &ts))
 		return;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "voluntary_ctxt_switches: %llu", &a) == 1)
-				ws->nvcsw = a;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &a) == 1)
-				ws->nivcsw = a;
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &a, &b) == 2)
-			ws->run_delay_ns = b;
-		fclose(f);
-	}
+	ws->nvcsw = ts.nvcsw;
+	ws->nivcsw = ts.nivcsw;
+	ws->run_delay_ns = ts.run_delay_ns;
 }
 
 int nvmfd_rt_worker_stats(struct nvmfd_rt *rt, unsigned int pool, unsigned int worker,

@@ -2,7 +2,7 @@
 /*
  * admin.c - admin commands of an I/O controller: Identify, Get Log Page,
  * Set/Get Features, Asynchronous Event Request, Keep Alive, Abort
- * (NVMe Base 2.0 §5; nvmet's answers per NVME-TCP-NOTES.md §2.4).
+ * (NVMe Base 2.0 §5; nvmet's answers per doc/protocol-notes.md §2.4).
  */
 #include <errno.h>
 #include <string.h>
@@ -284,9 +284,9 @@ static nvmfd_status_t log_smart(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win 
 	put_u128(sl.data_units_written, (bw / 512 + 999) / 1000);
 	put_u128(sl.host_reads, r);
 	put_u128(sl.host_writes, wr);
-	pthread_mutex_lock(&req->qp->tgt->lock);
+	pthread_mutex_lock(&ctrl->err_lock);
 	put_u128(sl.num_err_log_entries, ctrl->err_count);
-	pthread_mutex_unlock(&req->qp->tgt->lock);
+	pthread_mutex_unlock(&ctrl->err_lock);
 	nvmfd__tgt_win_put(w, &sl, sizeof(sl));
 	return NVMFD_SC_SUCCESS;
 }
@@ -342,13 +342,13 @@ static void log_errors(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win *w)
 	struct nvmfd_tgt_ctrl *ctrl = req->qp->ctrl;
 	uint64_t n;
 
-	pthread_mutex_lock(&req->qp->tgt->lock);
+	pthread_mutex_lock(&ctrl->err_lock);
 	n = ctrl->err_count < NVMFD_TGT_ERR_LOG_MAX ? ctrl->err_count : NVMFD_TGT_ERR_LOG_MAX;
 	for (uint64_t i = 0; i < n; i++)
 		nvmfd__tgt_win_put(w, &ctrl->err_log[(ctrl->err_count - 1 - i) %
 						     NVMFD_TGT_ERR_LOG_MAX],
 				   sizeof(ctrl->err_log[0]));
-	pthread_mutex_unlock(&req->qp->tgt->lock);
+	pthread_mutex_unlock(&ctrl->err_lock);
 }
 
 static nvmfd_status_t get_log_page(struct nvmfd_tgt_req *req)

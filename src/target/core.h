@@ -8,7 +8,9 @@
  * controller registry, cntlid allocation, each controller's queue table,
  * held AERs, pending events and changed-namespace list. The data path (I/O
  * commands) never takes it: it reads immutable configuration, the
- * namespace's atomic enable flag and the controller's atomic CC/CSTS.
+ * namespace's atomic enable flag and the controller's atomic CC/CSTS; a
+ * failed command records its Error Information entry under the
+ * controller's own err_lock (a leaf).
  *
  * Ownership: nvmfd__tgt_core_create() allocates the target core and opens
  * backends, nvmfd__tgt_core_destroy() closes and frees them. A controller
@@ -36,8 +38,6 @@
 #ifndef NVMFD_VERSION
 #define NVMFD_VERSION "0.0.0"
 #endif
-
-struct nvmfd_tcp_port;
 
 /* One namespace of a subsystem. */
 struct nvmfd_tgt_ns {
@@ -101,7 +101,9 @@ struct nvmfd_tgt_ctrl {
 	uint32_t evt[NVMFD_TGT_EVT_MAX];
 	unsigned int nr_evt;
 	/* Error Information log: newest at err_log[(err_count - 1) % MAX],
-	 * tgt->lock */
+	 * err_lock (a leaf: a failed command takes it on its queue's thread,
+	 * so the data path never takes the target-wide tgt->lock) */
+	pthread_mutex_t err_lock;
 	uint64_t err_count;
 	struct nvmfd_error_log_entry err_log[NVMFD_TGT_ERR_LOG_MAX];
 	/* changed namespace list, tgt->lock; overflow = 0xffffffff entry */
@@ -118,9 +120,13 @@ struct nvmfd_tgt {
 	uint64_t genctr; /* discovery log generation, tgt->lock */
 	/* filled by target.c; NULL/0 in core-only (unit test) targets */
 	struct nvmfd_rt *rt;
-	struct nvmfd_tcp_port *ports[NVMFD_CFG_MAX_PORTS];
+	/* completion pool of every queue's backend ios; subsys.c creates a
+	 * per-queue one, target.c the configured one once the runtime exists */
+	struct nvmfd_cq_pool *cqpool;
+	struct nvmfd_tgt_port *ports[NVMFD_CFG_MAX_PORTS];
+	const struct nvmfd_tgt_xprt_type *port_xprt[NVMFD_CFG_MAX_PORTS];
 	unsigned int nr_ports;
-	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* TCP port actually bound (trsvcid "0") */
+	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* service id actually bound (trsvcid "0") */
 	pthread_t hk_thread; /* housekeeping: keep-alive expiry */
 	pthread_mutex_t hk_lock; /* protects hk_stop */
 	pthread_cond_t hk_cond;

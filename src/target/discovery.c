@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * discovery.c - the discovery controller (NVMe-oF 1.1 §5; nvmet's
- * behaviour per NVME-TCP-NOTES.md §2.6): Identify Controller, the Discovery
+ * behaviour per doc/protocol-notes.md §2.6): Identify Controller, the Discovery
  * Log Page (70h), KATO/AEC features, AER and Keep Alive.
  *
  * The log lists, after entry 0 (the discovery subsystem itself, subtype 3),
@@ -33,11 +33,14 @@ static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp
 	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	const char *traddr = p->traddr;
 
+	const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
+
 	memset(e, 0, sizeof(*e));
-	e->trtype = NVMFD_TRTYPE_TCP;
 	e->adrfam = p->adrfam ? p->adrfam : NVMFD_ADRFAM_IPV4;
 	e->subtype = subtype;
-	e->treq = NVMFD_TREQ_SECURE_NOT_SPECIFIED | NVMFD_TREQ_DISABLE_SQFLOW;
+	/* trtype, treq and tsas are the port's transport's (xprt.h) */
+	if (x)
+		x->disc_entry(p, e);
 	e->portid = p->portid;
 	e->cntlid = NVMFD_CNTLID_DYNAMIC;
 	e->asqsz = DISC_ASQSZ;
@@ -56,7 +59,6 @@ static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp
 	}
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
 	snprintf(e->traddr, sizeof(e->traddr), "%s", traddr);
-	e->tsas[0] = NVMFD_TCP_SECTYPE_NONE;
 }
 
 /* Emit (or, with @w NULL, count) the entries the host of @qp may see. */

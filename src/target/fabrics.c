@@ -2,7 +2,7 @@
 /*
  * fabrics.c - the queue/request entry points of the core (xprt.h) and the
  * Fabrics command set: Connect, Property Get/Set, Disconnect
- * (NVMe-oF 1.1 §3; behaviour of Linux nvmet, NVME-TCP-NOTES.md §2.1-2.3).
+ * (NVMe-oF 1.1 §3; behaviour of Linux nvmet, doc/protocol-notes.md §2.1-2.3).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -41,6 +41,11 @@ void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
 	qp->connected = false;
 	qp->sqflow_disabled = false;
 	qp->posted = NULL;
+	{
+		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
+
+		qp->xprt_trtype = x ? x->trtype : 0;
+	}
 	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
 }
 
@@ -131,7 +136,7 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 	struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
 	struct nvmfd_error_log_entry *e;
 
-	pthread_mutex_lock(&qp->tgt->lock);
+	pthread_mutex_lock(&ctrl->err_lock);
 	e = &ctrl->err_log[ctrl->err_count % NVMFD_TGT_ERR_LOG_MAX];
 	memset(e, 0, sizeof(*e));
 	e->error_count = ++ctrl->err_count;
@@ -143,8 +148,8 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 	if (qp->qid && (req->sqe.opc == NVMFD_CMD_READ || req->sqe.opc == NVMFD_CMD_WRITE ||
 			req->sqe.opc == NVMFD_CMD_WRITE_ZEROES))
 		e->lba = nvmfd_sqe_slba(&req->sqe);
-	e->trtype = NVMFD_TRTYPE_TCP;
-	pthread_mutex_unlock(&qp->tgt->lock);
+	e->trtype = qp->xprt_trtype;
+	pthread_mutex_unlock(&ctrl->err_lock);
 }
 
 /**
@@ -176,6 +181,29 @@ void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 }
 
 /**
+ * nvmfd__tgt_sgl_check() - the data descriptor rule of a capsule (one
+ * place for both the core and the transport): an in-capsule Data Block
+ * descriptor (Offset subtype, 01h) with offset 0, or a Transport Data
+ * Block (5Ah) for data moved by the transport (NVMe-oF 1.1 §2.3; NVMe/TCP
+ * 1.0 §3.3.5: ICDOFF is 0).
+ * @sqe: the command.
+ * Return: 0, SGL_INVALID_OFFSET|DNR (in-capsule offset not 0),
+ *         SGL_INVALID_TYPE|DNR (any other descriptor type).
+ * Context: any thread (pure).
+ */
+nvmfd_status_t nvmfd__tgt_sgl_check(const struct nvmfd_sqe *sqe)
+{
+	const struct nvmfd_sgl_desc *sgl = &sqe->dptr;
+
+	if (sgl->type == NVMFD_SGL_ID_INCAPSULE)
+		return sgl->addr ? nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_OFFSET)
+				 : 0;
+	if (sgl->type != NVMFD_SGL_ID_TRANSPORT)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE);
+	return 0;
+}
+
+/**
  * nvmfd__tgt_req_init() - parse and validate a newly received command.
  * @req: sqe filled, qp set; in_capsule/data_len of in-capsule data set by
  *       the transport when the capsule carried data.
@@ -200,14 +228,10 @@ nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
 	    (req->sqe.flags & NVMFD_SQE_FLAGS_PSDT_MASK) != NVMFD_SQE_FLAGS_PSDT_SGL_MPTR_CONTIG)
 		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
 	if (sgl->length) {
-		/* NVMe/TCP 1.0 §3.3.5: in-capsule (01h) or transport (5Ah) */
-		if (sgl->type == NVMFD_SGL_ID_INCAPSULE) {
-			if (sgl->addr != 0) /* ICDOFF is 0 */
-				return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-						      NVMFD_SC_SGL_INVALID_OFFSET);
-		} else if (sgl->type != NVMFD_SGL_ID_TRANSPORT) {
-			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_TYPE);
-		}
+		nvmfd_status_t st = nvmfd__tgt_sgl_check(&req->sqe);
+
+		if (st)
+			return st;
 	}
 	if (req->sqe.opc == NVMFD_ADMIN_FABRICS)
 		return nvmfd__tgt_fabrics_init(req);

@@ -2,15 +2,15 @@
 /*
  * io.c - NVM command set I/O commands: Read, Write, Flush, Write Zeroes and
  * Dataset Management (deallocate), executed as backend ios on the queue's
- * completion ring (qp->ring).
+ * completion context (qp->cq, internal/cqpool.h).
  *
- * Who flushes: the transport. The core only queues ios with
- * nvmfd_bk_submit(); the transport calls nvmfd_bk_ring_flush() once after
- * each receive step of its io_work pass (and before reaping), so all
+ * Who flushes: the core, when the transport steps it. Commands only queue
+ * ios with nvmfd_cq_submit(); the transport calls nvmfd__tgt_qp_poll()
+ * once after each receive step of its io_work pass, which flushes, so all
  * commands of a pass go to the kernel in one io_uring_enter. A DSM range
  * chained from a completion callback is flushed by the next step of the
- * same pass. Only a full ring makes the core flush and reap itself.
- * Completions arrive from nvmfd_bk_ring_reap() on the queue owner and
+ * same pass. Only a full ring makes the context flush and reap at once.
+ * Completions arrive from nvmfd__tgt_qp_poll() on the queue owner and
  * complete the command through nvmfd__tgt_req_complete(). The errno ->
  * status mapping is the backend layer's nvmfd__status_from_errno().
  */
@@ -112,25 +112,21 @@ static void account(struct nvmfd_tgt_req *req)
 	}
 }
 
-/* Queue req->bk_io on the ring (the transport flushes). On a full ring,
- * flush and reap (which may complete other commands of this queue) and try
- * once more. */
+/* Queue req->bk_io on the queue's completion context (flushed by the next
+ * nvmfd__tgt_qp_poll()). On a full ring the context flushes and reaps
+ * (which may complete other commands of this queue) and tries once more. */
 static void submit(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
 	struct nvmfd_tgt_ns *ns = req->core;
 	int ret;
 
-	if (!qp->ring) {
+	if (!qp->cq) {
 		nvmfd__tgt_req_complete(req, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
 		return;
 	}
-	ret = nvmfd_bk_submit(qp->ring, ns->bk, &req->bk_io);
-	if (ret == -EBUSY) {
-		nvmfd_bk_ring_flush(qp->ring);
-		nvmfd_bk_ring_reap(qp->ring, UINT_MAX);
-		ret = nvmfd_bk_submit(qp->ring, ns->bk, &req->bk_io);
-	}
+	/* a full ring is flushed and reaped once inside (internal/cqpool.h) */
+	ret = nvmfd_cq_submit(qp->cq, ns->bk, &req->bk_io);
 	if (ret < 0) {
 		NVMFD_ERR_RATELIMIT(COMP, "ctrl %u qid %u cid %u: submit: %s", qp->ctrl->cntlid,
 				    qp->qid, req->sqe.cid, strerror(-ret));

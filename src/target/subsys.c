@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "target/core.h"
 
 #define COMP "target"
@@ -21,10 +22,7 @@
  */
 uint64_t nvmfd__tgt_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return nvmfd__mono_ns();
 }
 
 /**
@@ -193,6 +191,15 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		return -ENOMEM;
 	tgt->cfg = cfg;
 	pthread_mutex_init(&tgt->lock, NULL);
+	{
+		/* per-queue rings need no runtime; target.c swaps in the
+		 * configured pool (shared rings) once the runtime exists */
+		struct nvmfd_cq_pool_opts po = { .iopoll = cfg->exec.backend_poll };
+
+		ret = nvmfd_cq_pool_create(NULL, &po, &tgt->cqpool);
+		if (ret < 0)
+			goto out_free_tgt;
+	}
 	tgt->subsys = calloc(cfg->nr_subsys + 1, sizeof(*tgt->subsys));
 	if (!tgt->subsys) {
 		ret = -ENOMEM;
@@ -223,6 +230,7 @@ out_close_backends:
 		subsys_close_backends(&tgt->subsys[i], NULL);
 	free(tgt->subsys);
 out_free_tgt:
+	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	return ret;
@@ -265,12 +273,14 @@ void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
 		for (; c; c = n) {
 			n = c->next;
 			c->registered = false;
+			pthread_mutex_destroy(&c->err_lock);
 			free(c->sqs);
 			free(c->qstats);
 			free(c);
 		}
 	}
 	free(tgt->subsys);
+	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	*tgtp = NULL;
@@ -410,6 +420,7 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	pthread_mutex_init(&c->err_lock, NULL);
 	c->tgt = tgt;
 	c->subsys = s;
 	c->refs = 1;
@@ -443,6 +454,7 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 	return 0;
 
 out_free:
+	pthread_mutex_destroy(&c->err_lock);
 	free(c->qstats);
 	free(c->sqs);
 	free(c);
@@ -492,6 +504,7 @@ void nvmfd__tgt_ctrl_put(struct nvmfd_tgt_ctrl *ctrl)
 {
 	if (__atomic_sub_fetch(&ctrl->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	pthread_mutex_destroy(&ctrl->err_lock);
 	free(ctrl->sqs);
 	free(ctrl->qstats);
 	free(ctrl);

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * target.c - the target as the daemon sees it (internal/target.h): backends,
- * the execution runtime, TCP listeners and the housekeeping thread that
- * expires keep-alive timers and the transport's ICReq/Connect deadlines.
+ * the execution runtime, the completion pool, the listeners (ports of the
+ * registered transports, xprt.h) and the housekeeping thread that expires
+ * keep-alive timers and the transports' connection-setup deadlines.
  *
- * Order: create = backends -> runtime -> listeners (bound, not accepting);
+ * Order: create = backends -> runtime -> completion pool -> listeners
+ * (bound, not accepting);
  * start = accepting + housekeeping; stop = housekeeping off, every queue
  * shut down, listeners destroyed (which waits for their queues), backends
  * flushed and closed, so no acknowledged write is lost.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "internal/target.h"
 #include "target/core.h"
 
@@ -25,8 +29,22 @@ static void destroy_ports(struct nvmfd_tgt *tgt)
 {
 	for (unsigned int i = 0; i < tgt->nr_ports; i++) {
 		if (tgt->ports[i])
-			nvmfd__tcp_port_destroy(&tgt->ports[i]);
+			tgt->port_xprt[i]->remove_port(tgt->ports[i]);
+		tgt->ports[i] = NULL;
 	}
+}
+
+/* The completion pool the configuration asks for, now that the runtime
+ * exists (shared rings need it for their completion work). */
+static int create_cqpool(struct nvmfd_tgt *tgt)
+{
+	const struct nvmfd_cfg_exec *ex = &tgt->cfg->exec;
+	struct nvmfd_cq_pool_opts po = { .shared = ex->cq_pool_shared, .iopoll = ex->backend_poll };
+
+	if (!po.shared)
+		return 0; /* the core's per-queue pool is the one */
+	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	return nvmfd_cq_pool_create(tgt->rt, &po, &tgt->cqpool);
 }
 
 /**
@@ -66,20 +84,38 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		NVMFD_ERR(COMP, "execution runtime: %s", strerror(-ret));
 		goto out_destroy_core;
 	}
+	ret = create_cqpool(tgt);
+	if (ret < 0) {
+		NVMFD_ERR(COMP, "completion pool: %s", strerror(-ret));
+		goto out_destroy_rt;
+	}
 	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
 		const struct nvmfd_cfg_port *p = &cfg->ports[i];
+		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
 
-		ret = nvmfd__tcp_port_create(tgt, p, &tgt->ports[i]);
 		tgt->nr_ports = i + 1;
-		if (ret < 0) /* the transport logged "port N ADDR:PORT: reason" */
+		if (!x) {
+			NVMFD_ERR(COMP, "port %u %s:%s: no transport available", p->portid,
+				  p->traddr, p->trsvcid);
+			ret = -EPROTONOSUPPORT;
 			goto out_destroy_ports;
-		tgt->bound_port[i] = nvmfd__tcp_port_bound_port(tgt->ports[i]);
+		}
+		tgt->port_xprt[i] = x;
+		ret = x->add_port(tgt, p, &tgt->ports[i]);
+		if (ret < 0) { /* the transport logged "port N ADDR:PORT: reason" */
+			tgt->ports[i] = NULL;
+			goto out_destroy_ports;
+		}
+		tgt->bound_port[i] = x->bound_trsvcid(tgt->ports[i]);
 	}
 	*out = tgt;
 	return 0;
 
 out_destroy_ports:
 	destroy_ports(tgt);
+out_destroy_rt:
+	/* the pool's shared rings run on the runtime: back to per-queue */
+	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	nvmfd_rt_destroy(tgt->rt);
 	tgt->rt = NULL;
 out_destroy_core:
@@ -111,7 +147,7 @@ static void *hk_main(void *arg)
 		nvmfd__tgt_check_kato(tgt, now);
 		for (unsigned int i = 0; i < tgt->nr_ports; i++)
 			if (tgt->ports[i])
-				nvmfd__tcp_port_check_timeouts(tgt->ports[i], now);
+				tgt->port_xprt[i]->check_timeouts(tgt->ports[i], now);
 		pthread_mutex_lock(&tgt->hk_lock);
 	}
 	pthread_mutex_unlock(&tgt->hk_lock);
@@ -142,7 +178,7 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
 	for (unsigned int i = 0; i < tgt->nr_ports; i++) {
 		const struct nvmfd_cfg_port *p = &tgt->cfg->ports[i];
 
-		ret = nvmfd__tcp_port_start(tgt->ports[i]);
+		ret = tgt->port_xprt[i]->start_port(tgt->ports[i]);
 		if (ret < 0) {
 			NVMFD_ERR(COMP, "port %u %s:%s: start: %s", p->portid, p->traddr,
 				  p->trsvcid, strerror(-ret));
@@ -194,6 +230,8 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 	if (!tgt)
 		return;
 	nvmfd_tgt_stop(tgt);
+	/* shared rings' completion work runs on the runtime: pool first */
+	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	if (tgt->rt)
 		nvmfd_rt_destroy(tgt->rt);
 	tgt->rt = NULL;
@@ -203,7 +241,7 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 }
 
 /**
- * nvmfd_tgt_listen_port() - TCP port bound by listener @idx.
+ * nvmfd_tgt_listen_port() - service id (TCP port) bound by listener @idx.
  * @tgt: target.
  * @idx: index in cfg->ports[].
  * Return: the port, 0 if @idx is out of range or the listener is gone.
@@ -213,143 +251,120 @@ uint16_t nvmfd_tgt_listen_port(const struct nvmfd_tgt *tgt, unsigned int idx)
 {
 	if (idx >= tgt->nr_ports || !tgt->ports[idx])
 		return 0;
-	return nvmfd__tcp_port_bound_port(tgt->ports[idx]);
-}
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	return tgt->port_xprt[idx]->bound_trsvcid(tgt->ports[idx]);
 }
 
 /* Process-wide context switches (live threads) and CPU time, from /proc. */
-static void process_json(FILE *out)
+static json_object *process_json(void)
 {
-	unsigned long long vol = 0, invol = 0, ut = 0, st = 0;
-	char line[256];
-	FILE *f;
+	uint64_t vol = 0, invol = 0, ut = 0, st = 0;
+	json_object *o = json_object_new_object();
 
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
+	if (!o)
+		return NULL;
+	nvmfd__proc_threads_ctxsw(0, &vol, &invol);
+	nvmfd__proc_cpu_ticks(0, &ut, &st);
+	json_object_object_add(o, "voluntary_ctxt_switches", json_object_new_uint64(vol));
+	json_object_object_add(o, "nonvoluntary_ctxt_switches", json_object_new_uint64(invol));
+	json_object_object_add(o, "utime_ticks", json_object_new_uint64(ut));
+	json_object_object_add(o, "stime_ticks", json_object_new_uint64(st));
+	return o;
+}
 
-	/* summed over the threads (the process's own status shows the
-	 * main thread only) */
-	while (d && (de = readdir(d))) {
-		char path[64];
-		unsigned long long v;
+static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
+{
+	uint64_t r = 0, w = 0, br = 0, bw = 0;
+	json_object *o = json_object_new_object();
+	unsigned int nq = 0;
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.20s/status", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue; /* the thread just exited */
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
-				vol += v;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-				invol += v;
-		}
-		fclose(f);
+	if (!o)
+		return NULL;
+	for (unsigned int q = 0; q <= c->qid_max; q++) {
+		nq += c->sqs[q] != NULL;
+		r += __atomic_load_n(&c->qstats[q].reads, __ATOMIC_RELAXED);
+		w += __atomic_load_n(&c->qstats[q].writes, __ATOMIC_RELAXED);
+		br += __atomic_load_n(&c->qstats[q].bytes_read, __ATOMIC_RELAXED);
+		bw += __atomic_load_n(&c->qstats[q].bytes_written, __ATOMIC_RELAXED);
 	}
-	if (d)
-		closedir(d);
-	f = fopen("/proc/self/stat", "r");
-	if (f) {
-		char buf[1024];
-		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-		char *p;
+	json_object_object_add(o, "cntlid", json_object_new_int(c->cntlid));
+	json_object_object_add(o, "subnqn", json_object_new_string(c->subsys->nqn));
+	json_object_object_add(o, "hostnqn", json_object_new_string(c->hostnqn));
+	json_object_object_add(o, "kato_ms",
+			       json_object_new_uint64(__atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "queues", json_object_new_int((int)nq));
+	json_object_object_add(o, "reads", json_object_new_uint64(r));
+	json_object_object_add(o, "writes", json_object_new_uint64(w));
+	json_object_object_add(o, "bytes_read", json_object_new_uint64(br));
+	json_object_object_add(o, "bytes_written", json_object_new_uint64(bw));
+	return o;
+}
 
-		buf[n] = 0;
-		/* fields after the ")" of comm: state is field 3, utime 14, stime 15 */
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-				&ut, &st) != 2)
-			ut = st = 0;
-		fclose(f);
-	}
-	fprintf(out,
-		"{\"voluntary_ctxt_switches\":%llu,\"nonvoluntary_ctxt_switches\":%llu,"
-		"\"utime_ticks\":%llu,\"stime_ticks\":%llu}",
-		vol, invol, ut, st);
+/* Parse what a lower layer still writes as text into the tree. */
+static json_object *text_json(int (*fn)(struct nvmfd_rt *, FILE *), struct nvmfd_rt *rt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	json_object *o = NULL;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (fn(rt, f) == 0 && fflush(f) == 0)
+		o = json_tokener_parse(buf);
+	fclose(f);
+	free(buf);
+	return o;
 }
 
 /**
  * nvmfd_tgt_stats_json() - write counters as one JSON object on @out:
  * {"controllers":[{cntlid, subnqn, hostnqn, kato_ms, queues, reads, writes,
  * bytes_read, bytes_written}...], "ports":[<transport port objects: queues,
- * shared rings, per-controller pools>], "runtime":<the global runtime's
- * pools (nvmfd_rt_stats_json)>, "process":{context switches, CPU ticks}}.
+ * shared rings, per-controller pools>], "runtime":<the global runtime's pools (nvmfd_rt_stats_json)>,
+ * "process":{context switches, CPU ticks}}, no trailing newline.
  * @tgt: target.
  * @out: stream (borrowed).
- * Return: 0, -EIO when writing failed, or the transport's error.
+ * Return: 0, -ENOMEM, -EIO when writing failed.
  * Context: any thread; takes tgt->lock briefly.
  */
 int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 {
-	bool first = true;
+	json_object *root = json_object_new_object(), *ctrls, *ports;
 	int ret = 0;
 
-	fputs("{\"controllers\":[", out);
+	if (!root)
+		return -ENOMEM;
+	ctrls = json_object_new_array();
+	ports = json_object_new_array();
+	json_object_object_add(root, "controllers", ctrls);
+	json_object_object_add(root, "ports", ports);
+	if (!ctrls || !ports) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
 	pthread_mutex_lock(&tgt->lock);
-	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
-		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
-			uint64_t r = 0, w = 0, br = 0, bw = 0;
-			unsigned int nq = 0;
-
-			for (unsigned int q = 0; q <= c->qid_max; q++) {
-				nq += c->sqs[q] != NULL;
-				r += __atomic_load_n(&c->qstats[q].reads, __ATOMIC_RELAXED);
-				w += __atomic_load_n(&c->qstats[q].writes, __ATOMIC_RELAXED);
-				br += __atomic_load_n(&c->qstats[q].bytes_read, __ATOMIC_RELAXED);
-				bw += __atomic_load_n(&c->qstats[q].bytes_written,
-						      __ATOMIC_RELAXED);
-			}
-			fprintf(out, "%s{\"cntlid\":%u,\"subnqn\":", first ? "" : ",", c->cntlid);
-			json_str(out, c->subsys->nqn);
-			fputs(",\"hostnqn\":", out);
-			json_str(out, c->hostnqn);
-			fprintf(out,
-				",\"kato_ms\":%u,\"queues\":%u,\"reads\":%llu,\"writes\":%llu,"
-				"\"bytes_read\":%llu,\"bytes_written\":%llu}",
-				__atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED), nq,
-				(unsigned long long)r, (unsigned long long)w,
-				(unsigned long long)br, (unsigned long long)bw);
-			first = false;
-		}
-	}
+	for (unsigned int i = 0; i <= tgt->nr_subsys; i++)
+		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next)
+			json_object_array_add(ctrls, ctrl_json(c));
 	pthread_mutex_unlock(&tgt->lock);
-	fputs("],\"ports\":[", out);
-	first = true;
-	for (unsigned int i = 0; i < tgt->nr_ports; i++) {
-		if (!tgt->ports[i])
-			continue;
-		if (!first)
-			fputc(',', out);
-		ret = nvmfd__tcp_port_stats_json(tgt->ports[i], out);
-		if (ret < 0)
-			break;
-		first = false;
-	}
-	fputs("],\"runtime\":", out);
-	if (tgt->rt)
-		nvmfd_rt_stats_json(tgt->rt, out);
-	else
-		fputs("null", out);
-	fputs(",\"process\":", out);
-	process_json(out);
-	fputs("}", out);
-	if (ret == 0 && ferror(out))
+	for (unsigned int i = 0; i < tgt->nr_ports; i++)
+		if (tgt->ports[i])
+			json_object_array_add(ports, tgt->port_xprt[i]->port_stats(tgt->ports[i]));
+	json_object_object_add(root, "runtime",
+			       tgt->rt ? text_json(nvmfd_rt_stats_json, tgt->rt) : NULL);
+	json_object_object_add(root, "process", process_json());
+	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN), out) < 0 ||
+	    ferror(out))
 		ret = -EIO;
+out_put:
+	json_object_put(root);
 	return ret;
+}
+
+/**
+ * nvmfd__tgt_shared_rings_json() - see xprt.h.
+ */
+json_object *nvmfd__tgt_shared_rings_json(struct nvmfd_tgt *tgt)
+{
+	return tgt->cqpool ? nvmfd_cq_pool_stats_json(tgt->cqpool) : json_object_new_array();
 }

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xprt.h - the seam between the transport-independent target core
- * (the .c files of src/target) and a transport (src/target/tcp/tcp.c).
+ * (the .c files of src/target) and a transport (a folder below it, e.g.
+ * src/target/tcp/). doc/design.md walks through it.
  *
- * A transport queue (one TCP connection) embeds a struct nvmfd_tgt_qp and a
- * preallocated array of struct nvmfd_tgt_req (one per command slot). Flow of
- * one command, all on the queue owner's thread (its io_work):
+ * A transport registers a struct nvmfd_tgt_xprt_type at program start
+ * (NVMFD_TGT_XPRT_REGISTER); the core creates, starts, checks and removes
+ * its ports through those ops only, and takes trtype from it. The core
+ * knows no transport by name.
+ *
+ * A transport queue (e.g. one TCP connection) embeds a struct nvmfd_tgt_qp
+ * and a preallocated array of struct nvmfd_tgt_req (one per command slot).
+ * Flow of one command, all on the queue owner's thread (its io_work):
  *
  *   transport: CapsuleCmd received -> take a free req, copy the SQE
  *   core:      nvmfd__tgt_req_init(req) decides direction and length
@@ -13,11 +19,12 @@
  *   transport: error -> nvmfd__tgt_req_complete(req, status)
  *              H2C -> take in-capsule data or run R2T/H2CData into req->data
  *              then nvmfd__tgt_req_execute(req)
- *   core:      executes (maybe asynchronously on qp->ring: the core only
- *              queues backend ios, the transport calls nvmfd_bk_ring_flush()
- *              after each receive step and reaps the ring), then calls
- *              nvmfd__tgt_req_complete(req, status), which fills req->cqe
- *              and calls qp->ops->queue_response(req)
+ *   core:      executes (maybe asynchronously on the queue's completion
+ *              context: the core only queues backend ios; the transport
+ *              calls nvmfd__tgt_qp_poll() after each receive step, which
+ *              flushes them, reaps completions and delivers posted ones),
+ *              then calls nvmfd__tgt_req_complete(req, status), which fills
+ *              req->cqe and calls qp->ops->queue_response(req)
  *   transport: sends C2HData (req->data, req->data_len bytes, if C2H and
  *              success) and/or the CapsuleResp; then frees the req slot.
  *
@@ -30,10 +37,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
 #include <nvmfd/spec.h>
 
 #include "cfg/cfg.h"
 #include "internal/backend.h"
+#include "internal/cqpool.h"
 
 struct nvmfd_tgt;
 struct nvmfd_tgt_ctrl;
@@ -70,11 +79,13 @@ struct nvmfd_tgt_qp {
 	uint16_t sqhd;
 	bool connected;
 	bool sqflow_disabled; /* Connect CATTR bit 2: no SQHD, C2H SUCCESS allowed */
-	struct nvmfd_bk_ring *ring; /* backend completions reaped by the transport */
+	/* backend completions (core-owned: nvmfd__tgt_qp_open_backend()) */
+	struct nvmfd_cq *cq;
 	/* Completions posted from other threads (AER), drained by the owner
 	 * through nvmfd__tgt_qp_drain_posted(). Private to the core. */
 	void *posted;
 	uint64_t last_cmd_ns; /* for traffic-based keep-alive */
+	uint8_t xprt_trtype; /* the queue's transport's TRTYPE (error log) */
 };
 
 /* One command slot; the transport preallocates them per queue. */
@@ -123,6 +134,11 @@ void nvmfd__tgt_qp_destroy(struct nvmfd_tgt_qp *qp);
  */
 nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req);
 
+/** nvmfd__tgt_sgl_check() - the capsule's data descriptor rule (the one
+ *  check, shared with the core's own validation; see fabrics.c).
+ *  Return: 0 or the status (with DNR) to fail the command with. */
+nvmfd_status_t nvmfd__tgt_sgl_check(const struct nvmfd_sqe *sqe);
+
 /** nvmfd__tgt_req_execute() - run the command; its data is in req->data for
  *  H2C. Completes through nvmfd__tgt_req_complete(). Context: queue owner. */
 void nvmfd__tgt_req_execute(struct nvmfd_tgt_req *req);
@@ -145,20 +161,114 @@ const struct nvmfd_cfg *nvmfd__tgt_cfg(const struct nvmfd_tgt *tgt);
 struct nvmfd_rt *nvmfd__tgt_rt(const struct nvmfd_tgt *tgt);
 
 /*
- * Transport entry points the core calls (implemented in tcp/tcp.c).
- * nvmfd__tcp_port_create() binds and listens (nothing is accepted until
- * nvmfd__tcp_port_start()); destroy stops accepting, shuts every queue of
- * the port down and waits for them to finish.
+ * Backend stepping (the core owns the queue's backend; the transport only
+ * calls these from its io_work). The completion context comes from the
+ * target's completion pool (per-queue ring, or the shared ring of @io_cpu).
  */
-struct nvmfd_tcp_port;
-int nvmfd__tcp_port_create(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
-			   struct nvmfd_tcp_port **out);
-int nvmfd__tcp_port_start(struct nvmfd_tcp_port *port);
-uint16_t nvmfd__tcp_port_bound_port(const struct nvmfd_tcp_port *port);
-void nvmfd__tcp_port_destroy(struct nvmfd_tcp_port **port);
-int nvmfd__tcp_port_stats_json(struct nvmfd_tcp_port *port, FILE *out);
-/* Setup deadlines (cfg icreq_timeout_ms / connect_timeout_ms); called by
- * the housekeeping thread; see tcp.c. */
-unsigned int nvmfd__tcp_port_check_timeouts(struct nvmfd_tcp_port *port, uint64_t now_ns);
+
+/**
+ * nvmfd__tgt_qp_open_backend() - open the queue's completion context.
+ * @io_cpu: the queue's CPU (selects the shared ring in shared mode).
+ * @depth:  most backend ios in flight (the queue's command slots).
+ * Return: 0, -ENOMEM, -errno from ring creation.
+ * Context: any thread, before the queue's io_work first runs.
+ */
+int nvmfd__tgt_qp_open_backend(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth);
+
+/** nvmfd__tgt_qp_close_backend() - close it (NULL context: no-op); nothing
+ *  may be in flight (nvmfd__tgt_qp_inflight() == 0, asserted).
+ *  Context: the transport's release path (any thread but a completion work). */
+void nvmfd__tgt_qp_close_backend(struct nvmfd_tgt_qp *qp);
+
+/**
+ * nvmfd__tgt_qp_poll() - one backend step: submit what commands queued,
+ * deliver backend completions (callbacks complete commands through
+ * ops->queue_response) and completions posted by other threads (AERs).
+ * @polling: the owner is polling (idle polling / work left): with
+ *           backend completion polling also reap a shared ring here, and
+ *           count what was found as peeks rather than events.
+ * Return: completions delivered. Context: queue owner.
+ */
+unsigned int nvmfd__tgt_qp_poll(struct nvmfd_tgt_qp *qp, bool polling);
+
+/** nvmfd__tgt_qp_flush() - submit queued backend ios only. Return: number
+ *  submitted or -errno. Context: queue owner. */
+int nvmfd__tgt_qp_flush(struct nvmfd_tgt_qp *qp);
+
+/** nvmfd__tgt_qp_inflight() - backend ios of this queue not yet delivered. */
+unsigned int nvmfd__tgt_qp_inflight(const struct nvmfd_tgt_qp *qp);
+
+/** nvmfd__tgt_qp_event_fd() - fd that becomes readable when this queue's
+ *  completions can be reaped (watch it while event driven), or -1 when its
+ *  completions are announced through ops->kick (shared rings). */
+int nvmfd__tgt_qp_event_fd(const struct nvmfd_tgt_qp *qp);
+
+/** nvmfd__tgt_qp_idle() - the owner is about to sleep: clear a stale
+ *  completion signal (see nvmfd_cq_clear_event()). Context: queue owner. */
+void nvmfd__tgt_qp_idle(struct nvmfd_tgt_qp *qp);
+
+/** nvmfd__tgt_shared_rings_json() - the target's shared completion rings
+ *  (one per io_cpu, used by the queues of every port) as a new JSON array
+ *  (empty in per-queue mode), for a port's stats. NULL: out of memory. */
+json_object *nvmfd__tgt_shared_rings_json(struct nvmfd_tgt *tgt);
+
+/*
+ * Transports. A port is transport-owned and opaque to the core.
+ * Every op runs on the control thread unless said otherwise.
+ */
+struct nvmfd_tgt_port;
+
+/**
+ * struct nvmfd_tgt_xprt_type - one transport (nvmet's struct
+ * nvmet_fabrics_ops in user space).
+ * @name:   configuration name ("trtype" of a port); the first registered
+ *          transport also serves ports that name none.
+ * @trtype: the NVMe-oF transport type (discovery and error log entries).
+ * @add_port:    bind/listen for @cfg (nothing accepted before start_port).
+ *               Return: 0 or -errno (message logged, naming the port).
+ * @start_port:  start accepting on the target's runtime (nvmfd__tgt_rt()).
+ * @remove_port: stop accepting, shut every queue of the port down, wait
+ *               until they are released, free the port.
+ * @bound_trsvcid: the service id actually bound (e.g. the TCP port chosen
+ *               for trsvcid "0"), 0 if none. Any thread.
+ * @check_timeouts: connection-setup deadlines at @now_ns (CLOCK_MONOTONIC,
+ *               ns); Return: queues newly marked expired. Housekeeping thread.
+ * @port_stats:  the port's counters and queues as a new JSON object, or
+ *               NULL on allocation failure. Any thread.
+ * @disc_entry:  fill the transport-specific fields (trtype, adrfam, treq,
+ *               tsas) of a discovery log entry for a port of this type.
+ */
+struct nvmfd_tgt_xprt_type {
+	const char *name;
+	uint8_t trtype;
+	int (*add_port)(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
+			struct nvmfd_tgt_port **out);
+	int (*start_port)(struct nvmfd_tgt_port *port);
+	void (*remove_port)(struct nvmfd_tgt_port *port);
+	uint16_t (*bound_trsvcid)(const struct nvmfd_tgt_port *port);
+	unsigned int (*check_timeouts)(struct nvmfd_tgt_port *port, uint64_t now_ns);
+	json_object *(*port_stats)(struct nvmfd_tgt_port *port);
+	void (*disc_entry)(const struct nvmfd_cfg_port *cfg, struct nvmfd_disc_log_entry *e);
+};
+
+/**
+ * nvmfd__tgt_xprt_register() - make a transport available; called by
+ * NVMFD_TGT_XPRT_REGISTER before main(). At most NVMFD_TGT_MAX_XPRTS.
+ * Return: 0, -EEXIST (same name), -ENOSPC.
+ */
+#define NVMFD_TGT_MAX_XPRTS 8
+int nvmfd__tgt_xprt_register(const struct nvmfd_tgt_xprt_type *type);
+
+/** nvmfd__tgt_xprt_find() - the transport called @name ("" or NULL: the
+ *  first registered), or NULL. */
+const struct nvmfd_tgt_xprt_type *nvmfd__tgt_xprt_find(const char *name);
+
+/* Register @type at program start (the transport's library is linked
+ * whole, so its constructor runs even though nothing refers to it). */
+#define NVMFD_TGT_XPRT_REGISTER(type)                                       \
+	__attribute__((constructor)) static void nvmfd__xprt_register_##type(void) \
+	{                                                                   \
+		(void)nvmfd__tgt_xprt_register(&(type));                    \
+	}
 
 #endif /* NVMFD_TARGET_XPRT_H */

@@ -15,7 +15,7 @@
 
 #define TC_MAX_DATA (16u << 20)
 
-int tc_open(struct tc_conn *c, const char *addr, uint16_t port)
+int tc_attach(struct tc_conn *c, int fd)
 {
 	struct nvmfd_pdu_rx_opts opts = {
 		.role = NVMFD_PDU_ROLE_HOST,
@@ -28,11 +28,8 @@ int tc_open(struct tc_conn *c, const char *addr, uint16_t port)
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	c->fd = fd;
 	c->next_cid = 1;
-	ret = nvmfd__sock_connect(addr, port, &c->fd);
-	if (ret)
-		return ret;
 	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
 		ret = -errno;
@@ -41,6 +38,18 @@ int tc_open(struct tc_conn *c, const char *addr, uint16_t port)
 	}
 	nvmfd_pdu_rx_init(&c->rx, &opts);
 	return 0;
+}
+
+int tc_open(struct tc_conn *c, const char *addr, uint16_t port)
+{
+	int fd, ret;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	ret = nvmfd__sock_connect(addr, port, &fd);
+	if (ret)
+		return ret;
+	return tc_attach(c, fd);
 }
 
 void tc_close(struct tc_conn *c)

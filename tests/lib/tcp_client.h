@@ -63,6 +63,9 @@ struct tc_conn {
 	uint64_t pdus_rcvd;
 };
 
+/** tc_attach() - use the connected stream socket @fd (owned from now on,
+ *  even on failure; e.g. one end of a socketpair). Return: 0 or -errno. */
+int tc_attach(struct tc_conn *c, int fd);
 /** tc_open() - TCP connect to @addr:@port (no ICReq yet). Return: 0 or -errno. */
 int tc_open(struct tc_conn *c, const char *addr, uint16_t port);
 /** tc_close() - close the socket (idempotent). */

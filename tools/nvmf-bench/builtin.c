@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * nvmf-bench built-in scenarios: the five experiments of SEEDS.md (A-E),
+ * nvmf-bench built-in scenarios: the five experiments of bench/seeds.md (A-E),
  * scaled to the machine through CPU set keywords ("target", "all") and
  * counts relative to the online CPUs ("2*ncpu"). They are generated as
  * JSON trees (so they go through the same validation as user files) and
@@ -111,7 +111,7 @@ static struct json_object *seed_a(void)
 	int e, s, l;
 
 	sc = scenario("seed-a-unbound",
-		      "SEEDS A: the target's per-queue I/O work on bound (per-CPU, pinned) vs unbound pools, "
+		      "Seed A (bench/seeds.md): the target's per-queue I/O work on bound (per-CPU, pinned) vs unbound pools, "
 		      "4K and 1M random 50/50 read/write, without and with competing load on the target's CPUs "
 		      "(medium: stress-ng at 45 % per CPU plus a 256 MiB memory worker; heavy: the seed's hog, "
 		      "one thread per CPU at nice -20 rewriting a 128 MiB buffer then sleeping 10 ms). "
@@ -171,7 +171,7 @@ static struct json_object *seed_b(void)
 	int e, s;
 
 	sc = scenario("seed-b-cpu-heavy",
-		      "SEEDS B: CPU-bound per-request work (CRC32C data digest on every 128 KiB read) with one "
+		      "Seed B (bench/seeds.md): CPU-bound per-request work (CRC32C data digest on every 128 KiB read) with one "
 		      "stream (one queue) and several (2 per CPU), bound vs unbound. Spreading should help the "
 		      "single stream most.",
 		      "bound-1stream", 10, 2, 3, cols, 3, 1, 1);
@@ -204,7 +204,7 @@ static struct json_object *seed_c(void)
 	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object(), *c;
 
 	sc = scenario("seed-c-idle-poll",
-		      "SEEDS C: 4K random reads, QD 32, 4 connections per CPU on a file backend (io_uring): "
+		      "Seed C (bench/seeds.md): 4K random reads, QD 32, 4 connections per CPU on a file backend (io_uring): "
 		      "event driven vs idle polling (750 ms, as in the seed) vs idle polling plus backend "
 		      "completion polling. Context switches are nvmfd's, counted over the measured window.",
 		      "baseline", 10, 2, 3, cols, 3, 1, 1);
@@ -234,7 +234,7 @@ static struct json_object *seed_d(void)
 	int p, k;
 
 	sc = scenario("seed-d-cq-pool",
-		      "SEEDS D: one backend completion ring per queue vs one shared per CPU, with 1, 2, 4 and 8 "
+		      "Seed D (bench/seeds.md): one backend completion ring per queue vs one shared per CPU, with 1, 2, 4 and 8 "
 		      "controllers per CPU (each controller = one nvmf-perf process with one queue, QD 32, 4K "
 		      "random reads, file backend). Completion events/s and completions per event come from "
 		      "nvmfd's per-queue stats. Ratio: shared against per-queue at the same density.",
@@ -275,7 +275,7 @@ static struct json_object *seed_e(void)
 	int b, w, s;
 
 	sc = scenario("seed-e-host-scaling",
-		      "SEEDS E: 4K sequential/random read/write, 2 controllers x 1 queue per CPU, QD 32, on null "
+		      "Seed E (bench/seeds.md): 4K sequential/random read/write, 2 controllers x 1 queue per CPU, QD 32, on null "
 		      "and file backends, with the steps applied cumulatively on target and host (nvmf-perf): "
 		      "baseline; + rx/tx budgets in bytes (64 KiB each; target also a 100 us io_work "
 		      "deadline); + least-loaded io_cpu placement; + per-controller worker pools (target). "

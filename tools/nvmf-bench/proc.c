@@ -228,7 +228,7 @@ static double hog_now(void)
 }
 
 /*
- * SEEDS A's competing load: pinned to one CPU at high priority, rewrite a
+ * The competing load of bench/seeds.md §A: pinned to one CPU at high priority, rewrite a
  * large buffer, sleep 10 ms, repeat. Below 100 % load the rewrite stops
  * after the share of a period that gives load_pct of one CPU.
  */
@@ -277,7 +277,7 @@ static void *hog_thread(void *p)
 }
 
 /**
- * bench_proc_spawn_hog() - start the builtin competing load (SEEDS A).
+ * bench_proc_spawn_hog() - start the builtin competing load (bench/seeds.md §A).
  * @cpus: one thread pinned to each of these CPUs (borrowed).
  * @nice_level: nice of each thread (-20 needs CAP_SYS_NICE; a failure is
  *              logged to @log_path and the thread runs at its default).

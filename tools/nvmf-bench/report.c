@@ -2,7 +2,7 @@
 /*
  * nvmf-bench results: medians and standard deviations over repeats,
  * ratios to each cell's baseline, and the results folder:
- *   report.md    one table per scenario (SEEDS.md's columns + ratio)
+ *   report.md    one table per scenario (bench/seeds.md's columns + ratio)
  *   cells.csv    one row per cell: every metric's median and stddev
  *   cells.json   every cell with every run's metrics and the commands
  *   plots/       gnuplot PNGs: grouped bars of the scenario's first
@@ -173,7 +173,7 @@ static bool in_list(char list[][BENCH_NAME_MAX], int n, const char *s)
 }
 
 /*
- * SEEDS.md lays its tables out as one row per case and one column per
+ * bench/seeds.md (§F) lays its tables out as one row per case and one column per
  * variant (bound | unbound, before -> after): rows = cell groups, columns =
  * the first sc->pivot metrics for each series.
  */

@@ -70,7 +70,7 @@ static void rw_run(const struct tf_target *t, bool hdgst, bool ddgst)
 			lba += nlb;
 		}
 	}
-	/* A write over the port's in-capsule limit is refused (NOTES §1.8). */
+	/* A write over the port's in-capsule limit is refused (doc/protocol-notes.md §1.8). */
 	TF_CHECK_EQ(tc_rw(&io, true, 1, 0, (icd + 4096) / 512, wbuf, icd + 4096, TC_F_ICD, &cqe),
 		    0);
 	TF_CHECK_EQ(tc_status(&cqe), NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_SGL_INVALID_OFFSET) |

@@ -55,7 +55,7 @@ int main(void)
 	TF_CHECK_EQ(c.c2h_pdus, 1);
 	TF_CHECK_EQ(le16toh(ic->cntlid), cntlid);
 	TF_CHECK(!strncmp(ic->subnqn, TF_SUBNQN, sizeof(ic->subnqn)));
-	/* IOCCSZ = (64 + in-capsule data) / 16 (NOTES §1.8) */
+	/* IOCCSZ = (64 + in-capsule data) / 16 (doc/protocol-notes.md §1.8) */
 	TF_CHECK_EQ(le32toh(ic->ioccsz), (64 + t.cfg->ports[0].inline_data_size) / 16);
 	TF_CHECK(le32toh(ic->sgls) & NVMFD_SGLS_SUPPORTED);
 

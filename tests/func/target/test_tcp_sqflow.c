@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_tcp_sqflow.c - with SQ flow control disabled (Connect CATTR bit 2) a
  * successful read ends with a C2HData carrying SUCCESS and no CapsuleResp
- * (NOTES §1.6); with it enabled, a CapsuleResp follows. */
+ * (doc/protocol-notes.md §1.6); with it enabled, a CapsuleResp follows. */
 #include <string.h>
 
 #include "tcp_client.h"

@@ -350,7 +350,7 @@ static void test_parse_cpus_and_enums(void **state)
 /* ------------------------------------------------------------------ */
 /* JSON load                                                          */
 
-/* The nvmetcli example (NVME-TCP-NOTES §3.4) with a RAM namespace. */
+/* The nvmetcli example (doc/protocol-notes.md §3.4) with a RAM namespace. */
 static const char nvmetcli_json[] =
 	"{\n"
 	"  \"hosts\": [ { \"nqn\": \"nqn.2014-08.org.nvmexpress:uuid:host1\",\n"

@@ -256,10 +256,10 @@ static void test_pipelined(void **state)
 		nvmfd__tgt_req_execute(req);
 	}
 	assert_int_equal(c->io->nr_resp, before);
-	assert_int_equal(nvmfd_bk_ring_inflight(c->io->qp.ring), 8);
-	assert_int_equal(nvmfd_bk_ring_flush(c->io->qp.ring), 8); /* one batch */
+	assert_int_equal(nvmfd__tgt_qp_inflight(&c->io->qp), 8);
+	assert_int_equal(nvmfd__tgt_qp_flush(&c->io->qp), 8); /* one batch */
 	for (int i = 0; i < 100 && c->io->nr_resp < before + 8; i++)
-		nvmfd_bk_ring_reap(c->io->qp.ring, 64);
+		nvmfd__tgt_qp_poll(&c->io->qp, false);
 	assert_int_equal(c->io->nr_resp, before + 8);
 	assert_int_equal(do_read(c->io, 1, 0, 64, 9), 0);
 	for (int i = 0; i < 8; i++)

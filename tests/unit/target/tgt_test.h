@@ -186,7 +186,7 @@ static inline struct tt_q *tt_q_new(struct tt_env *e, unsigned int port_idx)
 	nvmfd__tgt_qp_init(&q->qp, e->tgt, &e->cfg.ports[port_idx], &tt_ops);
 	strcpy(q->qp.local_addr, "192.168.7.7");
 	strcpy(q->qp.peer_addr, "192.168.7.8:50000");
-	assert_int_equal(nvmfd_bk_ring_create(64, false, &q->qp.ring), 0);
+	assert_int_equal(nvmfd__tgt_qp_open_backend(&q->qp, 0, 64), 0);
 	for (int i = 0; i < TT_SLOTS; i++) {
 		q->bufs[i] = calloc(1, TT_BUF);
 		assert_non_null(q->bufs[i]);
@@ -203,9 +203,9 @@ static inline struct tt_q *tt_q_new(struct tt_env *e, unsigned int port_idx)
 static inline void tt_q_free(struct tt_q *q)
 {
 	nvmfd__tgt_qp_destroy(&q->qp);
-	while (nvmfd_bk_ring_inflight(q->qp.ring))
-		nvmfd_bk_ring_reap(q->qp.ring, 64);
-	nvmfd_bk_ring_destroy(&q->qp.ring);
+	while (nvmfd__tgt_qp_inflight(&q->qp))
+		nvmfd__tgt_qp_poll(&q->qp, false);
+	nvmfd__tgt_qp_close_backend(&q->qp);
 	for (int i = 0; i < TT_SLOTS; i++)
 		free(q->bufs[i]);
 	free(q->out);
@@ -255,13 +255,13 @@ static inline unsigned int tt_submit(struct tt_q *q, const struct nvmfd_sqe *sqe
 			memcpy(req->data, src, req->data_len);
 	}
 	nvmfd__tgt_req_execute(req);
-	/* as the transport's io_work: flush after the receive step, reap */
-	for (int i = 0; i < 1000 && q->nr_resp == before && nvmfd_bk_ring_inflight(q->qp.ring);
+	/* as the transport's io_work: the core's backend step after the
+	 * receive step (flush, reap) */
+	for (int i = 0; i < 1000 && q->nr_resp == before && nvmfd__tgt_qp_inflight(&q->qp);
 	     i++) {
-		struct pollfd pfd = { .fd = nvmfd_bk_ring_event_fd(q->qp.ring), .events = POLLIN };
+		struct pollfd pfd = { .fd = nvmfd__tgt_qp_event_fd(&q->qp), .events = POLLIN };
 
-		nvmfd_bk_ring_flush(q->qp.ring);
-		if (nvmfd_bk_ring_reap(q->qp.ring, 64) == 0)
+		if (nvmfd__tgt_qp_poll(&q->qp, false) == 0)
 			poll(&pfd, 1, 10); /* kernel I/O in progress */
 	}
 	return q->nr_resp - before;

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cqpool.h - completion pools: where a queue's backend completions come
+ * from, and who waits for them (doc/design.md "Completion pools").
+ *
+ * A queue opens one completion context (struct nvmfd_cq) from the pool of
+ * its port. In per-queue mode the context owns a backend ring whose eventfd
+ * the queue watches itself. In shared mode every context placed on one
+ * io_cpu shares that CPU's ring (the nvmet-rdma CQ pool idea in user
+ * space): ONE completion event source per CPU, the ring's eventfd, watched
+ * by the ring's own completion work on that CPU. That work reaps; each
+ * completion is routed onto its context's MPSC list and the context's
+ * notify callback is called (the queue kicks its io_work), and the owner
+ * runs the io callbacks in nvmfd_cq_poll(): a queue's state is only ever
+ * touched by its own io_work.
+ *
+ * Locking: a shared ring is used by several owners; its lock is taken
+ * inside nvmfd_cq_submit(), nvmfd_cq_flush() and the reaps, never while an
+ * io callback runs (callbacks may submit again). Per-queue contexts take
+ * no lock. The pool's own lock (ring list, reference counts) is a leaf.
+ *
+ * Errors: negative errno. Units: depths in ios.
+ * Context: every function but create/destroy/open/close is for the
+ * context's owner (one thread at a time, e.g. a queue's io_work).
+ */
+#ifndef NVMFD_INTERNAL_CQPOOL_H
+#define NVMFD_INTERNAL_CQPOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "internal/backend.h"
+#include "internal/rt.h"
+
+struct nvmfd_cq_pool;
+struct nvmfd_cq;
+
+/**
+ * struct nvmfd_cq_pool_opts - how contexts get their completions.
+ * @shared:        one ring per io_cpu shared by its contexts (else per queue).
+ * @iopoll:        rings try IORING_SETUP_IOPOLL (see nvmfd_bk_ring_create()).
+ * @shared_queues: a shared ring is sized for this many contexts of the
+ *                 depth passed to nvmfd_cq_open() (0: 16).
+ * @shared_depth_max: cap on a shared ring's depth in ios (0: 32768, the
+ *                 io_uring limit).
+ * @reap_max:      completions one completion-work run reaps (0: 1024).
+ */
+struct nvmfd_cq_pool_opts {
+	bool shared;
+	bool iopoll;
+	unsigned int shared_queues;
+	unsigned int shared_depth_max;
+	unsigned int reap_max;
+};
+
+/**
+ * nvmfd_cq_pool_create() - a pool whose shared rings' completion work runs
+ * on @rt (borrowed; must outlive the pool).
+ * Return: 0, -ENOMEM, -EINVAL (@rt NULL in shared mode).
+ */
+int nvmfd_cq_pool_create(struct nvmfd_rt *rt, const struct nvmfd_cq_pool_opts *opts,
+			 struct nvmfd_cq_pool **out);
+
+/** nvmfd_cq_pool_destroy() - free the pool; every context must be closed
+ *  (asserted). NULL or *NULL is ignored; NULLs *@pp. Context: any thread. */
+void nvmfd_cq_pool_destroy(struct nvmfd_cq_pool **pp);
+
+/** nvmfd_cq_pool_shared() - true in shared mode. */
+bool nvmfd_cq_pool_shared(const struct nvmfd_cq_pool *pool);
+
+/**
+ * typedef nvmfd_cq_notify_fn - shared mode: completions were routed to the
+ * context and the owner should call nvmfd_cq_poll() soon (kick its work).
+ * Called from the completion work or another owner's reap, any thread,
+ * with the ring lock held: it must not call back into the pool.
+ */
+typedef void (*nvmfd_cq_notify_fn)(void *arg);
+
+/**
+ * nvmfd_cq_open() - a completion context for a queue on @io_cpu.
+ * @depth:  most ios the queue has in flight (its command slots).
+ * @notify: shared mode: see nvmfd_cq_notify_fn (may be NULL for a context
+ *          that only polls); ignored in per-queue mode.
+ * Return: 0, -ENOMEM, -errno from ring creation or nvmfd_rt_watch_fd().
+ * Context: any thread (takes the pool lock).
+ */
+int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
+		  nvmfd_cq_notify_fn notify, void *arg, struct nvmfd_cq **out);
+
+/**
+ * nvmfd_cq_close() - release a context with nothing in flight
+ * (nvmfd_cq_inflight() == 0, asserted); the last context of a shared ring
+ * stops its completion work and destroys the ring. NULLs *@cqp.
+ * Context: not the completion work of the ring (e.g. a release work).
+ */
+void nvmfd_cq_close(struct nvmfd_cq **cqp);
+
+/**
+ * nvmfd_cq_submit() - queue @io for @bk (sent to the kernel by the next
+ * nvmfd_cq_flush()). A full ring is flushed and reaped once and the submit
+ * retried (completions of this context run their callbacks from inside
+ * this call in per-queue mode; in shared mode they are routed).
+ * Return: 0, -EBUSY (still full), -EINVAL (see nvmfd_bk_submit()).
+ */
+int nvmfd_cq_submit(struct nvmfd_cq *cq, struct nvmfd_bk *bk, struct nvmfd_bk_io *io);
+
+/** nvmfd_cq_flush() - submit what was queued. Return: ios submitted or -errno. */
+int nvmfd_cq_flush(struct nvmfd_cq *cq);
+
+/**
+ * nvmfd_cq_poll() - deliver completions: run the callbacks of up to @max
+ * of this context's completed ios, oldest first.
+ * Per-queue: peek the ring's CQ (also clears its eventfd). Shared: run
+ * everything that was routed here (@max does not apply); with @peek also reap the shared ring first (backend
+ * completion polling: routes other contexts' completions and notifies them).
+ * Return: callbacks run. Context: owner, not under the ring lock.
+ */
+unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max);
+
+/** nvmfd_cq_inflight() - ios submitted and not yet delivered to this context. */
+unsigned int nvmfd_cq_inflight(const struct nvmfd_cq *cq);
+
+/**
+ * nvmfd_cq_event_fd() - the eventfd to watch for this context's
+ * completions: per-queue, the ring's; shared, -1 (the ring's completion
+ * work watches it and nvmfd_cq_notify_fn reports).
+ */
+int nvmfd_cq_event_fd(const struct nvmfd_cq *cq);
+
+/**
+ * nvmfd_cq_clear_event() - per-queue: with nothing in flight, reap once so
+ * that a signal raised after its completion was already reaped does not
+ * wake an idle owner for ever (only a reap clears the eventfd). No-op in
+ * shared mode. Context: owner, before sleeping.
+ */
+void nvmfd_cq_clear_event(struct nvmfd_cq *cq);
+
+/** nvmfd_cq_ring_id() - shared ring number (stats), -1 in per-queue mode. */
+int nvmfd_cq_ring_id(const struct nvmfd_cq *cq);
+
+/**
+ * struct nvmfd_cq_stats - counters of one context.
+ * @events:      polls that delivered >= 1 completion while the owner was
+ *               event driven (or, shared, deliveries of routed ios).
+ * @peeks:       polls that delivered >= 1 completion while polling.
+ * @completions: callbacks run.
+ */
+struct nvmfd_cq_stats {
+	uint64_t events;
+	uint64_t peeks;
+	uint64_t completions;
+};
+
+/** nvmfd_cq_count_poll() - attribute a poll that delivered @n completions to
+ *  events (@polling false) or peeks; read with nvmfd_cq_get_stats(). */
+void nvmfd_cq_count_poll(struct nvmfd_cq *cq, bool polling, unsigned int n);
+void nvmfd_cq_get_stats(const struct nvmfd_cq *cq, struct nvmfd_cq_stats *st);
+
+/**
+ * nvmfd_cq_pool_stats_json() - the pool's shared rings as a JSON array of
+ * {id, cpu, users, completion_events, empty_events, completions,
+ * completions_per_event, peek_completions} (empty in per-queue mode).
+ * Return: a new reference, or NULL on allocation failure. Context: any thread.
+ */
+json_object *nvmfd_cq_pool_stats_json(struct nvmfd_cq_pool *pool);
+
+#endif /* NVMFD_INTERNAL_CQPOOL_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc.h - the monotonic clock and the /proc readings the runtime, the
+ * target's stats and the tools share (one parser each).
+ */
+#ifndef NVMFD_INTERNAL_PROC_H
+#define NVMFD_INTERNAL_PROC_H
+
+#include <stdint.h>
+
+/** nvmfd__mono_ns() - CLOCK_MONOTONIC in nanoseconds. Context: any thread. */
+uint64_t nvmfd__mono_ns(void);
+
+/**
+ * struct nvmfd_task_stat - per-thread (or per-process) scheduler figures.
+ * @nvcsw:        voluntary context switches.
+ * @nivcsw:       involuntary context switches.
+ * @run_delay_ns: time runnable but waiting for a CPU (schedstat field 2), ns.
+ */
+struct nvmfd_task_stat {
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t run_delay_ns;
+};
+
+/**
+ * nvmfd__proc_task_stat() - read /proc/<pid>/task/<tid>/{status,schedstat}
+ * (@pid 0: "self"; @tid 0: the process's own status, summed over nothing).
+ * Fields /proc does not offer stay 0.
+ * Return: 0, or -errno when the status file cannot be read (thread gone).
+ */
+int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st);
+
+/**
+ * nvmfd__proc_threads_ctxsw() - context switches summed over every live
+ * thread of process @pid (0: self); the process's own status counts its
+ * main thread only. Return: 0 or -errno (no such process).
+ */
+int nvmfd__proc_threads_ctxsw(int pid, uint64_t *nvcsw, uint64_t *nivcsw);
+
+/**
+ * nvmfd__proc_cpu_ticks() - utime and stime of process @pid (0: self) in
+ * clock ticks (sysconf(_SC_CLK_TCK)), from /proc/<pid>/stat fields 14, 15.
+ * Return: 0 or -errno.
+ */
+int nvmfd__proc_cpu_ticks(int pid, uint64_t *utime, uint64_t *stime);
+
+#endif /* NVMFD_INTERNAL_PROC_H */

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+/*
+ * port.c - the NVMe/TCP transport's ports: listen and accept, the
+ * connection-setup deadlines, the release work (queue teardown ends there,
+ * since a queue's io_work cannot cancel and free itself: the nvmet
+ * release_work pattern), migration onto per-controller runtimes, stats, and
+ * the transport type the core reaches all of this through (xprt.h).
+ *
+ * Accepting: a listener work item on the execution runtime watches the
+ * listen socket (one-shot readiness, like any queue) and accepts up to
+ * TCP_ACCEPT_BATCH connections per run, as SPDK's acceptor poller does;
+ * no extra thread.
+ *
+ * Setup deadlines: a connection must complete ICReq within icreq_timeout_ms
+ * and a successful Connect within connect_timeout_ms of accept (cfg,
+ * default 10 s each: the Linux host waits 10 s for ICResp; KATO only
+ * starts after Connect), or it is closed: an idle socket would otherwise
+ * hold its fd and memory for ever. The target's housekeeping thread calls
+ * ->check_timeouts, which only marks an expired queue (q->expired) and
+ * kicks it; the queue's own io_work confirms the stage, logs, tears down.
+ *
+ * --wq-per-ctrl: queues are accepted on the global runtime (the controller
+ * is unknown before Connect); after a successful Connect a pass ends
+ * without re-arming and hands the queue to the release work, which moves
+ * its io_work onto the controller's runtime (nvmfd_rt_group_get() +
+ * nvmfd_rt_work_move(), src/rt). The group destroys a controller's
+ * runtime when its last queue is freed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "internal/log.h"
+#include "net/sock.h"
+#include "target/tcp/tcp_int.h"
+
+static struct tcp_port *tcp_port(struct nvmfd_tgt_port *p)
+{
+	return (struct tcp_port *)(void *)p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Release and migration                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Move @q (whose last pass ended without re-arming) to its controller's
+ * runtime. Context: the port's release work.
+ */
+static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
+{
+	const struct nvmfd_tgt_ctrl *ctrl = q->qp.ctrl;
+	uint64_t key = ((uint64_t)(uint32_t)(ctrl->subsys->idx + 1) << 16) | ctrl->cntlid;
+	int fds[2] = { q->fd, q->ring_fd };
+	struct nvmfd_rt *rt = NULL;
+	int ret;
+
+	ret = nvmfd_rt_group_get(port->ctrl_rts, key, ctrl->cntlid, &rt);
+	if (ret) {
+		NVMFD_WARN_RATELIMIT(TCP_COMP,
+				     "queue %u qid %u: no pools for its controller (%s), staying",
+				     q->id, q->qp.qid, strerror(-ret));
+		rt = port->rt;
+	} else {
+		q->ctrl_cntlid = ctrl->cntlid;
+		__atomic_store_n(&q->ctrl_rt, rt, __ATOMIC_RELEASE);
+	}
+	q->ring_watched = false;
+	q->requeued = false;
+	/* the first pass on the new pools re-arms readiness; a kick or a
+	 * shutdown that hit the item during the move is seen by that pass */
+	nvmfd_rt_work_move(&q->io_work, rt, q->io_cpu, fds, 2);
+}
+
+/* Queue @q for migration by the release work. Context: @q's io_work. */
+void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q)
+{
+	pthread_mutex_lock(&port->lock);
+	q->mig_next = port->migrate;
+	port->migrate = q;
+	pthread_mutex_unlock(&port->lock);
+	nvmfd_rt_queue_work(&port->release_work);
+}
+
+/*
+ * The release work: moves queues to their controller's runtime and frees
+ * dead queues. Both wait (cancel_sync for a run in progress, a shared
+ * ring's completion work, runtime creation), so the whole run is a
+ * declared blocking section: on a bound pool another worker serves the
+ * CPU's queues meanwhile (nvmfd_rt_blocking_begin()).
+ */
+static void tcp_release_work(struct nvmfd_work *w)
+{
+	struct tcp_port *port = container_of(w, struct tcp_port, release_work);
+	struct tcp_queue *q;
+
+	nvmfd_rt_blocking_begin();
+	for (;;) {
+		pthread_mutex_lock(&port->lock);
+		q = port->migrate;
+		if (q)
+			port->migrate = q->mig_next;
+		pthread_mutex_unlock(&port->lock);
+		if (!q)
+			break;
+		tcp_queue_migrate(port, q);
+	}
+	for (;;) {
+		pthread_mutex_lock(&port->lock);
+		q = port->dead;
+		if (!q) {
+			pthread_mutex_unlock(&port->lock);
+			break;
+		}
+		port->dead = q->dead_next;
+		if (q->prev)
+			q->prev->next = q->next;
+		else
+			port->queues = q->next;
+		if (q->next)
+			q->next->prev = q->prev;
+		pthread_mutex_unlock(&port->lock);
+
+		nvmfd_rt_work_cancel_sync(&q->io_work);
+		tcp_queue_free(q);
+
+		pthread_mutex_lock(&port->lock);
+		port->nr_queues--;
+		pthread_cond_broadcast(&port->cond);
+		pthread_mutex_unlock(&port->lock);
+	}
+	nvmfd_rt_blocking_end();
+}
+
+/* @q is torn down: free it from the release work. Context: @q's io_work. */
+void tcp_port_release(struct tcp_port *port, struct tcp_queue *q)
+{
+	pthread_mutex_lock(&port->lock);
+	q->dead_next = port->dead;
+	port->dead = q;
+	pthread_mutex_unlock(&port->lock);
+	nvmfd_rt_queue_work(&port->release_work);
+}
+
+/* ------------------------------------------------------------------ */
+/* Accept and setup deadlines                                          */
+/* ------------------------------------------------------------------ */
+
+static void tcp_accept_work(struct nvmfd_work *w)
+{
+	struct tcp_port *port = container_of(w, struct tcp_port, accept_work);
+	int i, fd, ret;
+
+	for (i = 0; i < TCP_ACCEPT_BATCH; i++) {
+		if (__atomic_load_n(&port->stopping, __ATOMIC_ACQUIRE))
+			return;
+		ret = nvmfd__sock_accept(port->lfd, &fd);
+		if (ret == -EAGAIN)
+			break;
+		if (ret) {
+			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
+			if (ret != -ECONNABORTED)
+				NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: accept: %s",
+						     port->cfg->portid, strerror(-ret));
+			break;
+		}
+		__atomic_add_fetch(&port->accepted, 1, __ATOMIC_RELAXED);
+		ret = tcp_queue_create(port, fd);
+		if (ret) {
+			if (ret != -ESHUTDOWN)
+				NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: cannot set up a queue: %s",
+						     port->cfg->portid, strerror(-ret));
+			close(fd);
+		}
+	}
+	if (i == TCP_ACCEPT_BATCH) {
+		nvmfd_rt_queue_work(&port->accept_work);
+		return;
+	}
+	ret = nvmfd_rt_watch_fd(&port->accept_work, port->lfd, EPOLLIN);
+	if (ret)
+		NVMFD_ERR(TCP_COMP, "port %u: cannot watch the listener: %s", port->cfg->portid,
+			  strerror(-ret));
+}
+
+/*
+ * ->check_timeouts: mark the port's connections that missed a setup
+ * deadline (no ICReq within cfg icreq_timeout_ms, or no successful Connect
+ * within cfg connect_timeout_ms, of accept; 0: no such deadline). Each
+ * marked queue's io_work confirms, logs and tears itself down.
+ * @now_ns: CLOCK_MONOTONIC now, ns.
+ * Return: queues newly marked. Context: housekeeping thread; port->lock.
+ */
+static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns)
+{
+	struct tcp_port *port = tcp_port(p);
+	uint64_t ic_ns = (uint64_t)port->gcfg->icreq_timeout_ms * 1000000ull;
+	uint64_t conn_ns = (uint64_t)port->gcfg->connect_timeout_ms * 1000000ull;
+	unsigned int n = 0;
+	struct tcp_queue *q;
+
+	if (!ic_ns && !conn_ns)
+		return 0;
+	pthread_mutex_lock(&port->lock);
+	for (q = port->queues; q; q = q->next) {
+		int st = __atomic_load_n(&q->stage, __ATOMIC_ACQUIRE);
+		uint64_t age = now_ns > q->accept_ns ? now_ns - q->accept_ns : 0;
+		int missed = -1, zero = 0;
+
+		if (st == TCP_STAGE_ACCEPTED && ic_ns && age >= ic_ns)
+			missed = TCP_STAGE_ACCEPTED;
+		else if (st != TCP_STAGE_CONNECTED && conn_ns && age >= conn_ns)
+			missed = TCP_STAGE_IC_DONE;
+		if (missed < 0)
+			continue;
+		/* once per mark: the owner clears it when it looked */
+		if (__atomic_compare_exchange_n(&q->expired, &zero, missed + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			tcp_queue_kick(q);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&port->lock);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Port ops                                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ->add_port: bind and listen for one configured port; trsvcid "0" binds
+ * an ephemeral port (->bound_trsvcid). Return: 0, -ENOMEM, -EINVAL
+ * (traddr/trsvcid not numeric), -errno from socket/bind/listen (e.g.
+ * -EADDRINUSE), logged with the port.
+ */
+static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
+			struct nvmfd_tgt_port **out)
+{
+	struct tcp_port *port;
+	int ret;
+
+	port = calloc(1, sizeof(*port));
+	if (!port)
+		return -ENOMEM;
+	port->tgt = tgt;
+	port->cfg = cfg;
+	port->gcfg = nvmfd__tgt_cfg(tgt);
+	port->lfd = -1;
+	ret = nvmfd__sock_listen(cfg->traddr, cfg->trsvcid, NVMFD_SOCK_BACKLOG, &port->lfd,
+				 &port->bound);
+	if (ret) {
+		NVMFD_ERR(TCP_COMP, "port %u %s:%s: %s", cfg->portid, cfg->traddr, cfg->trsvcid,
+			  strerror(-ret));
+		goto out_free;
+	}
+	ret = -pthread_mutex_init(&port->lock, NULL);
+	if (ret)
+		goto out_close;
+	ret = -pthread_cond_init(&port->cond, NULL);
+	if (ret)
+		goto out_destroy_lock;
+	if (port->gcfg->exec.wq_per_ctrl) {
+		ret = nvmfd_rt_group_create(&port->gcfg->exec.rt, "nvmfc", &port->ctrl_rts);
+		if (ret)
+			goto out_destroy_cond;
+	}
+	NVMFD_INFO(TCP_COMP, "port %u listening on %s:%u", cfg->portid, cfg->traddr, port->bound);
+	*out = (struct nvmfd_tgt_port *)(void *)port;
+	return 0;
+
+out_destroy_cond:
+	pthread_cond_destroy(&port->cond);
+out_destroy_lock:
+	pthread_mutex_destroy(&port->lock);
+out_close:
+	close(port->lfd);
+out_free:
+	free(port);
+	return ret;
+}
+
+/* ->start_port: accept on the target's runtime. Return: 0, -EALREADY,
+ * -EINVAL (no runtime yet), -errno from nvmfd_rt_watch_fd(). */
+static int tcp_start_port(struct nvmfd_tgt_port *p)
+{
+	struct tcp_port *port = tcp_port(p);
+	int ret;
+
+	if (port->started)
+		return -EALREADY;
+	port->rt = nvmfd__tgt_rt(port->tgt);
+	if (!port->rt)
+		return -EINVAL;
+	nvmfd_work_init(&port->accept_work, port->rt, tcp_accept_work, 0);
+	nvmfd_work_init(&port->release_work, port->rt, tcp_release_work, 0);
+	ret = nvmfd_rt_watch_fd(&port->accept_work, port->lfd, EPOLLIN);
+	if (ret) {
+		NVMFD_ERR(TCP_COMP, "port %u: cannot watch the listener: %s", port->cfg->portid,
+			  strerror(-ret));
+		return ret;
+	}
+	port->started = true;
+	return 0;
+}
+
+static uint16_t tcp_bound_trsvcid(const struct nvmfd_tgt_port *p)
+{
+	return p ? ((const struct tcp_port *)(const void *)p)->bound : 0;
+}
+
+/*
+ * ->remove_port: stop accepting, shut every queue down, wait until they
+ * are released, close the listener, free. Context: control thread, never
+ * a runtime worker; the runtime must still run if the port was started.
+ */
+static void tcp_remove_port(struct nvmfd_tgt_port *p)
+{
+	struct tcp_port *port = tcp_port(p);
+	struct tcp_queue *q;
+
+	if (!port)
+		return;
+	__atomic_store_n(&port->stopping, 1, __ATOMIC_RELEASE);
+	if (port->started) {
+		nvmfd_rt_unwatch_fd(&port->accept_work, port->lfd);
+		nvmfd_rt_work_cancel_sync(&port->accept_work);
+		nvmfd_rt_unwatch_fd(&port->accept_work, port->lfd);
+		pthread_mutex_lock(&port->lock);
+		for (q = port->queues; q; q = q->next)
+			tcp_queue_shutdown(q);
+		while (port->nr_queues)
+			pthread_cond_wait(&port->cond, &port->lock);
+		pthread_mutex_unlock(&port->lock);
+		nvmfd_rt_work_cancel_sync(&port->release_work);
+	}
+	nvmfd_rt_group_destroy(&port->ctrl_rts);
+	close(port->lfd);
+	pthread_cond_destroy(&port->cond);
+	pthread_mutex_destroy(&port->lock);
+	free(port);
+}
+
+/* The per-controller runtimes' stats, parsed into the tree (the runtime
+ * writes text). */
+static json_object *tcp_ctrl_pools_json(struct tcp_port *port)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	json_object *o = NULL;
+	FILE *f;
+
+	if (!port->ctrl_rts)
+		return json_object_new_array();
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (nvmfd_rt_group_stats_json(port->ctrl_rts, "cntlid", f) == 0 && fflush(f) == 0)
+		o = json_tokener_parse(buf);
+	fclose(f);
+	free(buf);
+	return o;
+}
+
+/* ->port_stats: counters and one object per live queue. Takes port->lock. */
+static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
+{
+	struct tcp_port *port = tcp_port(p);
+	json_object *o = json_object_new_object(), *qs;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "portid", json_object_new_int(port->cfg->portid));
+	json_object_object_add(o, "traddr", json_object_new_string(port->cfg->traddr));
+	json_object_object_add(o, "trsvcid", json_object_new_int(port->bound));
+	json_object_object_add(o, "accepted", json_object_new_uint64(__atomic_load_n(
+						      &port->accepted, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "accept_errors", json_object_new_uint64(__atomic_load_n(
+							   &port->accept_errors, __ATOMIC_RELAXED)));
+	qs = json_object_new_array();
+	pthread_mutex_lock(&port->lock);
+	json_object_object_add(o, "nr_queues", json_object_new_int((int)port->nr_queues));
+	for (struct tcp_queue *q = port->queues; q && qs; q = q->next)
+		json_object_array_add(qs, tcp_queue_json(q));
+	pthread_mutex_unlock(&port->lock);
+	json_object_object_add(o, "queues", qs);
+	json_object_object_add(o, "shared_rings", nvmfd__tgt_shared_rings_json(port->tgt));
+	json_object_object_add(o, "ctrl_pools", tcp_ctrl_pools_json(port));
+	return o;
+}
+
+/* ->disc_entry: NVMe/TCP discovery log fields (doc/protocol-notes.md §2.6). */
+static void tcp_disc_entry(const struct nvmfd_cfg_port *cfg, struct nvmfd_disc_log_entry *e)
+{
+	(void)cfg;
+	e->trtype = NVMFD_TRTYPE_TCP;
+	e->treq = NVMFD_TREQ_SECURE_NOT_SPECIFIED | NVMFD_TREQ_DISABLE_SQFLOW;
+	e->tsas[0] = NVMFD_TCP_SECTYPE_NONE;
+}
+
+static const struct nvmfd_tgt_xprt_type tcp_xprt_type = {
+	.name = "tcp",
+	.trtype = NVMFD_TRTYPE_TCP,
+	.add_port = tcp_add_port,
+	.start_port = tcp_start_port,
+	.remove_port = tcp_remove_port,
+	.bound_trsvcid = tcp_bound_trsvcid,
+	.check_timeouts = tcp_check_timeouts,
+	.port_stats = tcp_port_stats,
+	.disc_entry = tcp_disc_entry,
+};
+
+NVMFD_TGT_XPRT_REGISTER(tcp_xprt_type)

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_int.h - private to the NVMe/TCP transport (src/target/tcp/): the
+ * queue (one TCP connection = one NVMe queue) and the port, shared by
+ * tcp.c (queue, rx, tx, io_work) and port.c (listen/accept, setup
+ * deadlines, release and migration, stats, the transport ops).
+ *
+ * Ownership: a port owns its queues (port->queues, port->lock); a queue's
+ * state is touched only by its io_work (one owner at a time,
+ * doc/conventions.md §5.2); other threads set q->shutdown / q->expired
+ * and kick the work. Memory is freed by the port's release work, after
+ * the queue's io_work was cancelled.
+ *
+ * Lock order (doc/design.md "Locks"): port->lock, then a runtime pool's
+ * lock (nvmfd_rt_queue_work() under port->lock for kicks); the completion
+ * pool's and the runtime group's locks are leaves taken with nothing else.
+ */
+#ifndef NVMFD_TARGET_TCP_INT_H
+#define NVMFD_TARGET_TCP_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <nvmfd/pdu.h>
+
+#include "internal/rt.h"
+#include "net/txq.h"
+#include "target/core.h"
+#include "target/xprt.h"
+
+#define TCP_COMP "tcp"
+#define TCP_ACCEPT_BATCH 16 /* connections per accept run (SPDK: 16) */
+#define TCP_RX_BOUNCE 16384 /* receive buffer for headers and small data */
+#define TCP_RX_DIRECT_MIN 1024 /* larger data goes straight into the slot */
+#define TCP_FABRICS_ICD 8192 /* doc/protocol-notes.md §1.8: Linux NVME_TCP_ADMIN_CCSZ */
+#define TCP_MAX_SLOTS 0xfffe /* TTAG is a slot index; 0xffff stays unused */
+#define TCP_DEF_QUEUE_SIZE 128
+#define TCP_DEF_DEADLINE_US 1000
+#define TCP_TX_BATCH 16 /* PDUs gathered into one sendmsg */
+#define TCP_TERM_BUF (sizeof(struct nvmfd_tcp_term) + NVMFD_TCP_TERM_ERR_DATA_MAX)
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* Command slot lifecycle (doc/conventions.md §6); legal moves in tcp.c's
+ * tcp_req_next[] table. */
+enum tcp_req_state {
+	TCP_REQ_FREE, /* on the free list */
+	TCP_REQ_RX_ICD, /* capsule header seen, in-capsule data arriving */
+	TCP_REQ_R2T, /* queued on tx: R2T to send */
+	TCP_REQ_H2C, /* R2T sent: H2CData PDUs arriving */
+	TCP_REQ_EXEC, /* owned by the core (executing, maybe on the backend) */
+	TCP_REQ_TX, /* C2HData and/or CapsuleResp queued or being sent */
+	TCP_REQ__MAX,
+};
+
+/* Which PDU of a slot is on the wire. */
+enum tcp_tx_phase {
+	TCP_TX_R2T,
+	TCP_TX_C2H,
+	TCP_TX_RSP,
+};
+
+struct tcp_req {
+	struct nvmfd_tgt_req req;
+	enum tcp_req_state state;
+	enum tcp_tx_phase phase;
+	struct nvmfd_tx_pdu tx; /* the PDU being sent, on q->txq */
+	uint32_t next_free; /* free-list link (slot index) */
+	uint32_t icd_len; /* in-capsule data bytes of the capsule */
+	nvmfd_status_t pre_status; /* transport error found before data was consumed */
+	uint32_t h2c_rcvd; /* bytes received through H2CData */
+	uint32_t c2h_off; /* offset of the next C2HData chunk */
+	bool c2h_success; /* last C2HData carries SUCCESS, no CapsuleResp */
+	uint32_t pdu_dlen; /* data bytes of the C2HData being sent */
+	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
+	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
+};
+
+enum tcp_queue_state {
+	TCP_Q_IC_WAIT, /* waiting for ICReq */
+	TCP_Q_LIVE, /* ICResp sent (or queued): capsules flow */
+	TCP_Q_CLOSING, /* fatal error or shutdown: stop receiving and sending */
+	TCP_Q_DRAINING, /* closing, waiting (by event) for backend ios to end */
+	TCP_Q_DEAD, /* torn down, waiting for the release work */
+};
+
+/* Connection setup progress, for the ICReq/Connect deadlines. */
+enum tcp_stage {
+	TCP_STAGE_ACCEPTED, /* waiting for ICReq; as q->expired: no ICReq in time */
+	TCP_STAGE_IC_DONE, /* ICReq handled; as q->expired: no Connect in time */
+	TCP_STAGE_CONNECTED, /* Connect succeeded: no setup deadline any more */
+};
+
+/* Per-queue counters (doc/execution-model.md §7, the numbers every mode must
+ * expose): written by the owner with relaxed stores, read relaxed by the
+ * stats dumper. Backend completion counters live in the core's completion
+ * context (nvmfd_cq_get_stats()). */
+struct tcp_qstats {
+	uint64_t pdus_rx;
+	uint64_t bytes_rx;
+	uint64_t pdus_tx;
+	uint64_t bytes_tx;
+	uint64_t cmds;
+	uint64_t completions;
+	uint64_t r2ts;
+	uint64_t passes;
+	uint64_t rx_budget_exhausted;
+	uint64_t tx_budget_exhausted;
+	uint64_t deadline_exhausted;
+	uint64_t requeues;
+	uint64_t idle_polls;
+	uint64_t rearms;
+	uint64_t eagain_sends;
+	uint64_t kicks;
+	uint64_t ddgst_errors;
+	uint64_t wakeups; /* passes not started by our own re-queue */
+};
+
+#define TCP_STAT_ADD(q, f, n) \
+	__atomic_store_n(&(q)->st.f, (q)->st.f + (uint64_t)(n), __ATOMIC_RELAXED)
+#define TCP_STAT_LOAD(q, f) __atomic_load_n(&(q)->st.f, __ATOMIC_RELAXED)
+
+struct tcp_port;
+
+struct tcp_queue {
+	struct nvmfd_tgt_qp qp;
+	struct tcp_port *port;
+	struct tcp_queue *prev, *next; /* port->queues, port->lock */
+	struct tcp_queue *dead_next; /* port->dead, port->lock */
+	unsigned int id; /* per-port sequence number, for logs and stats */
+	int fd;
+	int io_cpu;
+	bool placed;
+	struct nvmfd_work io_work;
+	int shutdown; /* atomic: any thread sets it, then queues io_work */
+	uint64_t accept_ns; /* nvmfd_now_ns() at accept; set before listing */
+	int stage; /* atomic: TCP_STAGE_*, owner writes, timeout checker reads */
+	int expired; /* atomic: the TCP_STAGE_* deadline missed, checker sets, owner takes */
+	enum tcp_queue_state state;
+	bool hdgst;
+	bool ddgst;
+	uint32_t maxr2t;
+	uint32_t maxh2cdata; /* what ICResp advertised */
+	uint32_t c2h_chunk; /* largest C2HData we send */
+	struct nvmfd_pdu_rx rx;
+	struct tcp_req *rx_req; /* slot the current PDU's data belongs to */
+	bool rx_hdr_seen; /* NVMFD_PDU_EV_HDR was handled for the current PDU */
+	uint8_t *bounce;
+	uint32_t bounce_off;
+	uint32_t bounce_len;
+	struct tcp_req *reqs;
+	uint32_t nr_reqs;
+	uint32_t free_head; /* UINT32_MAX: empty */
+	uint32_t nr_free;
+	uint32_t nr_state[TCP_REQ__MAX]; /* owner writes, relaxed; stats read */
+	uint8_t *data;
+	size_t data_size;
+	uint32_t slot_size;
+	int ring_fd; /* the core's completion eventfd, -1: completions kick us */
+	bool ring_watched; /* ring_fd armed since the last re-arm (not polling) */
+	struct nvmfd_rt *ctrl_rt; /* --wq-per-ctrl: the controller's runtime, or NULL */
+	uint16_t ctrl_cntlid; /* its controller, for stats */
+	bool migrated; /* --wq-per-ctrl: migration requested (once) */
+	struct tcp_queue *mig_next; /* port->migrate, port->lock */
+	struct nvmfd_txq txq; /* PDUs to send: slots' and control PDUs */
+	struct nvmfd_tx_pdu ic_tx; /* the ICResp */
+	uint8_t ic_pdu[sizeof(struct nvmfd_tcp_icresp)];
+	struct nvmfd_tx_pdu term_tx; /* the C2HTermReq */
+	uint8_t term_pdu[TCP_TERM_BUF];
+	uint32_t term_len;
+	bool term_pending; /* term_pdu holds a C2HTermReq to send */
+	bool tx_blocked; /* last send returned -EAGAIN */
+	bool requeued; /* the next pass comes from our own re-queue */
+	bool running; /* listed and queued: only io_work touches the slots now */
+	struct nvmfd_idle_poll idle;
+	struct nvmfd_budget rx_budget;
+	struct nvmfd_budget tx_budget;
+	struct tcp_qstats st;
+};
+
+/* A listener: the transport's struct nvmfd_tgt_port. */
+struct tcp_port {
+	struct nvmfd_tgt *tgt;
+	const struct nvmfd_cfg_port *cfg;
+	const struct nvmfd_cfg *gcfg;
+	struct nvmfd_rt *rt;
+	int lfd;
+	uint16_t bound;
+	bool started;
+	int stopping; /* atomic */
+	unsigned int rr; /* atomic: placement counter (qid unknown at accept) */
+	struct nvmfd_work accept_work;
+	struct nvmfd_work release_work;
+	pthread_mutex_t lock; /* protects queues, nr_queues, dead, migrate, next_id */
+	pthread_cond_t cond; /* nr_queues dropped */
+	struct tcp_queue *queues;
+	unsigned int nr_queues;
+	struct tcp_queue *dead;
+	struct tcp_queue *migrate; /* queues to move to their controller's runtime */
+	unsigned int next_id;
+	uint64_t accepted; /* atomic */
+	uint64_t accept_errors; /* atomic */
+	struct nvmfd_rt_group *ctrl_rts; /* --wq-per-ctrl: one runtime per controller */
+};
+
+/* tcp.c */
+int tcp_queue_create(struct tcp_port *port, int fd);
+void tcp_queue_free(struct tcp_queue *q);
+void tcp_queue_kick(struct tcp_queue *q);
+void tcp_queue_shutdown(struct tcp_queue *q);
+void tcp_io_work(struct nvmfd_work *w);
+json_object *tcp_queue_json(struct tcp_queue *q);
+
+/* port.c */
+void tcp_port_release(struct tcp_port *port, struct tcp_queue *q);
+void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q);
+
+#endif /* NVMFD_TARGET_TCP_INT_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proc.c - the monotonic clock and /proc readings (internal/proc.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal/proc.h"
+
+uint64_t nvmfd__mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void proc_dir(char *buf, size_t len, int pid)
+{
+	if (pid > 0)
+		snprintf(buf, len, "/proc/%d", pid);
+	else
+		snprintf(buf, len, "/proc/self");
+}
+
+/* voluntary/nonvoluntary_ctxt_switches of one status file */
+static int read_ctxsw(const char *path, uint64_t *vol, uint64_t *invol)
+{
+	char line[256];
+	uint64_t v;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %" SCNu64, &v) == 1)
+			*vol = v;
+		else if (sscanf(line, "nonvoluntary_ctxt_switches: %" SCNu64, &v) == 1)
+			*invol = v;
+	}
+	fclose(f);
+	return 0;
+}
+
+int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st)
+{
+	char dir[32], path[96];
+	uint64_t a, b;
+	FILE *f;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	proc_dir(dir, sizeof(dir), pid);
+	if (tid > 0)
+		snprintf(path, sizeof(path), "%s/task/%d/status", dir, tid);
+	else
+		snprintf(path, sizeof(path), "%s/status", dir);
+	ret = read_ctxsw(path, &st->nvcsw, &st->nivcsw);
+	if (ret)
+		return ret;
+	if (tid > 0)
+		snprintf(path, sizeof(path), "%s/task/%d/schedstat", dir, tid);
+	else
+		snprintf(path, sizeof(path), "%s/schedstat", dir);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%" SCNu64 " %" SCNu64, &a, &b) == 2)
+			st->run_delay_ns = b;
+		fclose(f);
+	}
+	return 0;
+}
+
+int nvmfd__proc_threads_ctxsw(int pid, uint64_t *nvcsw, uint64_t *nivcsw)
+{
+	char dir[32], path[96];
+	struct dirent *de;
+	DIR *d;
+
+	*nvcsw = *nivcsw = 0;
+	proc_dir(dir, sizeof(dir), pid);
+	snprintf(path, sizeof(path), "%s/task", dir);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		uint64_t v = 0, iv = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/task/%.20s/status", dir, de->d_name);
+		if (read_ctxsw(path, &v, &iv))
+			continue; /* the thread just exited */
+		*nvcsw += v;
+		*nivcsw += iv;
+	}
+	closedir(d);
+	return 0;
+}
+
+int nvmfd__proc_cpu_ticks(int pid, uint64_t *utime, uint64_t *stime)
+{
+	char dir[32], path[64], buf[1024];
+	unsigned long long ut, stt;
+	size_t n;
+	char *p;
+	FILE *f;
+
+	*utime = *stime = 0;
+	proc_dir(dir, sizeof(dir), pid);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* fields after the ")" of comm: state is field 3, utime 14, stime 15 */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &stt) != 2)
+		return -EINVAL;
+	*utime = ut;
+	*stime = stt;
+	return 0;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cqpool.c - completion pools without sockets: per-queue contexts and
+ * shared per-CPU rings with their completion work, MPSC routing, notify,
+ * peeking (backend completion polling), in-flight accounting, reference
+ * counting of shared rings and the stats JSON. RAM backends; a real
+ * runtime for the shared rings' completion work.
+ *
+ * Waits are bounded (10 s) only to turn a hang into a failure; no
+ * assertion depends on timing.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "internal/cqpool.h"
+
+#define WAIT_LIMIT_MS 10000
+#define NIO 32
+
+struct tio {
+	struct nvmfd_bk_io io;
+	long done;
+	int res;
+	struct ctx *owner;
+};
+
+struct ctx {
+	struct nvmfd_cq *cq;
+	long notified;
+	long delivered;
+	long foreign; /* a callback of another context's io ran here */
+};
+
+static struct ctx *g_running; /* context whose poll runs callbacks now */
+
+static void tio_cb(struct nvmfd_bk_io *io, int res)
+{
+	struct tio *t = (struct tio *)(void *)io;
+
+	t->res = res;
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	if (g_running && g_running != t->owner)
+		g_running->foreign++;
+	if (g_running)
+		g_running->delivered++;
+}
+
+static void ctx_notify(void *arg)
+{
+	struct ctx *c = arg;
+
+	__atomic_add_fetch(&c->notified, 1, __ATOMIC_RELEASE);
+}
+
+static struct nvmfd_bk *ram(void)
+{
+	struct nvmfd_bk_opts o = { .type = NVMFD_BK_RAM, .size = 1 << 20 };
+	struct nvmfd_bk *bk;
+
+	assert_int_equal(nvmfd_bk_open(&o, &bk), 0);
+	return bk;
+}
+
+static struct nvmfd_rt *rt_new(void)
+{
+	struct nvmfd_rt_opts o;
+	struct nvmfd_rt *rt;
+
+	nvmfd_rt_opts_init(&o);
+	o.mode = NVMFD_RT_UNBOUND;
+	o.scope = NVMFD_RT_SCOPE_SYSTEM;
+	o.workers_per_pool = 1;
+	assert_int_equal(nvmfd_rt_create(&o, &rt), 0);
+	return rt;
+}
+
+static void tio_read(struct tio *t, struct ctx *c, void *buf, uint64_t off)
+{
+	memset(t, 0, sizeof(*t));
+	t->io.op = NVMFD_BK_READ;
+	t->io.offset = off;
+	t->io.len = 512;
+	t->io.buf = buf;
+	t->io.cb = tio_cb;
+	t->owner = c;
+}
+
+/* Poll @c until @n of its ios were delivered to it. */
+static void poll_until(struct ctx *c, long n, bool peek)
+{
+	for (int ms = 0; c->delivered < n; ms++) {
+		g_running = c;
+		nvmfd_cq_poll(c->cq, peek, UINT32_MAX);
+		g_running = NULL;
+		if (c->delivered >= n)
+			break;
+		if (ms > WAIT_LIMIT_MS)
+			fail_msg("timeout: %ld of %ld delivered", c->delivered, n);
+		if (nvmfd_cq_event_fd(c->cq) >= 0) {
+			struct pollfd p = { .fd = nvmfd_cq_event_fd(c->cq), .events = POLLIN };
+
+			poll(&p, 1, 1);
+		} else {
+			usleep(1000);
+		}
+	}
+}
+
+static void test_per_queue(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { 0 };
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_bk *bk = ram();
+	static struct tio t[NIO];
+	static char buf[NIO][512];
+	struct ctx c = { 0 };
+	struct nvmfd_cq_stats st;
+	json_object *js;
+
+	(void)state;
+	/* a per-queue pool needs no runtime */
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+	assert_false(nvmfd_cq_pool_shared(pool));
+	assert_int_equal(nvmfd_cq_open(pool, 0, 8, ctx_notify, &c, &c.cq), 0);
+	assert_true(nvmfd_cq_event_fd(c.cq) >= 0);
+	assert_int_equal(nvmfd_cq_ring_id(c.cq), -1);
+	/* more ios than the depth: a full ring is flushed and reaped inside
+	 * the submit, so every submit succeeds */
+	for (int i = 0; i < NIO; i++) {
+		tio_read(&t[i], &c, buf[i], (uint64_t)i * 512);
+		g_running = &c;
+		assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[i].io), 0);
+		g_running = NULL;
+	}
+	assert_true(nvmfd_cq_flush(c.cq) >= 0);
+	poll_until(&c, NIO, false);
+	assert_int_equal(nvmfd_cq_inflight(c.cq), 0);
+	for (int i = 0; i < NIO; i++) {
+		assert_int_equal(t[i].done, 1);
+		assert_true(t[i].res >= 0);
+	}
+	assert_int_equal(c.notified, 0); /* per-queue: the owner watches the fd */
+	nvmfd_cq_count_poll(c.cq, false, 3);
+	nvmfd_cq_count_poll(c.cq, true, 2);
+	nvmfd_cq_count_poll(c.cq, true, 0);
+	nvmfd_cq_get_stats(c.cq, &st);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.peeks, 1);
+	nvmfd_cq_clear_event(c.cq);
+	js = nvmfd_cq_pool_stats_json(pool);
+	assert_int_equal(json_object_array_length(js), 0);
+	json_object_put(js);
+	nvmfd_cq_close(&c.cq);
+	assert_null(c.cq);
+	nvmfd_cq_pool_destroy(&pool);
+	assert_null(pool);
+	nvmfd_bk_close(&bk);
+}
+
+static void test_shared(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { .shared = true };
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_rt *rt = rt_new();
+	struct nvmfd_bk *bk = ram();
+	static struct tio ta[NIO], tb[NIO];
+	static char buf[2][NIO][512];
+	struct ctx a = { 0 }, b = { 0 }, c = { 0 };
+	json_object *js, *r, *v;
+
+	(void)state;
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), -EINVAL);
+	assert_int_equal(nvmfd_cq_pool_create(rt, &po, &pool), 0);
+	assert_true(nvmfd_cq_pool_shared(pool));
+	assert_int_equal(nvmfd_cq_open(pool, 0, 8, ctx_notify, &a, &a.cq), 0);
+	assert_int_equal(nvmfd_cq_open(pool, 0, 8, ctx_notify, &b, &b.cq), 0);
+	/* one ring per io_cpu, one event source: the owners watch nothing */
+	assert_int_equal(nvmfd_cq_ring_id(a.cq), nvmfd_cq_ring_id(b.cq));
+	assert_int_equal(nvmfd_cq_event_fd(a.cq), -1);
+	assert_int_equal(nvmfd_cq_open(pool, 5, 8, ctx_notify, &c, &c.cq), 0);
+	assert_int_not_equal(nvmfd_cq_ring_id(c.cq), nvmfd_cq_ring_id(a.cq));
+
+	for (int i = 0; i < NIO; i++) {
+		tio_read(&ta[i], &a, buf[0][i], (uint64_t)i * 512);
+		tio_read(&tb[i], &b, buf[1][i], (uint64_t)i * 512);
+		assert_int_equal(nvmfd_cq_submit(a.cq, bk, &ta[i].io), 0);
+		assert_int_equal(nvmfd_cq_submit(b.cq, bk, &tb[i].io), 0);
+	}
+	assert_int_equal(nvmfd_cq_inflight(a.cq), NIO);
+	assert_int_equal(nvmfd_cq_inflight(b.cq), NIO);
+	assert_true(nvmfd_cq_flush(a.cq) >= 0);
+	/* the ring's completion work reaps and routes; each owner is told and
+	 * runs only its own callbacks */
+	poll_until(&a, NIO, false);
+	poll_until(&b, NIO, false);
+	assert_true(__atomic_load_n(&a.notified, __ATOMIC_ACQUIRE) >= 1);
+	assert_true(__atomic_load_n(&b.notified, __ATOMIC_ACQUIRE) >= 1);
+	assert_int_equal(a.foreign, 0);
+	assert_int_equal(b.foreign, 0);
+	assert_int_equal(nvmfd_cq_inflight(a.cq), 0);
+	assert_int_equal(nvmfd_cq_inflight(b.cq), 0);
+
+	/* peeking: a polling owner reaps the shared ring itself */
+	a.delivered = b.delivered = 0;
+	for (int i = 0; i < 4; i++) {
+		tio_read(&ta[i], &a, buf[0][i], 0);
+		assert_int_equal(nvmfd_cq_submit(a.cq, bk, &ta[i].io), 0);
+	}
+	assert_true(nvmfd_cq_flush(a.cq) >= 0);
+	poll_until(&a, 4, true);
+	assert_int_equal(a.foreign, 0);
+
+	js = nvmfd_cq_pool_stats_json(pool);
+	assert_int_equal(json_object_array_length(js), 2);
+	for (size_t i = 0; i < 2; i++) {
+		r = json_object_array_get_idx(js, i);
+		assert_true(json_object_object_get_ex(r, "id", &v));
+		if (json_object_get_int(v) != nvmfd_cq_ring_id(a.cq))
+			continue;
+		assert_true(json_object_object_get_ex(r, "users", &v));
+		assert_int_equal(json_object_get_int(v), 2);
+		assert_true(json_object_object_get_ex(r, "completions", &v));
+		{
+			long work = json_object_get_int64(v);
+
+			assert_true(json_object_object_get_ex(r, "peek_completions", &v));
+			assert_int_equal(work + json_object_get_int64(v), 2 * NIO + 4);
+		}
+	}
+	json_object_put(js);
+
+	/* closing one context keeps the ring for the other */
+	nvmfd_cq_close(&b.cq);
+	js = nvmfd_cq_pool_stats_json(pool);
+	assert_int_equal(json_object_array_length(js), 2);
+	json_object_put(js);
+	nvmfd_cq_close(&c.cq);
+	js = nvmfd_cq_pool_stats_json(pool);
+	assert_int_equal(json_object_array_length(js), 1);
+	json_object_put(js);
+	nvmfd_cq_close(&a.cq);
+	js = nvmfd_cq_pool_stats_json(pool);
+	assert_int_equal(json_object_array_length(js), 0);
+	json_object_put(js);
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_rt_destroy(rt);
+	nvmfd_bk_close(&bk);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_queue),
+		cmocka_unit_test(test_shared),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
