@@ -27,8 +27,9 @@
 #define HOST_FABRICS_ICD_MAX 8192
 #define HOST_RXBUF_LEN (64 * 1024)
 #define HOST_CTL_TX_LEN 256
-/* PDUs gathered into one sendmsg (3 iovecs each: 63 iovecs). */
-#define HOST_TX_BATCH 21
+/* PDUs gathered into one sendmsg: a burst of up to 64 resubmitted capsules
+ * (one iovec each) leaves in one call. */
+#define HOST_TX_BATCH NVMFD_TXQ_BATCH_MAX
 
 enum host_tx_kind {
 	HOST_TX_CMD, /* CapsuleCmd, with in-capsule data if any */

@@ -57,8 +57,9 @@
 
 /* Segments of one PDU: header (+ header digest), data, data digest. */
 #define NVMFD_TX_SEGS 3
-/* Most PDUs one gather takes (the target gathers 16, the host 21). */
-#define NVMFD_TXQ_BATCH_MAX 32
+/* Most PDUs one gather takes (the target gathers 16; the host up to 64, as
+ * many capsules as its 64-entry iovec array used to hold). */
+#define NVMFD_TXQ_BATCH_MAX 64
 
 /**
  * struct nvmfd_tx_pdu - one queued PDU, embedded in its owner.
@@ -131,7 +132,7 @@ struct nvmfd_txq_ops {
 
 /**
  * struct nvmfd_txq_batch - what one gather took (caller-allocated, on the
- * stack; about 1.6 KiB).
+ * stack; about 3 KiB).
  * @iov:    the unsent bytes of the gathered PDUs, in wire order.
  * @iovcnt: entries used in @iov.
  * @npdu:   PDUs gathered (0 when the queue was empty).

@@ -27,7 +27,7 @@
 #include "net/sock.h"
 #include "net/txq.h"
 
-#define MAX_SLOTS 24
+#define MAX_SLOTS 80 /* more than NVMFD_TXQ_BATCH_MAX elements queued */
 #define MAX_PDUS_PER_SLOT 6
 #define PDU_MAGIC 0xa5
 #define HDR_MIN 8
