@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host/host_int.h"
+#include "internal/proc.h"
 #include "internal/log.h"
 
 #define DISC_MAX_RECORDS 4096
@@ -384,8 +385,7 @@ static void *ka_main(void *arg)
 		uint64_t t;
 		int rc;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + period_ns;
+		t = nvmfd__mono_ns() + period_ns; /* the condvar runs on CLOCK_MONOTONIC */
 		ts.tv_sec = (time_t)(t / 1000000000ull);
 		ts.tv_nsec = (long)(t % 1000000000ull);
 		rc = pthread_cond_timedwait(&ctrl->ka_cond, &ctrl->ka_lock, &ts);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "host/host_int.h"
+#include "internal/proc.h"
 #include "net/sock.h"
 #define TMO_CHECK_INTERVAL_NS 50000000ull /* scan slot deadlines every 50 ms */
 
@@ -30,10 +31,7 @@
  */
 uint64_t nvmfd__host_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return nvmfd__mono_ns();
 }
 
 /**

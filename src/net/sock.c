@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/proc.h"
 #include "net/sock.h"
 
 static int sock_setopt_int(int fd, int level, int name, int val)
@@ -185,10 +186,7 @@ out_close:
 
 static uint64_t sock_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return nvmfd__mono_ns() / 1000000u;
 }
 
 /* Milliseconds left until @deadline_ms (-1: no deadline), for poll(). */

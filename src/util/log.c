@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "internal/log.h"
+#include "internal/proc.h"
 
 static enum nvmfd_log_level log_level = NVMFD_LOG_INFO;
 static const char *log_ident = "nvmfd";
@@ -70,11 +71,8 @@ void nvmfd_log(enum nvmfd_log_level level, const char *comp, const char *fmt, ..
  */
 bool nvmfd_log_ratelimit(unsigned long *state)
 {
-	struct timespec ts;
-	unsigned long now, start;
+	unsigned long now = (unsigned long)nvmfd__mono_ns(), start;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
 	start = __atomic_load_n(&state[0], __ATOMIC_RELAXED);
 	if (now - start > 1000000000ul) {
 		__atomic_store_n(&state[0], now, __ATOMIC_RELAXED);
