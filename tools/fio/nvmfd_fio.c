@@ -77,6 +77,7 @@ struct nf_opts {
 	unsigned int busy_poll;
 	unsigned int rx_budget;
 	unsigned int tx_budget;
+	unsigned long long ns_size;
 };
 
 struct nf_job;
@@ -262,6 +263,14 @@ static int nf_pick_ns(struct thread_data *td, struct nf_job *job, struct nvmfd_h
 	return 0;
 }
 
+/* What fio is told the namespace holds: its size, or ns_size=. */
+static uint64_t nf_file_size(struct thread_data *td, const struct nf_job *job)
+{
+	struct nf_opts *o = td->eo;
+
+	return o->ns_size ? o->ns_size : job->ns_bytes;
+}
+
 /* The job's one file is the namespace; fio learns its size here. */
 static int nf_setup(struct thread_data *td)
 {
@@ -287,6 +296,9 @@ static int nf_setup(struct thread_data *td)
 		if (ret)
 			return 1;
 	}
+	if (((struct nf_opts *)td->eo)->ns_size % job->lba_size)
+		return nf_err("ns_size=%llu: not a multiple of namespace %u's LBA size %u",
+			      ((struct nf_opts *)td->eo)->ns_size, job->nsid, job->lba_size);
 	if (!td->files_index) {
 		char name[64];
 
@@ -296,7 +308,7 @@ static int nf_setup(struct thread_data *td)
 		td->o.open_files++;
 	}
 	f = td->files[0];
-	f->real_file_size = job->ns_bytes;
+	f->real_file_size = nf_file_size(td, job);
 	return 0;
 }
 
@@ -528,7 +540,7 @@ static int nf_get_file_size(struct thread_data *td, struct fio_file *f)
 
 	if (!job || !job->have_ns)
 		return EINVAL;
-	f->real_file_size = job->ns_bytes;
+	f->real_file_size = nf_file_size(td, job);
 	fio_file_set_size_known(f);
 	return 0;
 }
@@ -546,15 +558,7 @@ static int nf_cpl_errno(const struct nvmfd_host_cpl *cpl)
 		return -cpl->err;
 	if (!cpl->status)
 		return 0;
-	switch (NVMFD_STATUS_SCT(cpl->status) == 0 ? NVMFD_STATUS_SC(cpl->status) : -1) {
-	case NVMFD_SC_LBA_RANGE:
-		return ERANGE;
-	case NVMFD_SC_INVALID_OPCODE:
-	case NVMFD_SC_INVALID_FIELD:
-		return EOPNOTSUPP;
-	default:
-		return EIO;
-	}
+	return EIO; /* errdetails() names the NVMe status */
 }
 
 static void nf_cb(void *arg, const struct nvmfd_host_cpl *cpl)
@@ -564,6 +568,11 @@ static void nf_cb(void *arg, const struct nvmfd_host_cpl *cpl)
 
 	io->cpl = *cpl;
 	io->have_cpl = true;
+	if (cpl->err && !io->job->failed_logged) {
+		io->job->failed_logged = true;
+		nf_err("%s: queue %u failed: %s", io->job->td->o.name, io->qidx + 1,
+		       nvmfd_host_qp_errmsg(io->job->qps[io->qidx]));
+	}
 	io_u->error = nf_cpl_errno(cpl);
 	io_u->resid = io_u->error ? io_u->xfer_buflen : 0;
 	io->job->outstanding--;
@@ -684,7 +693,7 @@ static int nf_commit(struct thread_data *td)
 
 /* One non-blocking pass over the qps; 1 if anything moved, 0, or -1 once
  * a qp has failed (its commands are then completed with errors). */
-static int nf_poll_once(struct thread_data *td, struct nf_job *job, uint32_t room)
+static int nf_poll_once(struct nf_job *job, uint32_t room)
 {
 	bool progressed = false, failed = false;
 
@@ -693,11 +702,7 @@ static int nf_poll_once(struct thread_data *td, struct nf_job *job, uint32_t roo
 		int n = nvmfd_host_qp_poll(job->qps[i], room);
 
 		if (n < 0) {
-			if (!job->failed_logged)
-				nf_err("%s: queue %u failed: %s", td->o.name, i + 1,
-				       nvmfd_host_qp_errmsg(job->qps[i]));
-			job->failed_logged = true;
-			failed = true;
+			failed = true; /* logged by nf_cb() */
 			continue;
 		}
 		nvmfd_host_qp_get_stats(job->qps[i], &hs);
@@ -748,7 +753,7 @@ static int nf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 		if (job->cq_len >= min || job->cq_len >= max ||
 		    (!job->outstanding && !job->npending))
 			break;
-		r = nf_poll_once(td, job, max - job->cq_len);
+		r = nf_poll_once(job, max - job->cq_len);
 		if (r < 0)
 			continue; /* the failed qp's commands are on the cq now */
 		if (job->cq_len >= min)
@@ -999,6 +1004,16 @@ static struct fio_option engine_opts[] = {
 		.minval = 0,
 		.def = "0",
 		.help = "Send about this many bytes per poll call (0: no limit)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "ns_size",
+		.lname = "Namespace size seen by fio",
+		.type = FIO_OPT_STR_VAL,
+		.off1 = offsetof(struct nf_opts, ns_size),
+		.def = "0",
+		.help = "Bytes fio is told the namespace has (0: NSZE x LBA size). Larger: I/O past the end reaches the target, which must fail it (LBA Out of Range) - a check of the target",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
