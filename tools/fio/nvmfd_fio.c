@@ -518,8 +518,36 @@ static int nf_io_u_init(struct thread_data *td, struct io_u *io_u)
 	return 0;
 }
 
+/*
+ * fio frees its io_us before it calls cleanup(). It reaps every I/O before
+ * that on its normal paths; should a command still be in flight, wait for
+ * it (bounded by the command timeout, after which the library fails it),
+ * and failing that tear the controller down, which completes the rest
+ * with -ECANCELED: no callback may run on a freed io_u.
+ */
+static void nf_drain(struct thread_data *td, struct nf_job *job)
+{
+	struct nf_opts *o = td->eo;
+	uint64_t deadline = nvmfd_now_ns() + ((uint64_t)o->timeout_ms + 1000) * 1000000ull;
+
+	while (job->outstanding && nvmfd_now_ns() < deadline) {
+		for (uint32_t i = 0; i < job->nqps; i++)
+			nvmfd_host_qp_wait(job->qps[i], 10);
+	}
+	if (job->outstanding) {
+		nf_err("%s: %u commands still outstanding at exit: closing the controller",
+		       td->o.name, job->outstanding);
+		nvmfd_host_ctrl_destroy(&job->ctrl);
+		job->nqps = 0;
+	}
+}
+
 static void nf_io_u_free(struct thread_data *td, struct io_u *io_u)
 {
+	struct nf_job *job = td->io_ops_data;
+
+	if (job && job->outstanding)
+		nf_drain(td, job);
 	free(io_u->engine_data);
 	io_u->engine_data = NULL;
 }
@@ -651,6 +679,15 @@ static int nf_commit(struct thread_data *td)
 
 	if (!job->npending)
 		return 0;
+	if (!job->nqps) {
+		/* the controller was closed (nf_drain()): fail what is left */
+		for (uint32_t i = 0; i < job->npending; i++) {
+			job->pending[i]->error = ENOTCONN;
+			nf_complete(job, job->pending[i]);
+		}
+		job->npending = 0;
+		return 0;
+	}
 	if (stamp)
 		fio_gettime(&now, NULL);
 	while (done < job->npending) {

@@ -27,6 +27,9 @@ ioengine=external:ENGINE:
   exec        numjobs=2 with exec=bound io_cpu=rr, exec=unbound
               io_cpu=least-loaded, idle_poll_us, busy_poll, rx/tx budgets,
               hdgst/ddgst: every run exits 0 with the I/O done.
+  examples    every examples/fio/*.fio job file, with runtime=1,
+              ramp_time=0 and size=4m, runs to exit 0 with err=0 for every
+              job (NVMFD_FIO_ENGINE, TRADDR, TRSVCID, SUBNQN set).
   killed      a time_based 60 s randrw job; once fio reports IOPS the
               target is killed (SIGKILL): fio must exit non-zero well
               before the 60 s (bounded wait) with a connection error.
@@ -227,6 +230,41 @@ def case_exec(fio):
             fail("exec", "%s: rc %d:\n%s" % (args, rc, out))
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                        "examples", "fio")
+
+
+def case_examples(fio, port, workdir):
+    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".fio"))
+    if len(files) < 5:
+        return fail("examples", "expected 5 job files in %s, found %s" % (EXAMPLES, files))
+    env = dict(fio.env, NVMFD_FIO_ENGINE=fio.engine, TRADDR="127.0.0.1", TRSVCID=str(port),
+               SUBNQN=NQN)
+    for f in files:
+        with open(os.path.join(EXAMPLES, f)) as fh:
+            text = fh.read()
+        text = re.sub(r"(?m)^runtime=\d+", "runtime=1", text)
+        text = re.sub(r"(?m)^ramp_time=\d+", "ramp_time=0", text)
+        text = re.sub(r"(?m)^size=\w+", "size=4m", text)
+        short = os.path.join(workdir, f)
+        with open(short, "w") as fh:
+            fh.write(text)
+        p = subprocess.run(["fio", "--output-format=json", short], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT, env=env)
+        try:
+            js = json.loads(p.stdout[p.stdout.index("{"):])
+        except ValueError:
+            js = None
+        if p.returncode != 0 or not js:
+            fail("examples", "%s: rc %d:\n%s%s" % (f, p.returncode, p.stdout, p.stderr))
+            continue
+        for j in js["jobs"]:
+            ios = sum(j[d]["total_ios"] for d in ("read", "write", "trim"))
+            if j["error"] != 0 or ios == 0:
+                fail("examples", "%s: job %s error %d, %d I/Os" % (f, j["jobname"], j["error"],
+                                                                  ios))
+
+
 def case_killed(nvmfd, workdir, engine):
     tgt = Target(nvmfd, workdir, "killed")
     fio = Fio(engine, tgt.port)
@@ -285,6 +323,9 @@ def main():
             if not want or name in want:
                 print("case", name, flush=True)
                 fn(fio)
+        if not want or "examples" in want:
+            print("case examples", flush=True)
+            case_examples(fio, tgt.port, workdir)
     finally:
         tgt.stop()
     if not want or "killed" in want:
