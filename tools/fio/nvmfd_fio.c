@@ -787,14 +787,12 @@ static int nf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 
 		if (job->npending)
 			nf_commit(td);
+		r = job->outstanding && job->cq_len < max ? nf_poll_once(job, max - job->cq_len) : 0;
 		if (job->cq_len >= min || job->cq_len >= max ||
 		    (!job->outstanding && !job->npending))
 			break;
-		r = nf_poll_once(job, max - job->cq_len);
 		if (r < 0)
 			continue; /* the failed qp's commands are on the cq now */
-		if (job->cq_len >= min)
-			break;
 		if (t && nvmfd_now_ns() >= deadline)
 			break;
 		if (job->busy_poll || nvmfd_idle_poll_update(&job->idle, r > 0, nvmfd_now_ns()))

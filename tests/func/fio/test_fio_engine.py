@@ -27,6 +27,12 @@ ioengine=external:ENGINE:
   exec        numjobs=2 with exec=bound io_cpu=rr, exec=unbound
               io_cpu=least-loaded, idle_poll_us, busy_poll, rx/tx budgets,
               hdgst/ddgst: every run exits 0 with the I/O done.
+  affinity    thread=1 numjobs=2 runs, read from /proc while they do I/O:
+              exec=bound io_cpu=rr cpus=0-1 puts one job thread on CPU 0
+              and one on CPU 1 (Cpus_allowed_list "0" and "1"; with one
+              CPU, both on "0"); exec=unbound affinity_scope=cpu
+              affinity_strict=1 cpus=L gives each job thread a one-CPU
+              set; exec=none leaves them alone.
   examples    every examples/fio/*.fio job file, with runtime=1,
               ramp_time=0 and size=4m, runs to exit 0 with err=0 for every
               job (NVMFD_FIO_ENGINE, TRADDR, TRSVCID, SUBNQN set).
@@ -230,6 +236,72 @@ def case_exec(fio):
             fail("exec", "%s: rc %d:\n%s" % (args, rc, out))
 
 
+def run_and_sample(fio, name, args, sample):
+    """Run a time_based fio job; once its eta line shows I/O, call
+    sample(pid) and stop fio (SIGTERM). Return (sample result, output) or
+    (None, output) if fio never showed I/O within the bound."""
+    cmd = ["fio", "--name=" + name] + fio.base + args + ["--time_based", "--runtime=60",
+                                                        "--eta=always", "--eta-newline=1"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=fio.env)
+    out, res = b"", None
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < TIMEOUT / 2 and not re.search(rb"\[r=[1-9]", out):
+            r, _, _ = select.select([p.stdout], [], [], 1.0)
+            if r:
+                chunk = os.read(p.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                out += chunk
+        if re.search(rb"\[r=[1-9]", out):
+            res = sample(p.pid)
+        p.send_signal(signal.SIGTERM)
+        rest, _ = p.communicate(timeout=TIMEOUT / 2)
+        out += rest
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return res, out.decode(errors="replace")
+
+
+def task_cpus(pid):
+    """Cpus_allowed_list of every thread of @pid."""
+    lists = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                m = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            lists.append(m.group(1))
+    return lists
+
+
+def case_affinity(fio):
+    allowed = sorted(os.sched_getaffinity(0))
+    two = [str(c) for c in allowed[:2]]
+    base = ["--rw=randread", "--bs=4k", "--iodepth=4", "--size=4M", "--thread=1",
+            "--numjobs=2"]
+    want = two if len(two) == 2 else [two[0], two[0]]
+    for args in (["--exec=bound", "--io_cpu=rr", "--cpus=" + ",".join(two)],
+                 ["--exec=unbound", "--affinity_scope=cpu", "--affinity_strict=1",
+                  "--cpus=" + ",".join(two)]):
+        lists, out = run_and_sample(fio, "affinity", base + args, task_cpus)
+        if lists is None:
+            fail("affinity", "%s: fio never showed I/O:\n%s" % (args, out))
+            continue
+        single = sorted(l for l in lists if l in two)
+        if single != sorted(want):
+            fail("affinity", "%s: thread CPU lists %s, want two job threads on %s" %
+                 (args, lists, want))
+    if len(allowed) > 1:
+        lists, out = run_and_sample(fio, "affinity", base, task_cpus)
+        if lists is None or any(l in two for l in lists):
+            fail("affinity", "exec=none: a thread was pinned: %s\n%s" % (lists, out))
+
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                         "examples", "fio")
 
@@ -319,7 +391,8 @@ def main():
     try:
         for name, fn in [("enghelp", case_enghelp), ("crc32c", case_crc32c), ("md5", case_md5),
                          ("trim", case_trim), ("beyond-end", case_beyond_end),
-                         ("refuse", case_refuse), ("exec", case_exec)]:
+                         ("refuse", case_refuse), ("exec", case_exec),
+                         ("affinity", case_affinity)]:
             if not want or name in want:
                 print("case", name, flush=True)
                 fn(fio)
