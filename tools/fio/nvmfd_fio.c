@@ -53,6 +53,19 @@ enum nf_exec {
 	NF_EXEC_UNBOUND,
 };
 
+/*
+ * The namespace as setup() found it. It lives in the option struct (not in
+ * io_ops_data) because setup() usually runs in fio's main process, which
+ * forks the job afterwards and never calls cleanup() for it: the job gets
+ * a copy with the options, and nothing is left to free in the parent.
+ */
+struct nf_ns {
+	bool known;
+	uint32_t nsid;
+	uint32_t lba_size;
+	uint64_t bytes;
+};
+
 /* Engine options (td->eo); offsets are given to fio in engine_opts[]. */
 struct nf_opts {
 	void *pad; /* fio keeps a pointer to the thread_data here */
@@ -78,6 +91,7 @@ struct nf_opts {
 	unsigned int rx_budget;
 	unsigned int tx_budget;
 	unsigned long long ns_size;
+	struct nf_ns ns; /* not an option: see struct nf_ns */
 };
 
 struct nf_job;
@@ -102,8 +116,6 @@ struct nf_job {
 	uint32_t next_qp;
 	uint32_t nsid;
 	uint32_t lba_size;
-	uint64_t ns_bytes;
-	bool have_ns; /* nsid/lba_size/ns_bytes known (setup or init) */
 	/* recorded by queue(), submitted by commit() */
 	struct io_u **pending;
 	uint32_t npending;
@@ -154,7 +166,7 @@ static struct nf_job *nf_job_get(struct thread_data *td)
 }
 
 /* Options that need no connection; 0 or 1 (message logged). */
-static int nf_check_opts(struct thread_data *td, struct nf_job *job)
+static int nf_check_opts(struct thread_data *td, enum nf_exec *exec)
 {
 	struct nf_opts *o = td->eo;
 
@@ -163,16 +175,16 @@ static int nf_check_opts(struct thread_data *td, struct nf_job *job)
 	if (!o->subnqn || !*o->subnqn)
 		return nf_err("subnqn= is required (the NVM subsystem NQN)");
 	if (!o->exec || !strcmp(o->exec, "none"))
-		job->exec = NF_EXEC_NONE;
+		*exec = NF_EXEC_NONE;
 	else if (!strcmp(o->exec, "bound"))
-		job->exec = NF_EXEC_BOUND;
+		*exec = NF_EXEC_BOUND;
 	else if (!strcmp(o->exec, "unbound"))
-		job->exec = NF_EXEC_UNBOUND;
+		*exec = NF_EXEC_UNBOUND;
 	else
 		return nf_err("exec=%s: bound, unbound or none", o->exec);
-	if (job->exec == NF_EXEC_NONE && (o->io_cpu || o->cpus))
+	if (*exec == NF_EXEC_NONE && (o->io_cpu || o->cpus))
 		return nf_err("io_cpu= and cpus= choose the job thread's CPU: they need exec=bound or exec=unbound");
-	if (job->exec != NF_EXEC_UNBOUND && (o->affinity_scope || o->affinity_strict))
+	if (*exec != NF_EXEC_UNBOUND && (o->affinity_scope || o->affinity_strict))
 		return nf_err("affinity_scope= and affinity_strict need exec=unbound");
 	if (o->io_cpu && strcmp(o->io_cpu, "rr") && strcmp(o->io_cpu, "least-loaded"))
 		return nf_err("io_cpu=%s: rr or least-loaded", o->io_cpu);
@@ -244,7 +256,7 @@ static int nf_connect(struct thread_data *td, const struct nvmfd_host_ctrl_opts 
 }
 
 /* Find the namespace (ns=, or the first active one); 0 or 1. */
-static int nf_pick_ns(struct thread_data *td, struct nf_job *job, struct nvmfd_host_ctrl *ctrl)
+static int nf_pick_ns(struct thread_data *td, struct nvmfd_host_ctrl *ctrl)
 {
 	struct nf_opts *o = td->eo;
 	const struct nvmfd_host_ns *ns;
@@ -253,62 +265,59 @@ static int nf_pick_ns(struct thread_data *td, struct nf_job *job, struct nvmfd_h
 	if (!ns)
 		return o->nsid ? nf_err("namespace %u is not active on %s", o->nsid, o->subnqn)
 			       : nf_err("%s has no active namespace", o->subnqn);
-	if (job->have_ns && (job->nsid != ns->nsid || job->lba_size != ns->lba_size ||
-			     job->ns_bytes != ns->nsze * ns->lba_size))
+	if (o->ns.known && (o->ns.nsid != ns->nsid || o->ns.lba_size != ns->lba_size ||
+			    o->ns.bytes != ns->nsze * ns->lba_size))
 		return nf_err("namespace %u changed between setup and init", ns->nsid);
-	job->nsid = ns->nsid;
-	job->lba_size = ns->lba_size;
-	job->ns_bytes = ns->nsze * ns->lba_size;
-	job->have_ns = true;
+	o->ns.nsid = ns->nsid;
+	o->ns.lba_size = ns->lba_size;
+	o->ns.bytes = ns->nsze * ns->lba_size;
+	o->ns.known = true;
 	return 0;
 }
 
 /* What fio is told the namespace holds: its size, or ns_size=. */
-static uint64_t nf_file_size(struct thread_data *td, const struct nf_job *job)
+static uint64_t nf_file_size(struct thread_data *td)
 {
 	struct nf_opts *o = td->eo;
 
-	return o->ns_size ? o->ns_size : job->ns_bytes;
+	return o->ns_size ? o->ns_size : o->ns.bytes;
 }
 
 /* The job's one file is the namespace; fio learns its size here. */
 static int nf_setup(struct thread_data *td)
 {
-	struct nf_job *job = nf_job_get(td);
+	struct nf_opts *o = td->eo;
 	struct nvmfd_host_ctrl_opts co;
 	struct nvmfd_host_ctrl *probe = NULL;
 	struct fio_file *f;
+	enum nf_exec exec;
 	int ret;
 
-	if (!job) {
-		td_verror(td, ENOMEM, "calloc");
+	if (nf_check_opts(td, &exec))
 		return 1;
-	}
-	if (nf_check_opts(td, job))
-		return 1;
-	if (!job->have_ns) {
+	if (!o->ns.known) {
 		/* one queue of 2 entries, no keep-alive: only Identify matters */
 		nf_ctrl_opts(td, &co, 1, 2, 0);
 		if (nf_connect(td, &co, &probe))
 			return 1;
-		ret = nf_pick_ns(td, job, probe);
+		ret = nf_pick_ns(td, probe);
 		nvmfd_host_ctrl_destroy(&probe);
 		if (ret)
 			return 1;
 	}
-	if (((struct nf_opts *)td->eo)->ns_size % job->lba_size)
+	if (o->ns_size % o->ns.lba_size)
 		return nf_err("ns_size=%llu: not a multiple of namespace %u's LBA size %u",
-			      ((struct nf_opts *)td->eo)->ns_size, job->nsid, job->lba_size);
+			      o->ns_size, o->ns.nsid, o->ns.lba_size);
 	if (!td->files_index) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "nvmfd-ns%u", job->nsid);
+		snprintf(name, sizeof(name), "nvmfd-ns%u", o->ns.nsid);
 		add_file(td, name, 0, 0);
 		td->o.nr_files = td->o.nr_files ? td->o.nr_files : 1;
 		td->o.open_files++;
 	}
 	f = td->files[0];
-	f->real_file_size = nf_file_size(td, job);
+	f->real_file_size = nf_file_size(td);
 	return 0;
 }
 
@@ -433,7 +442,7 @@ static int nf_init(struct thread_data *td)
 		td_verror(td, ENOMEM, "calloc");
 		return 1;
 	}
-	if (nf_check_opts(td, job))
+	if (nf_check_opts(td, &job->exec))
 		return 1;
 	for (int d = 0; d < DDIR_RWDIR_CNT; d++) {
 		if (td->o.max_bs[d] > max_bs)
@@ -449,8 +458,10 @@ static int nf_init(struct thread_data *td)
 		co.max_io_size = max_bs > UINT32_MAX ? UINT32_MAX : (uint32_t)max_bs;
 	if (nf_connect(td, &co, &job->ctrl))
 		return 1;
-	if (nf_pick_ns(td, job, job->ctrl))
+	if (nf_pick_ns(td, job->ctrl))
 		return 1;
+	job->nsid = o->ns.nsid;
+	job->lba_size = o->ns.lba_size;
 	info = nvmfd_host_ctrl_get_info(job->ctrl);
 	mdts = perf_mdts_bytes(info->mdts, info->cap);
 	for (int d = 0; d < DDIR_RWDIR_CNT; d++) {
@@ -564,11 +575,11 @@ static int nf_close_file(struct thread_data *td, struct fio_file *f)
 
 static int nf_get_file_size(struct thread_data *td, struct fio_file *f)
 {
-	struct nf_job *job = td->io_ops_data;
+	struct nf_opts *o = td->eo;
 
-	if (!job || !job->have_ns)
+	if (!o->ns.known)
 		return EINVAL;
-	f->real_file_size = nf_file_size(td, job);
+	f->real_file_size = nf_file_size(td);
 	fio_file_set_size_known(f);
 	return 0;
 }
