@@ -103,6 +103,7 @@ struct nf_io {
 	struct nvmfd_dsm_range range; /* trim */
 	struct nvmfd_host_cpl cpl; /* last completion, for errdetails() */
 	bool have_cpl;
+	int submit_err; /* negative errno when the submission itself failed */
 	uint32_t qidx;
 };
 
@@ -130,13 +131,16 @@ struct nf_job {
 	enum nf_exec exec;
 	bool busy_poll;
 	struct nvmfd_idle_poll idle;
-	uint64_t empty_seen;
+	uint64_t *empty_seen; /* per qp: empty_polls at the last pass */
+	bool polling; /* inside nvmfd_host_qp_poll() of nf_poll_once() */
+	bool submitting; /* inside nf_submit_pending() */
 	cpu_set_t unit; /* exec: scope unit of the io_cpu */
 	bool repatriate;
 	int io_cpu;
 };
 
 static int nf_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void nf_submit_pending(struct nf_job *job);
 
 static int nf_err(const char *fmt, ...)
 {
@@ -423,6 +427,7 @@ static void nf_free(struct nf_job *job)
 	nvmfd_host_ctrl_destroy(&job->ctrl);
 	free(job->qps);
 	free(job->pfds);
+	free(job->empty_seen);
 	free(job->pending);
 	free(job->cq);
 	free(job->events);
@@ -486,10 +491,11 @@ static int nf_init(struct thread_data *td)
 			 info->io_queue_size - 1);
 	job->qps = calloc(job->nqps, sizeof(*job->qps));
 	job->pfds = calloc(job->nqps, sizeof(*job->pfds));
+	job->empty_seen = calloc(job->nqps, sizeof(*job->empty_seen));
 	job->pending = calloc(job->cap, sizeof(*job->pending));
 	job->cq = calloc(job->cap, sizeof(*job->cq));
 	job->events = calloc(job->cap, sizeof(*job->events));
-	if (!job->qps || !job->pfds || !job->pending || !job->cq || !job->events) {
+	if (!job->qps || !job->pfds || !job->empty_seen || !job->pending || !job->cq || !job->events) {
 		td_verror(td, ENOMEM, "calloc");
 		return 1;
 	}
@@ -600,6 +606,21 @@ static int nf_cpl_errno(const struct nvmfd_host_cpl *cpl)
 	return EIO; /* errdetails() names the NVMe status */
 }
 
+/* Why qp @qi failed, or "" (owner thread; the qp must still exist). */
+static const char *nf_qp_reason(const struct nf_job *job, uint32_t qi)
+{
+	return job->ctrl && qi < job->nqps ? nvmfd_host_qp_errmsg(job->qps[qi]) : "";
+}
+
+/* Say once per job that a queue failed, and why. */
+static void nf_log_failure(struct nf_job *job, uint32_t qi)
+{
+	if (job->failed_logged)
+		return;
+	job->failed_logged = true;
+	nf_err("%s: queue %u failed: %s", job->td->o.name, qi + 1, nf_qp_reason(job, qi));
+}
+
 static void nf_cb(void *arg, const struct nvmfd_host_cpl *cpl)
 {
 	struct nf_io *io = arg;
@@ -607,15 +628,14 @@ static void nf_cb(void *arg, const struct nvmfd_host_cpl *cpl)
 
 	io->cpl = *cpl;
 	io->have_cpl = true;
-	if (cpl->err && !io->job->failed_logged) {
-		io->job->failed_logged = true;
-		nf_err("%s: queue %u failed: %s", io->job->td->o.name, io->qidx + 1,
-		       nvmfd_host_qp_errmsg(io->job->qps[io->qidx]));
-	}
+	if (cpl->err)
+		nf_log_failure(io->job, io->qidx);
 	io_u->error = nf_cpl_errno(cpl);
 	io_u->resid = io_u->error ? io_u->xfer_buflen : 0;
 	io->job->outstanding--;
 	nf_complete(io->job, io_u);
+	if (io->job->polling)
+		nf_submit_pending(io->job); /* sent when the poll returns */
 }
 
 static char *nf_errdetails(struct io_u *io_u)
@@ -623,9 +643,17 @@ static char *nf_errdetails(struct io_u *io_u)
 	struct nf_io *io = io_u->engine_data;
 	char buf[48], *s = NULL;
 
-	if (!io || !io->have_cpl)
-		return strdup("nvmfd: the command was not submitted");
-	if (io->cpl.err) {
+	if (!io)
+		return strdup("nvmfd: no engine state for this I/O");
+	if (io->submit_err) {
+		const char *why = nf_qp_reason(io->job, io->qidx);
+
+		if (asprintf(&s, "nvmfd: queue %u: not submitted: %s%s%s%s", io->qidx + 1,
+			     strerror(-io->submit_err), *why ? " (" : "", why, *why ? ")" : "") < 0)
+			return NULL;
+	} else if (!io->have_cpl) {
+		return strdup("nvmfd: the command has not completed");
+	} else if (io->cpl.err) {
 		if (asprintf(&s, "nvmfd: queue %u: command did not complete: %s", io->qidx + 1,
 			     strerror(-io->cpl.err)) < 0)
 			return NULL;
@@ -658,6 +686,7 @@ static int nf_submit(struct nf_job *job, struct io_u *io_u, uint32_t qi)
 
 	io->qidx = qi;
 	io->have_cpl = false;
+	io->submit_err = 0;
 	if (io_u->offset % job->lba_size || io_u->xfer_buflen % job->lba_size)
 		return -EINVAL;
 	switch (io_u->ddir) {
@@ -681,24 +710,17 @@ static int nf_submit(struct nf_job *job, struct io_u *io_u, uint32_t qi)
 	}
 }
 
-static int nf_commit(struct thread_data *td)
+/* Submit the recorded io_us, in order, until a qp is full. */
+static void nf_submit_pending(struct nf_job *job)
 {
-	struct nf_job *job = td->io_ops_data;
+	struct thread_data *td = job->td;
 	uint32_t done = 0;
 	bool stamp = fio_fill_issue_time(td);
 	struct timespec now;
 
-	if (!job->npending)
-		return 0;
-	if (!job->nqps) {
-		/* the controller was closed (nf_drain()): fail what is left */
-		for (uint32_t i = 0; i < job->npending; i++) {
-			job->pending[i]->error = ENOTCONN;
-			nf_complete(job, job->pending[i]);
-		}
-		job->npending = 0;
-		return 0;
-	}
+	if (job->submitting || !job->npending)
+		return;
+	job->submitting = true; /* a qp failing inside a submit runs callbacks */
 	if (stamp)
 		fio_gettime(&now, NULL);
 	while (done < job->npending) {
@@ -722,6 +744,9 @@ static int nf_commit(struct thread_data *td)
 			io_u_queued(td, io_u);
 		}
 		if (ret) {
+			((struct nf_io *)io_u->engine_data)->submit_err = ret;
+			if (ret == -ENOTCONN)
+				nf_log_failure(job, qi);
 			io_u->error = -ret;
 			io_u->resid = io_u->xfer_buflen;
 			nf_complete(job, io_u);
@@ -736,27 +761,58 @@ static int nf_commit(struct thread_data *td)
 			(job->npending - done) * sizeof(*job->pending));
 		job->npending -= done;
 	}
+	job->submitting = false;
+}
+
+/*
+ * Submit what queue() recorded. The host library writes each command
+ * submitted outside a poll to the socket at once (one sendmsg() each);
+ * only commands submitted by completion callbacks leave together, when the
+ * poll returns. io_us left over because a qp was full are submitted by the
+ * callbacks of the next poll (nf_cb()), so they go out in one write too.
+ */
+static int nf_commit(struct thread_data *td)
+{
+	struct nf_job *job = td->io_ops_data;
+
+	if (!job->npending)
+		return 0;
+	if (!job->nqps) {
+		/* the controller was closed (nf_drain()): fail what is left */
+		for (uint32_t i = 0; i < job->npending; i++) {
+			job->pending[i]->error = ENOTCONN;
+			nf_complete(job, job->pending[i]);
+		}
+		job->npending = 0;
+		return 0;
+	}
+	nf_submit_pending(job);
 	return 0;
 }
 
 /* One non-blocking pass over the qps; 1 if anything moved, 0, or -1 once
- * a qp has failed (its commands are then completed with errors). */
+ * a qp has failed (its commands are then completed with errors).
+ * Completion callbacks submit recorded io_us meanwhile (nf_cb()). */
 static int nf_poll_once(struct nf_job *job, uint32_t room)
 {
 	bool progressed = false, failed = false;
 
 	for (uint32_t i = 0; i < job->nqps; i++) {
 		struct nvmfd_host_qp_stats hs;
-		int n = nvmfd_host_qp_poll(job->qps[i], room);
+		int n;
 
+		job->polling = true;
+		n = nvmfd_host_qp_poll(job->qps[i], room);
+		job->polling = false;
 		if (n < 0) {
 			failed = true; /* logged by nf_cb() */
 			continue;
 		}
+		/* bytes moved without a completion are progress too */
 		nvmfd_host_qp_get_stats(job->qps[i], &hs);
-		if (n > 0 || hs.empty_polls == job->empty_seen)
+		if (n > 0 || hs.empty_polls == job->empty_seen[i])
 			progressed = true;
-		job->empty_seen = hs.empty_polls;
+		job->empty_seen[i] = hs.empty_polls;
 	}
 	if (failed)
 		return -1;

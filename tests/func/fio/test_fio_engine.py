@@ -44,7 +44,8 @@ ioengine=external:ENGINE:
               job (NVMFD_FIO_ENGINE, TRADDR, TRSVCID, SUBNQN set).
   killed      a time_based 60 s randrw job; once fio reports IOPS the
               target is killed (SIGKILL): fio must exit non-zero well
-              before the 60 s (bounded wait) with a connection error.
+              before the 60 s (bounded wait), logging "queue 1 failed:
+              REASON" once, and every failed I/O's detail has a reason.
 
 Every fio run is bounded (TIMEOUT); no case depends on timing. When ENGINE
 is built with ASan (an ASan build of the tree), the sanitizer runtimes are
@@ -406,8 +407,13 @@ def case_killed(nvmfd, workdir, engine):
     text = out.decode(errors="replace")
     if p.returncode == 0:
         fail("killed", "fio exited 0 after losing the target:\n%s" % text)
-    if "failed" not in text or "err=" not in text:
-        fail("killed", "no queue failure / job error reported:\n%s" % text)
+    # the reason is logged whether the failure shows in a poll (outstanding
+    # commands fail) or in a submission (-ENOTCONN): regression, the latter
+    # used to print only "the command was not submitted"
+    if not re.search(r"nvmfd: killed: queue 1 failed: \S", text) or "err=" not in text:
+        fail("killed", "no queue failure with its reason / job error reported:\n%s" % text)
+    if "the command was not submitted" in text:
+        fail("killed", "an I/O error without its reason:\n%s" % text)
 
 
 def main():
