@@ -29,6 +29,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -91,6 +93,7 @@ struct nf_opts {
 	unsigned int rx_budget;
 	unsigned int tx_budget;
 	unsigned long long ns_size;
+	unsigned int batch_send;
 	struct nf_ns ns; /* not an option: see struct nf_ns */
 };
 
@@ -134,6 +137,9 @@ struct nf_job {
 	uint64_t *empty_seen; /* per qp: empty_polls at the last pass */
 	bool polling; /* inside nvmfd_host_qp_poll() of nf_poll_once() */
 	bool submitting; /* inside nf_submit_pending() */
+	bool batch_send; /* the batch_send option */
+	bool corked; /* the qp sockets hold what is written (TCP_CORK) */
+	uint32_t last_reaped; /* io_us the last getevents() returned */
 	cpu_set_t unit; /* exec: scope unit of the io_cpu */
 	bool repatriate;
 	int io_cpu;
@@ -141,6 +147,7 @@ struct nf_job {
 
 static int nf_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void nf_submit_pending(struct nf_job *job);
+static void nf_cork(struct nf_job *job, bool on);
 
 static int nf_err(const char *fmt, ...)
 {
@@ -506,6 +513,7 @@ static int nf_init(struct thread_data *td)
 		job->pfds[i].events = POLLIN;
 	}
 	job->busy_poll = o->busy_poll;
+	job->batch_send = o->batch_send;
 	nvmfd_idle_poll_init(&job->idle, o->idle_poll_us);
 	if (nf_exec_setup(td, job))
 		return 1;
@@ -547,6 +555,7 @@ static void nf_drain(struct thread_data *td, struct nf_job *job)
 	struct nf_opts *o = td->eo;
 	uint64_t deadline = nvmfd_now_ns() + ((uint64_t)o->timeout_ms + 1000) * 1000000ull;
 
+	nf_cork(job, false);
 	while (job->outstanding && nvmfd_now_ns() < deadline) {
 		for (uint32_t i = 0; i < job->nqps; i++)
 			nvmfd_host_qp_wait(job->qps[i], 10);
@@ -771,12 +780,40 @@ static void nf_submit_pending(struct nf_job *job)
  * poll returns. io_us left over because a qp was full are submitted by the
  * callbacks of the next poll (nf_cb()), so they go out in one write too.
  */
+/*
+ * batch_send. The host library writes every command submitted outside a
+ * poll to the socket at once, one sendmsg() each, and on loopback or a
+ * fast link each of those pays for the whole TCP transmit (on loopback the
+ * receive too): that is most of the engine's CPU time at high queue depth.
+ * When the last getevents() handed fio more than one io_u, fio is about to
+ * refill that many slots, one commit each by default; so while commands
+ * are in flight, commit corks the sockets (TCP_CORK: a sendmsg() only
+ * queues) and getevents() uncorks them first thing, sending the lot in one
+ * transmission. fio calls getevents() as soon as its queue is full and
+ * before it sleeps (thinktime, rate) or ends, and the kernel sends corked
+ * data after 200 ms at the latest. With one io_u per reap (fio's default
+ * iodepth_batch_complete_max is 1) there is nothing to batch and the
+ * sockets are never corked.
+ */
+static void nf_cork(struct nf_job *job, bool on)
+{
+	int v = on;
+
+	if (job->corked == on)
+		return;
+	for (uint32_t i = 0; i < job->nqps; i++)
+		setsockopt(job->pfds[i].fd, IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
+	job->corked = on;
+}
+
 static int nf_commit(struct thread_data *td)
 {
 	struct nf_job *job = td->io_ops_data;
 
 	if (!job->npending)
 		return 0;
+	if (job->batch_send && job->outstanding && job->last_reaped > 1 && job->nqps)
+		nf_cork(job, true);
 	if (!job->nqps) {
 		/* the controller was closed (nf_drain()): fail what is left */
 		for (uint32_t i = 0; i < job->npending; i++) {
@@ -849,6 +886,7 @@ static int nf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			   (uint64_t)t->tv_nsec;
 	if (max > job->cap)
 		max = job->cap;
+	nf_cork(job, false); /* what commit() held goes out now */
 	for (;;) {
 		int r;
 
@@ -881,6 +919,7 @@ static int nf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 		job->cq_head = (job->cq_head + 1) % job->cap;
 		job->cq_len--;
 	}
+	job->last_reaped = n;
 	return (int)n;
 }
 
@@ -1116,6 +1155,16 @@ static struct fio_option engine_opts[] = {
 		.off1 = offsetof(struct nf_opts, ns_size),
 		.def = "0",
 		.help = "Bytes fio is told the namespace has (0: NSZE x LBA size). Larger: I/O past the end reaches the target, which must fail it (LBA Out of Range) - a check of the target",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "batch_send",
+		.lname = "Batch command sends",
+		.type = FIO_OPT_BOOL,
+		.off1 = offsetof(struct nf_opts, batch_send),
+		.def = "1",
+		.help = "After a reap of several I/Os, hold the commands fio commits in the sockets (TCP_CORK) until its next reap, at most 200 ms, and send them in one go (0: one transmission per command)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

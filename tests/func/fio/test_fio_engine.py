@@ -9,8 +9,9 @@ port is read from its log) and runs fio (from PATH) with
 ioengine=external:ENGINE:
 
   enghelp     fio --enghelp=ENGINE lists every engine option.
-  crc32c      randwrite 8 MiB, verify=crc32c verify_fatal=1: exit 0, all
-              8 MiB written and read back.
+  crc32c      randwrite 8 MiB, verify=crc32c verify_fatal=1, reaping up to
+              16 I/Os at once (so batch_send corks the socket): exit 0,
+              all 8 MiB written and read back.
   md5         randrw bsrange=4k-64k over 2 I/O queues, verify=md5
               verify_fatal=1, fsync=4: exit 0, flushes counted.
   trim        write 0xa5 everywhere; randtrim the first 4 MiB (DSM); read
@@ -146,7 +147,7 @@ def case_enghelp(fio):
     for opt in ["traddr", "trsvcid", "subnqn", "hostnqn", "ns", "hdgst", "ddgst", "io_queues",
                 "io_queue_size", "keep_alive_ms", "timeout_ms", "disable_sqflow", "exec",
                 "affinity_scope", "affinity_strict", "io_cpu", "cpus", "idle_poll_us",
-                "busy_poll", "rx_budget", "tx_budget", "ns_size"]:
+                "busy_poll", "rx_budget", "tx_budget", "ns_size", "batch_send"]:
         if not re.search(r"^%s\s+:" % opt, p.stdout, re.M):
             fail("enghelp", "option %s missing from --enghelp:\n%s" % (opt, p.stdout))
 
@@ -154,6 +155,7 @@ def case_enghelp(fio):
 def case_crc32c(fio):
     rc, js, out = fio.run("crc32c", ["--rw=randwrite", "--bs=4k", "--size=8M", "--iodepth=16",
                                      "--iodepth_batch_submit=4", "--iodepth_batch_complete_min=1",
+                                     "--iodepth_batch_complete_max=16",
                                      "--verify=crc32c", "--verify_fatal=1", "--do_verify=1"])
     j = job(js)
     if rc != 0 or not j:
@@ -234,7 +236,8 @@ def case_exec(fio):
         ["--idle_poll_us=50"],
         ["--busy_poll=1"],
         ["--rx_budget=8k", "--tx_budget=8k", "--hdgst=1", "--ddgst=1", "--io_queues=2"],
-        ["--keep_alive_ms=0", "--disable_sqflow=1"],
+        ["--keep_alive_ms=0", "--disable_sqflow=1", "--batch_send=0",
+         "--iodepth_batch_complete_max=8"],
     ]
     for args in runs:
         rc, js, out = fio.run("exec", ["--rw=randrw", "--bs=4k", "--size=2M", "--iodepth=8",
