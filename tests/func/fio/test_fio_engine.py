@@ -248,6 +248,21 @@ def case_exec(fio):
             fail("exec", "%s: rc %d:\n%s" % (args, rc, out))
 
 
+def wait_for_io(p):
+    """Read fio's output (--eta=always --eta-newline=1) until an eta line
+    shows reads done, at most TIMEOUT / 2 s. Return (output, seen)."""
+    out = b""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < TIMEOUT / 2 and not re.search(rb"\[r=[1-9]", out):
+        r, _, _ = select.select([p.stdout], [], [], 1.0)
+        if r:
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            out += chunk
+    return out, bool(re.search(rb"\[r=[1-9]", out))
+
+
 def run_and_sample(fio, name, args, sample):
     """Run a time_based fio job; once its eta line shows I/O, call
     sample(pid) and stop fio (SIGTERM). Return (sample result, output) or
@@ -257,16 +272,9 @@ def run_and_sample(fio, name, args, sample):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=fio.env,
                          cwd=fio.workdir)
     out, res = b"", None
-    t0 = time.monotonic()
     try:
-        while time.monotonic() - t0 < TIMEOUT / 2 and not re.search(rb"\[r=[1-9]", out):
-            r, _, _ = select.select([p.stdout], [], [], 1.0)
-            if r:
-                chunk = os.read(p.stdout.fileno(), 4096)
-                if not chunk:
-                    break
-                out += chunk
-        if re.search(rb"\[r=[1-9]", out):
+        out, seen = wait_for_io(p)
+        if seen:
             res = sample(p.pid)
         p.send_signal(signal.SIGTERM)
         rest, _ = p.communicate(timeout=TIMEOUT / 2)
@@ -383,17 +391,9 @@ def case_killed(nvmfd, workdir, engine):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=fio.env,
                          cwd=fio.workdir)
     out = b""
-    t0 = time.monotonic()
     try:
-        # wait (bounded) until the eta line shows I/O being done
-        while time.monotonic() - t0 < TIMEOUT / 2 and not re.search(rb"\[r=[1-9]", out):
-            r, _, _ = select.select([p.stdout], [], [], 1.0)
-            if r:
-                chunk = os.read(p.stdout.fileno(), 4096)
-                if not chunk:
-                    break
-                out += chunk
-        if not re.search(rb"\[r=[1-9]", out):
+        out, seen = wait_for_io(p)
+        if not seen:
             return fail("killed", "fio never reported I/O:\n%s" % out.decode(errors="replace"))
         tgt.stop()
         rest, _ = p.communicate(timeout=TIMEOUT / 2)
