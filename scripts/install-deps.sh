@@ -66,8 +66,12 @@ else
 	echo "install-deps: fetching the fio $fio_ver source package into $fio_dir"
 	$SUDO rm -rf "$fio_dir"
 	$SUDO mkdir -p "$fio_dir/dl"
-	(cd "$fio_dir/dl" && $SUDO apt-get source -qq --download-only "fio=$fio_ver" 2>&1 |
-		grep -v "unsandboxed as root" || true)
+	(cd "$fio_dir/dl" && $SUDO apt-get source -qq --download-only "fio=$fio_ver") \
+		>"$fio_cache/apt-source.log" 2>&1 || {
+		echo "install-deps: apt-get source fio=$fio_ver failed:" >&2
+		cat "$fio_cache/apt-source.log" >&2
+		exit 1
+	}
 	dsc=$(ls "$fio_dir"/dl/fio_*.dsc)
 	$SUDO dpkg-source --no-check -x "$dsc" "$fio_dir/src" >/dev/null
 	$SUDO rm -rf "$fio_dir/dl" "$fio_dir"/fio_*.orig.tar.*

@@ -16,9 +16,11 @@
  *    controllers. The execution-model options pin the job thread here.
  *  - queue() only records the io_u; commit() submits the recorded ones
  *    (fio's iodepth_batch* decide how many per commit), spreading them
- *    round-robin over the qps. Completion callbacks put io_us on a FIFO
- *    that getevents() fills fio's event array from; getevents() polls,
- *    idle-polls or blocks in poll(2) as the exec options say.
+ *    round-robin over the qps, with the sockets corked after a reap of
+ *    several I/Os (batch_send, nf_cork()). Completion callbacks put io_us
+ *    on a FIFO that getevents() fills fio's event array from; getevents()
+ *    uncorks, polls, idle-polls or blocks in poll(2) as the exec options
+ *    say.
  *  - A failed qp (target gone, timeout, protocol error) completes every
  *    outstanding command with an error; later submissions fail at once,
  *    so fio sees errors and ends the job instead of waiting.
@@ -34,6 +36,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
