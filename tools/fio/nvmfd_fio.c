@@ -144,7 +144,8 @@ struct nf_job {
 	bool corked; /* the qp sockets hold what is written (TCP_CORK) */
 	uint32_t last_reaped; /* io_us the last getevents() returned */
 	cpu_set_t unit; /* exec: scope unit of the io_cpu */
-	bool repatriate;
+	cpu_set_t allowed; /* exec: the affinity while running */
+	bool repatriate; /* non-strict unbound: moved back into @unit on wake-up */
 	int io_cpu;
 };
 
@@ -421,6 +422,7 @@ static int nf_exec_setup(struct thread_data *td, struct nf_job *job)
 	CPU_ZERO(&job->unit);
 	CPU_SET(job->io_cpu, &job->unit);
 	allowed = job->unit;
+	job->repatriate = false;
 	if (job->exec == NF_EXEC_UNBOUND && nf_place_rt(td, job, &cpus, job->io_cpu, &allowed))
 		return 1;
 	ret = pthread_setaffinity_np(pthread_self(), sizeof(job->unit), &job->unit);
@@ -429,6 +431,7 @@ static int nf_exec_setup(struct thread_data *td, struct nf_job *job)
 	if (ret)
 		return nf_err("cannot set the job thread's CPU affinity (io_cpu %d): %s",
 			      job->io_cpu, strerror(ret));
+	job->allowed = allowed;
 	return 0;
 }
 
@@ -872,8 +875,10 @@ static void nf_wait(struct nf_job *job, int ms)
 	if (job->repatriate) {
 		int cpu = sched_getcpu();
 
-		if (cpu >= 0 && !CPU_ISSET(cpu, &job->unit))
-			pthread_setaffinity_np(pthread_self(), sizeof(job->unit), &job->unit);
+		/* as at init: into the unit, then widened to what is allowed */
+		if (cpu >= 0 && !CPU_ISSET(cpu, &job->unit) &&
+		    !pthread_setaffinity_np(pthread_self(), sizeof(job->unit), &job->unit))
+			pthread_setaffinity_np(pthread_self(), sizeof(job->allowed), &job->allowed);
 	}
 }
 

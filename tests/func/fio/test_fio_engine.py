@@ -33,7 +33,11 @@ ioengine=external:ENGINE:
               and one on CPU 1 (Cpus_allowed_list "0" and "1"; with one
               CPU, both on "0"); exec=unbound affinity_scope=cpu
               affinity_strict=1 cpus=L gives each job thread a one-CPU
-              set; exec=none leaves them alone.
+              set; exec=unbound affinity_scope=cpu (not strict): after
+              every fio thread is moved onto the second CPU from outside,
+              the job thread moves back into its unit and is widened to
+              cpus= again ("0-1"; regression: it stayed on its unit); and
+              exec=none leaves the threads alone.
   leaks       (ASan build only, else a no-op) LeakSanitizer on in fio:
               no leak stack may contain an engine frame, for jobs forked
               after setup() ran in fio's main process, for thread=1 jobs
@@ -318,6 +322,31 @@ def case_affinity(fio):
             fail("affinity", "%s: thread CPU lists %s, want two job threads on %s" %
                  (args, lists, want))
     if len(allowed) > 1:
+        # non-strict unbound: a job thread woken outside its unit (here: all
+        # of fio's threads moved onto the second CPU from outside) is moved
+        # back into the unit and widened again to cpus= (regression: it used
+        # to stay narrowed to the unit); the other threads stay where put
+        wide = "%d-%d" % (allowed[0], allowed[1]) if allowed[1] == allowed[0] + 1 \
+            else ",".join(two)  # how /proc writes the two CPUs
+
+        def move_and_watch(pid):
+            for tid in os.listdir("/proc/%d/task" % pid):
+                try:
+                    os.sched_setaffinity(int(tid), {allowed[1]})
+                except OSError:
+                    pass
+            for _ in range(100):  # bounded: the job thread wakes per I/O batch
+                lists = task_cpus(pid)
+                if wide in lists:
+                    return lists
+                time.sleep(0.1)
+            return task_cpus(pid)
+        args = ["--exec=unbound", "--affinity_scope=cpu", "--cpus=" + ",".join(two)]
+        lists, out = run_and_sample(fio, "affinity", base[:-1] + ["--numjobs=1"] + args,
+                                    move_and_watch)
+        if lists is None or wide not in lists or two[0] in lists:
+            fail("affinity", "%s: after a move to CPU %s, thread CPU lists %s; want the job "
+                 "thread back on %s" % (args, two[1], lists, wide))
         lists, out = run_and_sample(fio, "affinity", base, task_cpus)
         if lists is None or any(l in two for l in lists):
             fail("affinity", "exec=none: a thread was pinned: %s\n%s" % (lists, out))
