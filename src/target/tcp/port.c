@@ -67,6 +67,10 @@ static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
 		q->ctrl_cntlid = ctrl->cntlid;
 		__atomic_store_n(&q->ctrl_rt, rt, __ATOMIC_RELEASE);
 	}
+	/* No run of the item may be in progress while its fields are reset
+	 * (a kick may have started one on the old pool): cancel first; the
+	 * move's own cancel then finds it cancelled already. */
+	nvmfd_rt_work_cancel_sync(&q->io_work);
 	q->ring_watched = false;
 	q->requeued = false;
 	/* the first pass on the new pools re-arms readiness; a kick or a

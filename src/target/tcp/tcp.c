@@ -1050,6 +1050,11 @@ void tcp_io_work(struct nvmfd_work *w)
 	ret = tcp_rearm(q);
 	if (!ret)
 		return;
+	if (ret == -ECANCELED)
+		/* a migration is moving this item (a kick ran it on the old
+		 * pool meanwhile): the move queues the next pass on the new
+		 * pool, which re-arms there */
+		return;
 	NVMFD_ERR_RATELIMIT(TCP_COMP, "queue %u qid %u peer %s: cannot watch socket: %s", q->id,
 			    q->qp.qid, q->qp.peer_addr, strerror(-ret));
 

@@ -164,6 +164,7 @@ static void mover_fn(struct nvmfd_work *w)
 	struct mover *m = (struct mover *)(void *)w;
 	char name[32] = "";
 	uint64_t v;
+	int ret;
 
 	if (nvmfd_rt_current_work() != w)
 		__atomic_add_fetch(&m->wrong, 1, __ATOMIC_RELAXED);
@@ -175,7 +176,10 @@ static void mover_fn(struct nvmfd_work *w)
 	if (m->efd >= 0) {
 		if (read(m->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			__atomic_add_fetch(&m->rearm_err, 1, __ATOMIC_RELAXED);
-		if (nvmfd_rt_watch_fd(w, m->efd, EPOLLIN))
+		ret = nvmfd_rt_watch_fd(w, m->efd, EPOLLIN);
+		/* -ECANCELED: a run that a kick started on the old pool while
+		 * the move cancels the item; the move's own run re-arms */
+		if (ret && ret != -ECANCELED)
 			__atomic_add_fetch(&m->rearm_err, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_add_fetch(&m->runs, 1, __ATOMIC_RELEASE);
