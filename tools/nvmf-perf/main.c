@@ -654,6 +654,12 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
 		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
 		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		json_object_object_add(cfg, "dhchap",
+				       json_object_new_string(run->o.dhchap_ctrl_secret[0] ?
+								      "bidirectional" :
+							      run->o.dhchap_secret[0] ?
+								      "unidirectional" :
+								      "none"));
 		json_object_object_add(cfg, "disable_sqflow",
 				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
@@ -874,7 +880,11 @@ static int run_discover(const struct perf_opts *o)
 	copts.kato_ms = 0;
 	copts.nr_io_queues = 0;
 	copts.timeout_ms = o->timeout_ms;
+	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
+	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
 	ret = nvmfd_host_ctrl_create(&copts, &ctrl);
+	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
+	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_CONN;
@@ -1088,7 +1098,11 @@ static int run_perf(struct perf_run *run)
 	copts.max_io_size = o->io_size > (1u << 20) ? o->io_size : (1u << 20);
 	if (o->trid.hostnqn[0])
 		snprintf(copts.hostnqn, sizeof(copts.hostnqn), "%s", o->trid.hostnqn);
+	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
+	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
 	ret = nvmfd_host_ctrl_create(&copts, &run->ctrl);
+	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
+	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_USAGE;
