@@ -7,6 +7,7 @@
  * message) commands, as NVMe Base 2.0 §5.21 / §8.13.5 describe.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,14 @@ static void auth_sqe(struct nvmfd_sqe *sqe, uint8_t fctype, uint32_t len)
 	memcpy(sqe, &cmd, sizeof(*sqe));
 }
 
-static int auth_cmd(struct nvmfd_host_qp *qp, uint8_t fctype, void *buf, uint32_t len)
+/*
+ * One Authentication Send/Receive. @after names the last message the host
+ * sent, for the error message: the Linux target drops the connection right
+ * after a failed transaction (often before its AUTH_Failure1 is delivered),
+ * so a closed connection at that point most likely means a refused secret.
+ */
+static int auth_cmd(struct nvmfd_host_qp *qp, uint8_t fctype, void *buf, uint32_t len,
+		    const char *after)
 {
 	struct nvmfd_host_cpl cpl;
 	struct nvmfd_sqe sqe;
@@ -48,8 +56,35 @@ static int auth_cmd(struct nvmfd_host_qp *qp, uint8_t fctype, void *buf, uint32_
 				      fctype == NVMFD_FCTYPE_AUTH_SEND ? "Send" : "Receive",
 				      nvmfd_host_status_str(cpl.status, true, sb, sizeof(sb)),
 				      cpl.status);
+	} else if (ret < 0) {
+		char orig[HOST_ERRMSG_LEN];
+
+		snprintf(orig, sizeof(orig), "%s", qp->errmsg[0] ? qp->errmsg : strerror(-ret));
+		nvmfd__host_qp_seterr(qp, "DH-HMAC-CHAP: Authentication %s after the host's %s "
+					  "failed: %s%s",
+				      fctype == NVMFD_FCTYPE_AUTH_SEND ? "Send" : "Receive", after,
+				      orig,
+				      !strcmp(after, "Reply") && fctype == NVMFD_FCTYPE_AUTH_RECV ?
+					      " (the controller probably rejected the host secret)" :
+					      "");
 	}
 	return ret;
+}
+
+static const char *msg_name(const uint8_t *msg, size_t len)
+{
+	if (len < 2)
+		return "message";
+	if (msg[0] == NVMFD_AUTH_TYPE_COMMON)
+		return msg[1] == NVMFD_AUTH_ID_NEGOTIATE ? "AUTH_Negotiate" : "AUTH_Failure2";
+	switch (msg[1]) {
+	case NVMFD_AUTH_ID_REPLY:
+		return "Reply";
+	case NVMFD_AUTH_ID_SUCCESS2:
+		return "Success2";
+	default:
+		return "message";
+	}
 }
 
 int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp,
@@ -61,6 +96,7 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 	struct nvmfd_auth_host_cfg cfg;
 	struct nvmfd_auth_host *h = NULL;
 	uint8_t *out = NULL, *in = NULL;
+	const char *last = "Connect";
 	size_t outlen = 0;
 	int ret, next;
 
@@ -119,9 +155,10 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 	next = NVMFD_AUTH_NEXT_SEND_RECV;
 	for (;;) {
 		if (outlen) {
-			ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_SEND, out, (uint32_t)outlen);
+			ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_SEND, out, (uint32_t)outlen, last);
 			if (ret < 0)
 				goto out_free;
+			last = msg_name(out, outlen);
 		}
 		if (next == NVMFD_AUTH_NEXT_SEND_DONE || next == NVMFD_AUTH_NEXT_DONE) {
 			const struct nvmfd_auth_result *r = nvmfd_auth_host_result(h);
@@ -141,7 +178,7 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 		/* The data length of the Receive is not reported; the buffer
 		 * is zeroed so that a short message cannot leave stale bytes. */
 		memset(in, 0, AUTH_RECV_AL);
-		ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_RECV, in, AUTH_RECV_AL);
+		ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_RECV, in, AUTH_RECV_AL, last);
 		if (ret < 0)
 			goto out_free;
 		next = nvmfd_auth_host_step(h, in, AUTH_RECV_AL, out, NVMFD_AUTH_MSG_MAX, &outlen);

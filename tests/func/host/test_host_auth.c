@@ -11,6 +11,9 @@
  *                     authenticated state before the first Property Get
  *   bidi-ok           host and controller secrets right (Success2 seen)
  *   wrong-secret      host secret wrong: -EACCES, AUTH_Failure1 "failed"
+ *   wrong-secret-close host secret wrong, the fake closes the connection
+ *                     instead of answering (as the Linux target may): an
+ *                     error naming the Reply and the likely cause
  *   wrong-ctrl-secret the controller proves another secret: -EACCES, the
  *                     fake receives AUTH_Failure2
  *   no-secret         ATR set, no host secret: -EACCES, nothing sent
@@ -53,6 +56,7 @@ struct fake {
 	bool saw_prop;
 	bool got_failure2;
 	bool got_success2;
+	bool close_on_failure1; /* close instead of returning an AUTH_Failure1 */
 	char fail[256];
 };
 
@@ -131,6 +135,10 @@ static void *fake_main(void *arg)
 						 &plen);
 			if (r == -EACCES)
 				f->got_failure2 = true;
+			if (r == NVMFD_AUTH_NEXT_SEND_FAIL && f->close_on_failure1) {
+				ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
+				break;
+			}
 			ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 			continue;
 		}
@@ -198,6 +206,11 @@ int main(int argc, char **argv)
 		secret = KEY_C;
 		want = -EACCES;
 		msg = "AUTH_Failure1: authentication failed";
+	} else if (!strcmp(sc, "wrong-secret-close")) {
+		secret = KEY_C;
+		f.close_on_failure1 = true;
+		want = 1; /* a transport error: -ECONNRESET or -ENOTCONN, by timing */
+		msg = "after the host's Reply failed";
 	} else if (!strcmp(sc, "wrong-ctrl-secret")) {
 		csecret = KEY_C;
 		want = -EACCES;
@@ -233,8 +246,13 @@ int main(int argc, char **argv)
 	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
 	ret = nvmfd_host_ctrl_connect(c, &t);
 	printf("%s: connect %d: %s\n", sc, ret, nvmfd_host_ctrl_errmsg(c));
-	CHECK(ret == want, "connect returned %d, want %d (%s)", ret, want,
-	      nvmfd_host_ctrl_errmsg(c));
+	if (want == 1)
+		CHECK(ret == -ECONNRESET || ret == -ENOTCONN || ret == -EPIPE,
+		      "connect returned %d, want a transport error (%s)", ret,
+		      nvmfd_host_ctrl_errmsg(c));
+	else
+		CHECK(ret == want, "connect returned %d, want %d (%s)", ret, want,
+		      nvmfd_host_ctrl_errmsg(c));
 	CHECK(strstr(nvmfd_host_ctrl_errmsg(c), msg), "message '%s' lacks '%s'",
 	      nvmfd_host_ctrl_errmsg(c), msg);
 	CHECK(!strstr(nvmfd_host_ctrl_errmsg(c), "DHHC-1"), "a secret in the message");
