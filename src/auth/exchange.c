@@ -93,6 +93,27 @@ static int effective_challenge(uint8_t hashid, const uint8_t *skey, size_t sklen
 	return nvmfd_auth_augment_challenge(hashid, skey, sklen, chal, out);
 }
 
+/*
+ * Record a local failure in @r and build the AUTH_Failure (@id: Failure1 from
+ * the controller, Failure2 from the host) that tells the peer.
+ */
+static int build_fail(struct nvmfd_auth_result *r, uint8_t id, uint16_t tid, uint8_t rce,
+		      uint8_t *out, size_t cap, size_t *outlen)
+{
+	int n;
+
+	r->rescode = NVMFD_AUTH_RC_FAILED;
+	r->rescode_exp = rce;
+	r->failure_from_peer = false;
+	if (!r->why[0])
+		set_why(r, "%s", nvmfd_auth_rce_str(rce));
+	n = nvmfd__auth_build_failure(out, cap, id, tid, rce);
+	if (n < 0)
+		return n;
+	*outlen = (size_t)n;
+	return NVMFD_AUTH_NEXT_SEND_FAIL;
+}
+
 /* ===================================================================== */
 /* Host                                                                   */
 /* ===================================================================== */
@@ -194,19 +215,8 @@ int nvmfd_auth_host_start(struct nvmfd_auth_host *h, uint8_t *out, size_t cap)
 static int host_fail(struct nvmfd_auth_host *h, uint8_t rce, uint8_t *out, size_t cap,
 		     size_t *outlen)
 {
-	int n;
-
 	h->state = HOST_FAILED;
-	h->res.rescode = NVMFD_AUTH_RC_FAILED;
-	h->res.rescode_exp = rce;
-	h->res.failure_from_peer = false;
-	if (!h->res.why[0])
-		set_why(&h->res, "%s", nvmfd_auth_rce_str(rce));
-	n = nvmfd__auth_build_failure(out, cap, NVMFD_AUTH_ID_FAILURE2, h->tid, rce);
-	if (n < 0)
-		return n;
-	*outlen = (size_t)n;
-	return NVMFD_AUTH_NEXT_SEND_FAIL;
+	return build_fail(&h->res, NVMFD_AUTH_ID_FAILURE2, h->tid, rce, out, cap, outlen);
 }
 
 static int host_on_challenge(struct nvmfd_auth_host *h, const uint8_t *in, size_t inlen,
@@ -498,22 +508,11 @@ const struct nvmfd_auth_result *nvmfd_auth_ctrl_result(const struct nvmfd_auth_c
 static int ctrl_fail(struct nvmfd_auth_ctrl *c, uint8_t rce, uint8_t *out, size_t cap,
 		     size_t *outlen)
 {
-	int n;
-
 	c->state = CTRL_FAILED;
 	c->authenticated = false;
 	nvmfd_auth_dh_free(c->dh);
 	c->dh = NULL;
-	c->res.rescode = NVMFD_AUTH_RC_FAILED;
-	c->res.rescode_exp = rce;
-	c->res.failure_from_peer = false;
-	if (!c->res.why[0])
-		set_why(&c->res, "%s", nvmfd_auth_rce_str(rce));
-	n = nvmfd__auth_build_failure(out, cap, NVMFD_AUTH_ID_FAILURE1, c->tid, rce);
-	if (n < 0)
-		return n;
-	*outlen = (size_t)n;
-	return NVMFD_AUTH_NEXT_SEND_FAIL;
+	return build_fail(&c->res, NVMFD_AUTH_ID_FAILURE1, c->tid, rce, out, cap, outlen);
 }
 
 static bool in_list(const uint8_t *l, size_t n, uint8_t id)
