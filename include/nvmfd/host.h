@@ -249,6 +249,12 @@ const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl);
  *               is one less.
  * @in_capsule_max: largest write sent in-capsule on I/O queues (bytes).
  * @sn, @mn, @fr, @subnqn: NUL-terminated, trailing blanks removed.
+ * @dhchap_queues: queues (admin and I/O) that completed DH-HMAC-CHAP in the
+ *               last connect; 0 when the controller asked for none.
+ * @dhchap_hash, @dhchap_dhgroup: HashID (1 SHA-256, 2 SHA-384, 3 SHA-512)
+ *               and DH group ID (0 null, 1..5 ffdhe2048..8192) the
+ *               controller chose, of the last queue authenticated.
+ * @dhchap_bidirectional: the controller proved the controller secret too.
  */
 struct nvmfd_host_ctrl_info {
 	uint16_t cntlid;
@@ -268,6 +274,10 @@ struct nvmfd_host_ctrl_info {
 	char mn[41];
 	char fr[9];
 	char subnqn[NVMFD_NQN_SIZE];
+	uint32_t dhchap_queues;
+	uint8_t dhchap_hash;
+	uint8_t dhchap_dhgroup;
+	bool dhchap_bidirectional;
 };
 
 /**

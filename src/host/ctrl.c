@@ -547,6 +547,8 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	if (ctrl->connected || ctrl->admin)
 		return -EALREADY;
 	ctrl->errmsg[0] = '\0';
+	ctrl->info.dhchap_queues = 0;
+	ctrl->info.dhchap_bidirectional = false;
 	if (trid->trtype != NVMFD_TRTYPE_TCP || !trid->traddr[0] || !trid->trsvcid[0]) {
 		ctrl_seterr(ctrl, "transport ID needs trtype TCP, traddr and trsvcid");
 		return -EINVAL;

@@ -16,8 +16,8 @@
 #      NQN, whose nvmet host entry has a dhchap_key and a dhchap_ctrl_key
 #      (HVK_DHCHAP_HASH, HVK_DHCHAP_DHGROUP: hmac(sha384), ffdhe2048 by
 #      default): nvmf-perf --verify with
-#        the host and controller secrets (bidirectional; the host secret
-#        read from a 0600 file with @FILE)       -> must pass
+#        the host and controller secrets (bidirectional, 2 I/O queues; the
+#        host secret read from a 0600 file with @FILE) -> must pass
 #        the host secret only (unidirectional)   -> must pass
 #        a wrong host secret                     -> must exit 3, naming
 #                                                   DH-HMAC-CHAP
@@ -253,12 +253,19 @@ fi
 if [ "$run_auth" != 0 ]; then
 (umask 077 && printf '%s\n' "$KEY_HOST" >"$WORK/host.key")
 AUTH_IO=(-w randrw -M 50 -o 4k -q "$DEPTH" -t "$SECS" --verify --timeout 30000)
-step "dhchap-bidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" --json \
+# Two I/O queues: every queue (admin and each I/O queue) authenticates.
+step "dhchap-bidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" -P 2 --json \
 	--dhchap-secret "@$WORK/host.key" --dhchap-ctrl-secret "$KEY_CTRL"
-if ! grep -q '"dhchap": *"bidirectional"' "$WORK/dhchap-bidirectional.out"; then
-	log "FAIL: dhchap-bidirectional: the JSON report does not say bidirectional"
-	FAILS=$((FAILS + 1))
-fi
+# The report: bidirectional, the hash/group nvmet was configured with, and
+# all three queues (admin + 2 I/O) authenticated.
+for want in '"dhchap": *"bidirectional"' '"dhchap_queues": *3' \
+	    "\"dhchap_hash\": *\"$(echo "$DH_HASH" | sed 's/hmac(\(.*\))/\1/')\"" \
+	    "\"dhchap_dhgroup\": *\"$DH_GROUP\""; do
+	if ! grep -q "$want" "$WORK/dhchap-bidirectional.out"; then
+		log "FAIL: dhchap-bidirectional: the JSON report lacks $want"
+		FAILS=$((FAILS + 1))
+	fi
+done
 step "dhchap-unidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" --dhchap-secret "$KEY_HOST"
 # nvmet drops the connection after a failed transaction, often before its
 # AUTH_Failure1 reaches the host: either way the message names DH-HMAC-CHAP.

@@ -33,6 +33,7 @@
 
 #include <nvmfd/host.h>
 
+#include "internal/auth.h"
 #include "internal/hist.h"
 #include "internal/log.h"
 #include "perf.h"
@@ -660,6 +661,17 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 							      run->o.dhchap_secret[0] ?
 								      "unidirectional" :
 								      "none"));
+		/* What the controller chose: the kernel target asks per host. */
+		json_object_object_add(cfg, "dhchap_queues",
+				       json_object_new_int64(ci->dhchap_queues));
+		if (ci->dhchap_queues) {
+			json_object_object_add(cfg, "dhchap_hash",
+					       json_object_new_string(
+						       nvmfd_auth_hash_name(ci->dhchap_hash)));
+			json_object_object_add(cfg, "dhchap_dhgroup",
+					       json_object_new_string(
+						       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup)));
+		}
 		json_object_object_add(cfg, "disable_sqflow",
 				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
@@ -777,6 +789,15 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
 			       "written in this run were not checked\n", tot.verified_blocks,
 			       tot.unverified_reads);
+		{
+			const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+
+			if (ci->dhchap_queues)
+				printf("DH-HMAC-CHAP: %s, %s, %s, %u queues authenticated\n",
+				       ci->dhchap_bidirectional ? "bidirectional" : "unidirectional",
+				       nvmfd_auth_hash_name(ci->dhchap_hash),
+				       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup), ci->dhchap_queues);
+		}
 		print_exec(run);
 	}
 	nvmfd__hist_destroy(all);

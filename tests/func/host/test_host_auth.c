@@ -257,8 +257,17 @@ int main(int argc, char **argv)
 	      nvmfd_host_ctrl_errmsg(c), msg);
 	CHECK(!strstr(nvmfd_host_ctrl_errmsg(c), "DHHC-1"), "a secret in the message");
 	if (ret == 0) {
+		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(c);
+
 		CHECK(f.saw_prop && f.authenticated_before_prop,
 		      "the host used the queue before authenticating");
+		CHECK(ci->dhchap_queues == 1, "dhchap_queues %u", ci->dhchap_queues);
+		CHECK(ci->dhchap_bidirectional == (csecret[0] != 0), "bidirectional %d",
+		      ci->dhchap_bidirectional);
+		if (f.hashes)
+			CHECK(ci->dhchap_hash == NVMFD_AUTH_HASH_SHA512 &&
+				      ci->dhchap_dhgroup == NVMFD_AUTH_DHGROUP_8192,
+			      "hash %u group %u", ci->dhchap_hash, ci->dhchap_dhgroup);
 		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s",
 		      nvmfd_host_ctrl_errmsg(c));
 	}
