@@ -7,8 +7,11 @@
  * (as zlib's) appended little endian. Base64 is OpenSSL's; CRC-32 isa-l's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <isa-l/crc.h>
 #include <openssl/evp.h>
@@ -176,4 +179,49 @@ int nvmfd_auth_psk_format(const struct nvmfd_auth_psk *psk, char *buf, size_t le
 	if (!psk || !buf || !psk_ok(psk->hash, psk->len))
 		return -EINVAL;
 	return format_repr("NVMeTLSkey-1:", psk->hash, psk->psk, psk->len, buf, len);
+}
+
+int nvmfd_auth_read_secret_file(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	ssize_t n;
+	size_t l;
+	int fd, ret = 0;
+
+	if (!path || !buf || len < 2)
+		return -EINVAL;
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		ret = -EPERM;
+		goto out_close;
+	}
+	/* One read of at most len - 1 bytes: secrets are short. */
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		ret = -errno;
+		goto out_wipe;
+	}
+	buf[n] = '\0';
+	l = strcspn(buf, "\r\n");
+	if (l == (size_t)n && (size_t)n == len - 1) {
+		ret = -ENAMETOOLONG; /* no line end within the buffer */
+		goto out_wipe;
+	}
+	buf[l] = '\0';
+	if (l == 0)
+		ret = -ENODATA;
+	goto out_close;
+
+out_wipe:
+	nvmfd_auth_wipe(buf, len);
+out_close:
+	close(fd);
+	return ret;
 }

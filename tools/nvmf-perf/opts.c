@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "internal/auth.h"
 #include "perf.h"
 
@@ -262,25 +260,14 @@ static int parse_secret(const char *opt, const char *arg, char *dst, size_t dlen
 	int ret;
 
 	if (arg[0] == '@') {
-		struct stat st;
-		FILE *f = fopen(arg + 1, "re");
-		size_t n;
-
-		if (!f)
-			return seterr(err, len, "%s: cannot open '%s': %s", opt, arg + 1,
-				      strerror(errno));
-		if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (st.st_mode & (S_IRWXG | S_IRWXO))) {
-			fclose(f);
+		ret = nvmfd_auth_read_secret_file(arg + 1, line, sizeof(line));
+		if (ret == -EPERM)
 			return seterr(err, len,
 				      "%s: '%s' must be a regular file with no group/other "
 				      "permissions (chmod 600)", opt, arg + 1);
-		}
-		if (!fgets(line, sizeof(line), f))
-			line[0] = '\0';
-		fclose(f);
-		n = strcspn(line, "\r\n");
-		line[n] = '\0';
+		if (ret < 0 && ret != -ENAMETOOLONG && ret != -ENODATA)
+			return seterr(err, len, "%s: cannot read '%s': %s", opt, arg + 1,
+				      strerror(-ret));
 		val = line;
 	}
 	ret = nvmfd_auth_key_parse(val, &k);

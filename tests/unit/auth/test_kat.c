@@ -13,7 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -63,8 +66,7 @@ static void test_crc_and_base64_via_key_format(void **state)
 	k.len = (uint8_t)n;
 	assert_int_equal(nvmfd_auth_key_format(&k, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:");
-	/* The same bytes in the PSK interchange format: nvme-cli's DHHC-1 output
-	 * above and libnvme's PSK vector share the base64 + CRC-32 layout. */
+	/* Too small a buffer. */
 	assert_int_equal(nvmfd_auth_key_format(&k, buf, 10), -ENOSPC);
 }
 
@@ -277,8 +279,8 @@ static void test_dh_groups(void **state)
 		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), gl);
 		assert_int_equal(nvmfd_auth_dh_derive(b, pa, gl, kb, sizeof(kb)), gl);
 		assert_memory_equal(ka, kb, gl);
-		/* Degenerate peer values are refused: 1, p - 1 is not checked here
-		 * but 0, 1 and a short value are. */
+		/* Peer values outside 1 < y < p - 1 are refused (0, 1, and an
+		 * all-ones value, which is above p), and so is a short one. */
 		memset(pb, 0, gl);
 		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), -EINVAL);
 		pb[gl - 1] = 1;
@@ -370,6 +372,42 @@ static void test_tls_chain(void **state)
 	assert_int_equal(nvmfd_auth_psk_tls_hash(&p), NVMFD_AUTH_HASH_SHA256);
 }
 
+static void test_secret_file(void **state)
+{
+	char dir[] = "/tmp/nvmfd-auth-kat.XXXXXX", path[64], link[64], buf[128];
+	static const char key[] = "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:";
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\r\nsecond line\n", key);
+	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, key);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, 20), -ENAMETOOLONG);
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -EPERM);
+	assert_int_equal(chmod(path, 0604), 0);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -EPERM);
+	assert_int_equal(nvmfd_auth_read_secret_file(dir, buf, sizeof(buf)), -EPERM);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(nvmfd_auth_read_secret_file(link, buf, sizeof(buf)), -ELOOP);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0400), 0);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -ENODATA);
+	unlink(link);
+	unlink(path);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -ENOENT);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_responses),
 		cmocka_unit_test(test_dh_groups),
 		cmocka_unit_test(test_tls_chain),
+		cmocka_unit_test(test_secret_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
