@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
 	build-essential meson ninja-build pkg-config
 	liburing-dev libisal-dev libjson-c-dev libcmocka-dev
+	libssl-dev                 # OpenSSL: DH-HMAC-CHAP, TLS PSK (src/auth)
 	clang libclang-rt-14-dev   # libFuzzer + sanitizer runtimes for clang
 	stress-ng gnuplot-nox      # nvmf-bench contention and plots
 	nvme-cli                   # discovery/connect helpers, reference output

@@ -109,6 +109,9 @@ int nvmfd_host_default_hostnqn(char *buf, size_t len);
 /* Controller                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Room for a secret representation ("DHHC-1:03:" + 92 base64 + ":" + NUL). */
+#define NVMFD_HOST_SECRET_MAX 128
+
 /**
  * struct nvmfd_host_ctrl_opts - connection parameters; nvmfd_host_ctrl_opts_init().
  * @size:           sizeof(struct nvmfd_host_ctrl_opts), for ABI growth.
@@ -130,6 +133,19 @@ int nvmfd_host_default_hostnqn(char *buf, size_t len);
  * @disable_sqflow: set CATTR "disable SQ flow control" in I/O queue Connects.
  * @max_io_size:    largest transfer of one command in bytes, default 1 MiB;
  *                  larger submissions get -EINVAL.
+ * @dhchap_secret:  DH-HMAC-CHAP host secret, "DHHC-1:hh:<base64>:" (NVMe
+ *                  Base 2.0 §8.13.5.8); empty: none. When a Connect response
+ *                  asks for authentication (AUTHREQ ATR), the queue runs a
+ *                  DH-HMAC-CHAP transaction with Authentication Send/Receive
+ *                  before it is used, offering SHA-256/384/512 and the DH
+ *                  groups null and ffdhe2048..8192.
+ * @dhchap_ctrl_secret: controller secret for bidirectional authentication
+ *                  (the controller must prove it knows it); empty: the host
+ *                  does not authenticate the controller. Needs
+ *                  @dhchap_secret; a controller that does not ask for
+ *                  authentication is then refused (-EACCES).
+ *                  Both secrets are wiped from the handle when it is
+ *                  destroyed; they are never logged.
  */
 struct nvmfd_host_ctrl_opts {
 	size_t size;
@@ -144,6 +160,8 @@ struct nvmfd_host_ctrl_opts {
 	uint32_t timeout_ms;
 	bool disable_sqflow;
 	uint32_t max_io_size;
+	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
+	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
 };
 
 /**
@@ -176,7 +194,11 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
  *         mismatch, malformed PDU, wrong CID); -ECONNRESET (peer closed or
  *         sent a C2HTermReq); -EREMOTEIO (a command, e.g. Connect, completed
  *         with an error status); -EIO (CSTS.CFS set after CC.EN);
- *         -EINVAL (bad trid); -ENOMEM; -EALREADY (already connected).
+ *         -EINVAL (bad trid); -ENOMEM; -EALREADY (already connected);
+ *         -EACCES (DH-HMAC-CHAP failed: wrong secret, an AUTH_Failure1 from
+ *         the controller, a controller that failed bidirectional
+ *         authentication, or authentication required but no secret set);
+ *         -EOPNOTSUPP (the controller requires secure channel concatenation).
  *         The message is in nvmfd_host_ctrl_errmsg(). On failure the handle
  *         must still be destroyed.
  * Context: any thread; blocks for at most a few timeouts.
@@ -227,6 +249,12 @@ const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl);
  *               is one less.
  * @in_capsule_max: largest write sent in-capsule on I/O queues (bytes).
  * @sn, @mn, @fr, @subnqn: NUL-terminated, trailing blanks removed.
+ * @dhchap_queues: queues (admin and I/O) that completed DH-HMAC-CHAP in the
+ *               last connect; 0 when the controller asked for none.
+ * @dhchap_hash, @dhchap_dhgroup: HashID (1 SHA-256, 2 SHA-384, 3 SHA-512)
+ *               and DH group ID (0 null, 1..5 ffdhe2048..8192) the
+ *               controller chose, of the last queue authenticated.
+ * @dhchap_bidirectional: the controller proved the controller secret too.
  */
 struct nvmfd_host_ctrl_info {
 	uint16_t cntlid;
@@ -246,6 +274,10 @@ struct nvmfd_host_ctrl_info {
 	char mn[41];
 	char fr[9];
 	char subnqn[NVMFD_NQN_SIZE];
+	uint32_t dhchap_queues;
+	uint8_t dhchap_hash;
+	uint8_t dhchap_dhgroup;
+	bool dhchap_bidirectional;
 };
 
 /**

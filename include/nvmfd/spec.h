@@ -970,6 +970,205 @@ NVMFD_ASSERT_OFF(struct nvmfd_tcp_r2t, r2tl, 16);
 #define NVMFD_TCP_MAX_HDR_LEN 128
 #define NVMFD_TCP_MAX_HDR_DGST_LEN (NVMFD_TCP_MAX_HDR_LEN + NVMFD_TCP_DIGEST_LEN)
 
+/* ------------------------------------------------------------------ */
+/* In-band authentication (NVMe Base 2.0 §5.20, §5.21, §8.13)          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Connect response DW0 bits 17 and 18 (AUTHREQ): bit 17 ATR - an
+ * authentication transaction is required before the queue may be used;
+ * bit 18 ASCR - secure channel concatenation is required. Bit 17, not 16,
+ * is what the Linux host and target use; nvmfd does the same.
+ */
+#define NVMFD_CONNECT_AUTHREQ_ATR (1u << 17)
+#define NVMFD_CONNECT_AUTHREQ_ASCR (1u << 18)
+
+/* Command specific status: the queue has not completed authentication. */
+#define NVMFD_SC_AUTH_REQUIRED 0x91
+
+/* Authentication Send / Receive (Fabrics command types 05h / 06h). */
+#define NVMFD_AUTH_SECP_NVME 0xe9 /* SECP: NVMe in-band authentication */
+#define NVMFD_AUTH_SPSP0 0x01
+#define NVMFD_AUTH_SPSP1 0x01
+
+struct nvmfd_auth_send_cmd {
+	uint8_t opc;
+	uint8_t rsvd1;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd2[19];
+	struct nvmfd_sgl_desc dptr;
+	uint8_t nssf; /* reserved for NVMe in-band authentication */
+	uint8_t spsp0;
+	uint8_t spsp1;
+	uint8_t secp;
+	uint32_t tl; /* Auth Send: transfer length; Auth Receive: allocation length */
+	uint8_t rsvd3[16];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_send_cmd, 64);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_send_cmd, nssf, 40);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_send_cmd, spsp0, 41);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_send_cmd, spsp1, 42);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_send_cmd, secp, 43);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_send_cmd, tl, 44);
+
+/* Message types (AUTH_Type) and identifiers (AUTH_Id). */
+#define NVMFD_AUTH_TYPE_COMMON 0x00
+#define NVMFD_AUTH_TYPE_DHCHAP 0x01
+#define NVMFD_AUTH_ID_NEGOTIATE 0x00 /* common */
+#define NVMFD_AUTH_ID_FAILURE2 0xf0 /* common, host to controller */
+#define NVMFD_AUTH_ID_FAILURE1 0xf1 /* common, controller to host */
+#define NVMFD_AUTH_ID_CHALLENGE 0x01 /* DH-HMAC-CHAP */
+#define NVMFD_AUTH_ID_REPLY 0x02
+#define NVMFD_AUTH_ID_SUCCESS1 0x03
+#define NVMFD_AUTH_ID_SUCCESS2 0x04
+
+/* Authentication protocol identifier of DH-HMAC-CHAP (AUTHID). */
+#define NVMFD_AUTH_PROTO_DHCHAP 0x01
+/* Secure channel concatenation (SC_C). */
+#define NVMFD_AUTH_SCC_NONE 0x00
+#define NVMFD_AUTH_SCC_NEWTLSPSK 0x01
+#define NVMFD_AUTH_SCC_REPLACETLSPSK 0x02
+
+/* Hash function identifiers (HashID). */
+#define NVMFD_AUTH_HASH_SHA256 0x01
+#define NVMFD_AUTH_HASH_SHA384 0x02
+#define NVMFD_AUTH_HASH_SHA512 0x03
+/* Diffie-Hellman group identifiers (DHgroupID). */
+#define NVMFD_AUTH_DHGROUP_NULL 0x00
+#define NVMFD_AUTH_DHGROUP_2048 0x01
+#define NVMFD_AUTH_DHGROUP_3072 0x02
+#define NVMFD_AUTH_DHGROUP_4096 0x03
+#define NVMFD_AUTH_DHGROUP_6144 0x04
+#define NVMFD_AUTH_DHGROUP_8192 0x05
+
+/* AUTH_Failure reason code and reason code explanations. */
+#define NVMFD_AUTH_RC_FAILED 0x01
+#define NVMFD_AUTH_RCE_FAILED 0x01
+#define NVMFD_AUTH_RCE_PROTO_UNUSABLE 0x02
+#define NVMFD_AUTH_RCE_CONCAT_MISMATCH 0x03
+#define NVMFD_AUTH_RCE_HASH_UNUSABLE 0x04
+#define NVMFD_AUTH_RCE_DHGROUP_UNUSABLE 0x05
+#define NVMFD_AUTH_RCE_INCORRECT_PAYLOAD 0x06
+#define NVMFD_AUTH_RCE_INCORRECT_PROTOCOL 0x07
+
+/* First 6 bytes of every authentication message. */
+struct nvmfd_auth_hdr {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_hdr, 6);
+
+/* DH-HMAC-CHAP protocol descriptor, 64 bytes: HALEN hash IDs from
+ * idlist[0], DHLEN DH group IDs from idlist[30]. */
+#define NVMFD_AUTH_IDLIST_DH 30
+#define NVMFD_AUTH_IDLIST_MAX 30
+struct nvmfd_auth_dhchap_desc {
+	uint8_t authid;
+	uint8_t rsvd1;
+	uint8_t halen;
+	uint8_t dhlen;
+	uint8_t idlist[60];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_dhchap_desc, 64);
+
+/* AUTH_Negotiate: 8 bytes + NAPD protocol descriptors. */
+struct nvmfd_auth_negotiate {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t sc_c;
+	uint8_t napd;
+	struct nvmfd_auth_dhchap_desc desc[];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_negotiate, 8);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_negotiate, t_id, 4);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_negotiate, sc_c, 6);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_negotiate, napd, 7);
+
+/* DH-HMAC-CHAP_Challenge: 16 bytes + HL bytes C1 + DHVLEN bytes DH value. */
+struct nvmfd_auth_challenge {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t hl;
+	uint8_t rsvd7;
+	uint8_t hashid;
+	uint8_t dhgid;
+	uint16_t dhvlen;
+	uint32_t seqnum; /* S1 */
+	uint8_t cval[];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_challenge, 16);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_challenge, hl, 6);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_challenge, hashid, 8);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_challenge, dhgid, 9);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_challenge, dhvlen, 10);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_challenge, seqnum, 12);
+
+/* DH-HMAC-CHAP_Reply: 16 bytes + HL bytes R1 + HL bytes C2 + DHVLEN bytes. */
+#define NVMFD_AUTH_REPLY_CVALID 0x01
+struct nvmfd_auth_reply {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t hl;
+	uint8_t rsvd7;
+	uint8_t cvalid; /* bit 0: C2 valid (controller authentication requested) */
+	uint8_t rsvd9;
+	uint16_t dhvlen;
+	uint32_t seqnum; /* S2; 0 when C2 is not valid */
+	uint8_t rval[];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_reply, 16);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_reply, cvalid, 8);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_reply, dhvlen, 10);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_reply, seqnum, 12);
+
+/* DH-HMAC-CHAP_Success1: 16 bytes + HL bytes R2 (when RVALID). */
+#define NVMFD_AUTH_SUCCESS1_RVALID 0x01
+struct nvmfd_auth_success1 {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t hl;
+	uint8_t rsvd7;
+	uint8_t rvalid;
+	uint8_t rsvd9[7];
+	uint8_t rval[];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_success1, 16);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_success1, rvalid, 8);
+
+/* DH-HMAC-CHAP_Success2, 16 bytes. */
+struct nvmfd_auth_success2 {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t rsvd6[10];
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_success2, 16);
+
+/* AUTH_Failure1 / AUTH_Failure2, 8 bytes. */
+struct nvmfd_auth_failure {
+	uint8_t auth_type;
+	uint8_t auth_id;
+	uint8_t rsvd2[2];
+	uint16_t t_id;
+	uint8_t rescode;
+	uint8_t rescode_exp;
+} NVMFD_PACKED;
+NVMFD_ASSERT_SIZE(struct nvmfd_auth_failure, 8);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_failure, rescode, 6);
+NVMFD_ASSERT_OFF(struct nvmfd_auth_failure, rescode_exp, 7);
+
 #ifdef __cplusplus
 }
 #endif

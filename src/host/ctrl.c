@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/host_auth.h"
 #include "host/host_int.h"
+#include "internal/auth.h"
 #include "internal/proc.h"
 #include "internal/log.h"
 
@@ -109,10 +111,29 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 	if (o.io_queue_size < 2 || o.io_queue_size > 65536 || o.admin_queue_size < 2 ||
 	    o.admin_queue_size > 4096 || o.timeout_ms == 0 || o.max_io_size < 512)
 		return -EINVAL;
+	/* Secrets must be NUL-terminated representations; a controller secret
+	 * needs a host secret (bidirectional authentication includes the host's). */
+	if (!memchr(o.dhchap_secret, 0, sizeof(o.dhchap_secret)) ||
+	    !memchr(o.dhchap_ctrl_secret, 0, sizeof(o.dhchap_ctrl_secret)) ||
+	    (o.dhchap_ctrl_secret[0] && !o.dhchap_secret[0]))
+		return -EINVAL;
+	{
+		struct nvmfd_auth_key k;
+		int bad = (o.dhchap_secret[0] && nvmfd_auth_key_parse(o.dhchap_secret, &k) < 0) ||
+			  (o.dhchap_ctrl_secret[0] &&
+			   nvmfd_auth_key_parse(o.dhchap_ctrl_secret, &k) < 0);
+
+		nvmfd_auth_wipe(&k, sizeof(k));
+		if (bad) {
+			nvmfd_auth_wipe(&o, sizeof(o));
+			return -EINVAL;
+		}
+	}
 	ctrl = calloc(1, sizeof(*ctrl));
 	if (!ctrl)
 		return -ENOMEM;
 	ctrl->opts = o;
+	nvmfd_auth_wipe(&o, sizeof(o));
 	if (!memcmp(ctrl->opts.hostid, zero_id, sizeof(zero_id)) &&
 	    read_etc_hostid(ctrl->opts.hostid) < 0) {
 		if (getrandom(ctrl->opts.hostid, sizeof(ctrl->opts.hostid), 0) !=
@@ -488,6 +509,8 @@ static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl)
 		ctrl->qps[ctrl->nr_qps++] = qp;
 		ret = nvmfd__host_qp_connect(qp, &ctrl->trid, ctrl->info.cntlid,
 					     (uint16_t)(qsize - 1), cattr, 0, &cpl);
+		if (ret == 0)
+			ret = nvmfd__host_qp_authenticate(ctrl, qp, ctrl->trid.subnqn, &cpl);
 		if (ret < 0) {
 			char what[32];
 
@@ -524,6 +547,8 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	if (ctrl->connected || ctrl->admin)
 		return -EALREADY;
 	ctrl->errmsg[0] = '\0';
+	ctrl->info.dhchap_queues = 0;
+	ctrl->info.dhchap_bidirectional = false;
 	if (trid->trtype != NVMFD_TRTYPE_TCP || !trid->traddr[0] || !trid->trsvcid[0]) {
 		ctrl_seterr(ctrl, "transport ID needs trtype TCP, traddr and trsvcid");
 		return -EINVAL;
@@ -547,6 +572,8 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	ret = nvmfd__host_qp_connect(ctrl->admin, &ctrl->trid, NVMFD_CNTLID_DYNAMIC,
 				     (uint16_t)(ctrl->opts.admin_queue_size - 1), 0,
 				     ctrl->opts.kato_ms, &cpl);
+	if (ret == 0)
+		ret = nvmfd__host_qp_authenticate(ctrl, ctrl->admin, ctrl->trid.subnqn, &cpl);
 	if (ret < 0) {
 		ctrl_qp_err(ctrl, ctrl->admin, ret, "admin queue");
 		goto out_unlock;
@@ -663,6 +690,8 @@ void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
 	ctrl_close_all(ctrl);
 	free(ctrl->id);
 	free(ctrl->ns);
+	nvmfd_auth_wipe(ctrl->opts.dhchap_secret, sizeof(ctrl->opts.dhchap_secret));
+	nvmfd_auth_wipe(ctrl->opts.dhchap_ctrl_secret, sizeof(ctrl->opts.dhchap_ctrl_secret));
 	pthread_cond_destroy(&ctrl->ka_cond);
 	pthread_mutex_destroy(&ctrl->ka_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);

@@ -332,6 +332,9 @@ const char *nvmfd_host_status_str(nvmfd_status_t status, bool fabrics, char *buf
 			return "FEATURE_NOT_SAVEABLE";
 		case NVMFD_SC_FEATURE_NOT_CHANGEABLE:
 			return "FEATURE_NOT_CHANGEABLE";
+		case NVMFD_SC_AUTH_REQUIRED:
+			/* any command on a queue that has not authenticated */
+			return "AUTH_REQUIRED";
 		default:
 			break;
 		}

@@ -12,6 +12,18 @@
 #   2. nvmf-perf --verify -w randrw -o 4k   for HVK_SECONDS
 #   3. nvmf-perf --verify -w randrw -o 128k for HVK_SECONDS
 #   4. 2 and 3 again with --digest hdr,data
+#   5. DH-HMAC-CHAP against a second subsystem that allows only one host
+#      NQN, whose nvmet host entry has a dhchap_key and a dhchap_ctrl_key
+#      (HVK_DHCHAP_HASH, HVK_DHCHAP_DHGROUP: hmac(sha384), ffdhe2048 by
+#      default): nvmf-perf --verify with
+#        the host and controller secrets (bidirectional, 2 I/O queues; the
+#        host secret read from a 0600 file with @FILE) -> must pass
+#        the host secret only (unidirectional)   -> must pass
+#        a wrong host secret                     -> must exit 3, naming
+#                                                   DH-HMAC-CHAP
+#        the right host secret, a wrong controller secret -> exit 3,
+#                                                   controller not proven
+#        no secret                               -> exit 3, "no host secret"
 # and stops the guest.
 #
 #   host_vs_kernel_target.sh [--perf PATH]
@@ -26,6 +38,16 @@
 #   HVK_DEPTH     -q of each perf step (default 16)
 #   HVK_PORT      host port (default: a free one in 20000-39999)
 #   HVK_EXTRA     extra nvmf-perf flags (word-split), e.g. "--exec unbound"
+#   HVK_DHCHAP_HASH, HVK_DHCHAP_DHGROUP  nvmet's dhchap_hash / dhchap_dhgroup
+#                 for step 5 (default hmac(sha384), ffdhe2048)
+#   HVK_AUTH      step 5: auto (default: skipped, with a SKIP line, when the
+#                 guest kernel's nvmet lacks DH-HMAC-CHAP, as Debian 12's
+#                 6.1 kernel does), 1 (must run), 0 (leave it out)
+#   HVK_STEPS     all (default) or auth (step 5 only)
+#   HVK_KERNEL_PKG  guest kernel package (KH_KERNEL_PKG of the harness), or
+#                 a meta package such as linux-image-6.12-amd64, resolved with
+#                 apt-cache to the versioned package it depends on (skip if
+#                 that fails); default: the harness's (Debian 12's 6.1)
 #   KH_HARNESS, KERNEL_HOST_CACHE, KH_NO_KVM, KH_BOOT_TIMEOUT: see
 #   kernel_target_serve.sh
 set -uo pipefail
@@ -48,9 +70,32 @@ PERF=${NVMF_PERF:-${ARG_PERF:-$REPO/build/bin/nvmf-perf}}
 [ -x "$PERF" ] || skip "nvmf-perf binary '$PERF' not found"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 command -v ss >/dev/null || skip "ss (iproute2) not installed"
+HVK_AUTH=${HVK_AUTH:-auto}
+HVK_STEPS=${HVK_STEPS:-all}
+case "$HVK_AUTH" in auto|0|1) ;; *) log "HVK_AUTH must be auto, 0 or 1"; exit 2 ;; esac
+case "$HVK_STEPS" in all|auth) ;; *) log "HVK_STEPS must be all or auth"; exit 2 ;; esac
+if [ -n "${HVK_KERNEL_PKG:-}" ]; then
+	kp=$HVK_KERNEL_PKG
+	if ! [[ "$kp" =~ ^linux-image-[0-9]+\.[0-9]+\.[0-9] ]]; then
+		kp=$(apt-cache depends "$kp" 2>/dev/null |
+			awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+		[ -n "$kp" ] || skip "cannot resolve $HVK_KERNEL_PKG to a kernel package"
+	fi
+	export KH_KERNEL_PKG=$kp
+	log "guest kernel package: $KH_KERNEL_PKG"
+fi
 SECS=${HVK_SECONDS:-4}
 DEPTH=${HVK_DEPTH:-16}
 NQN=nqn.2026-11.io.nvmfd:kernel-target
+# Step 5: a subsystem that only AUTH_HOST may use, with DH-HMAC-CHAP. The
+# secrets are test values made with 'nvme gen-dhchap-key' (nvme-cli 2.3).
+AUTH_NQN=nqn.2026-11.io.nvmfd:kernel-target-auth
+AUTH_HOST=nqn.2014-08.org.nvmexpress:uuid:6a1f4f2e-9d4b-4e0a-8f43-1c2d3e4f5a6b
+KEY_HOST='DHHC-1:01:cPp7ca76JYk874YzDvneSLWJCIv1KpKpr9VR2oUU0ymfTKRE:'
+KEY_CTRL='DHHC-1:02:sk7XCFbgqNpChLL//jAjOWaRk3yNRknLsJUinr8zZAai+OmNf4px8u/mvNVmN0B8Gawohg==:'
+KEY_WRONG='DHHC-1:00:irsVTz+mPynlaX1W/GtM/1vUYA/b4ogHEKpb6Tle/Ytuz87i:'
+DH_HASH=${HVK_DHCHAP_HASH:-hmac(sha384)}
+DH_GROUP=${HVK_DHCHAP_DHGROUP:-ffdhe2048}
 # shellcheck disable=SC2206 # word splitting wanted
 EXTRA=(${HVK_EXTRA:-})
 
@@ -86,8 +131,14 @@ trap 'exit 130' INT TERM HUP
 
 log "starting the kernel target on 127.0.0.1:$PORT (perf: $PERF)"
 t0=$SECONDS
+AUTH_ENV=()
+if [ "$HVK_AUTH" != 0 ]; then
+	AUTH_ENV=(-e "KT_AUTH_NQN=$AUTH_NQN" -e "KT_AUTH_HOST=$AUTH_HOST"
+		-e "KT_DHCHAP_KEY=$KEY_HOST" -e "KT_DHCHAP_CTRL_KEY=$KEY_CTRL"
+		-e "KT_DHCHAP_HASH=$DH_HASH" -e "KT_DHCHAP_DHGROUP=$DH_GROUP")
+fi
 bash "$HERE/kernel_target_serve.sh" -p "$PORT" -t 900 -s 256 -n "$NQN" -r "$WORK/ready" \
-	>"$WORK/serve.log" 2>&1 &
+	"${AUTH_ENV[@]+"${AUTH_ENV[@]}"}" >"$WORK/serve.log" 2>&1 &
 SERVE_PID=$!
 until [ -e "$WORK/ready" ]; do
 	if ! kill -0 "$SERVE_PID" 2>/dev/null; then
@@ -124,7 +175,7 @@ step() {
 	local name=$1 s rc
 	shift
 	s=$SECONDS
-	log "RUN $name: nvmf-perf $*"
+	log "RUN $name: nvmf-perf ${*//DHHC-1:??:*:/<secret>}"
 	"$PERF" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
 	rc=$?
 	sed 's/^/    /' "$WORK/$name.out"
@@ -138,7 +189,9 @@ step() {
 	return "$rc"
 }
 
-for dg in plain digest; do
+DIGEST_MODES=(plain digest)
+[ "$HVK_STEPS" = auth ] && DIGEST_MODES=()
+for dg in "${DIGEST_MODES[@]+"${DIGEST_MODES[@]}"}"; do
 	dopt=()
 	[ "$dg" = digest ] && dopt=(--digest hdr,data)
 	if step "discover-$dg" discover -r "$TRID_DISC" "${dopt[@]}" --timeout 20000; then
@@ -154,6 +207,75 @@ for dg in plain digest; do
 			--verify --timeout 30000 "${dopt[@]}" "${EXTRA[@]}"
 	done
 done
+
+# 5. DH-HMAC-CHAP. step_refused NAME PATTERN ARGS...: nvmf-perf must exit 3
+# (connection refused cleanly) with PATTERN on stderr, and never print a secret.
+step_refused() {
+	local name=$1 pat=$2 rc
+	shift 2
+	log "RUN $name (must be refused): nvmf-perf ${*//DHHC-1:??:*:/<secret>}"
+	"$PERF" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	rc=$?
+	sed 's/^/    stderr: /' "$WORK/$name.err"
+	if [ "$rc" -ne 3 ]; then
+		log "FAIL: $name exited $rc, want 3"
+		FAILS=$((FAILS + 1))
+	elif ! grep -q -- "$pat" "$WORK/$name.err"; then
+		log "FAIL: $name: stderr lacks '$pat'"
+		FAILS=$((FAILS + 1))
+	else
+		log "PASS: $name"
+	fi
+}
+no_secret_printed() {
+	if grep -l -e "$KEY_HOST" -e "$KEY_CTRL" -e "$KEY_WRONG" "$WORK"/*.out "$WORK"/*.err \
+		2>/dev/null; then
+		log "FAIL: a secret was printed"
+		FAILS=$((FAILS + 1))
+	fi
+}
+TRID_AUTH="$TRID_DISC subnqn:$AUTH_NQN hostnqn:$AUTH_HOST"
+run_auth=$HVK_AUTH
+# kernel_target_serve.sh shows the guest's KH-TARGET-AUTH* line only in its
+# console log; it names that file in its own log.
+glog=$(sed -n 's/.*console: \([^ ]*guest.log\).*/\1/p' "$WORK/serve.log" | head -1)
+[ -n "$glog" ] && grep -h 'KH-TARGET-AUTH' "$glog" 2>/dev/null | sed 's/^/    /'
+if [ "$run_auth" != 0 ] && [ -n "$glog" ] && grep -q 'KH-TARGET-AUTH-UNSUPPORTED' "$glog"; then
+	if [ "$run_auth" = 1 ]; then
+		log "FAIL: HVK_AUTH=1 but the guest kernel's nvmet has no DH-HMAC-CHAP"
+		FAILS=$((FAILS + 1))
+	else
+		log "SKIP: DH-HMAC-CHAP steps (the guest kernel's nvmet lacks it; set" \
+		    "HVK_KERNEL_PKG=linux-image-6.12-amd64)"
+	fi
+	run_auth=0
+fi
+if [ "$run_auth" != 0 ]; then
+(umask 077 && printf '%s\n' "$KEY_HOST" >"$WORK/host.key")
+AUTH_IO=(-w randrw -M 50 -o 4k -q "$DEPTH" -t "$SECS" --verify --timeout 30000)
+# Two I/O queues: every queue (admin and each I/O queue) authenticates.
+step "dhchap-bidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" -P 2 --json \
+	--dhchap-secret "@$WORK/host.key" --dhchap-ctrl-secret "$KEY_CTRL"
+# The report: bidirectional, the hash/group nvmet was configured with, and
+# all three queues (admin + 2 I/O) authenticated.
+for want in '"dhchap": *"bidirectional"' '"dhchap_queues": *3' \
+	    "\"dhchap_hash\": *\"$(echo "$DH_HASH" | sed 's/hmac(\(.*\))/\1/')\"" \
+	    "\"dhchap_dhgroup\": *\"$DH_GROUP\""; do
+	if ! grep -q "$want" "$WORK/dhchap-bidirectional.out"; then
+		log "FAIL: dhchap-bidirectional: the JSON report lacks $want"
+		FAILS=$((FAILS + 1))
+	fi
+done
+step "dhchap-unidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" --dhchap-secret "$KEY_HOST"
+# nvmet drops the connection after a failed transaction, often before its
+# AUTH_Failure1 reaches the host: either way the message names DH-HMAC-CHAP.
+step_refused "dhchap-wrong-secret" "DH-HMAC-CHAP" -r "$TRID_AUTH" "${AUTH_IO[@]}" \
+	--dhchap-secret "$KEY_WRONG"
+step_refused "dhchap-wrong-ctrl-secret" "controller response does not match" \
+	-r "$TRID_AUTH" "${AUTH_IO[@]}" --dhchap-secret "$KEY_HOST" --dhchap-ctrl-secret "$KEY_WRONG"
+step_refused "dhchap-no-secret" "no host secret" -r "$TRID_AUTH" "${AUTH_IO[@]}"
+no_secret_printed
+fi
 
 log "stopping the guest"
 kill -TERM "$SERVE_PID" 2>/dev/null

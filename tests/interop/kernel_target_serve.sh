@@ -7,6 +7,7 @@
 # the reference target.
 #
 #   kernel_target_serve.sh [-p PORT] [-t SECONDS] [-n NQN] [-s MiB] [-r FILE]
+#                          [-e NAME=VALUE ...]
 #
 #   -p PORT     host TCP port (default 4421; must be free)
 #   -t SECONDS  how long the target stays up once ready (default 300)
@@ -14,6 +15,8 @@
 #   -s MiB      RAM namespace size (default 256)
 #   -r FILE     create FILE once the target accepts connections (for scripts
 #               that start this in the background); removed on exit
+#   -e N=V      extra guest/kernel_target.sh setting (repeatable), e.g. the
+#               KT_AUTH_* / KT_DHCHAP_* of a DH-HMAC-CHAP subsystem
 #
 # The subsystem allows any host and has one namespace (nsid 1, tmpfs-backed,
 # 512-byte blocks), serial NVMFD-KT-0001, model "Linux kernel target". QEMU
@@ -40,14 +43,16 @@ SECS=300
 NQN=nqn.2026-11.io.nvmfd:kernel-target
 NS_MB=256
 READY=""
-usage() { sed -n '9,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-while getopts "p:t:n:s:r:h" o; do
+EXTRA_ENV=()
+usage() { sed -n '9,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+while getopts "p:t:n:s:r:e:h" o; do
 	case "$o" in
 	p) PORT=$OPTARG ;;
 	t) SECS=$OPTARG ;;
 	n) NQN=$OPTARG ;;
 	s) NS_MB=$OPTARG ;;
 	r) READY=$OPTARG ;;
+	e) EXTRA_ENV+=(-e "$OPTARG") ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -88,6 +93,7 @@ KH_TIMEOUT=$((BOOT + SECS + 60)) KH_FIO=0 KH_CONSOLE_LOG=$WORK/console.log \
 KH_NETDEV_EXTRA=",hostfwd=tcp:127.0.0.1:$PORT-10.0.2.15:4420" \
 	"$KH_RUN_GUEST" -e KT_ACTION=serve -e KT_ADDR=10.0.2.15 -e KT_PORT=4420 \
 	-e "KT_NQN=$NQN" -e "KT_NS_MB=$NS_MB" -e "KT_SERVE_SECONDS=$SECS" \
+	"${EXTRA_ENV[@]+"${EXTRA_ENV[@]}"}" \
 	"$HERE/guest/kernel_target.sh" >"$WORK/guest.log" 2>&1 </dev/null 8>&- &
 GUEST_PID=$!
 

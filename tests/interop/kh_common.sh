@@ -27,7 +27,10 @@ kh_find_harness() {
 
 # KERNEL_HOST_CACHE, else /var/cache/nvmfd-kernel-host when it can be made
 # writable (kept across fresh clones), else <repo>/.kernel-host-cache (in
-# .gitignore).
+# .gitignore). The harness remembers the kernel a cache was built with, so a
+# KH_KERNEL_PKG other than the default gets its own cache, a subdirectory
+# alt-<version> of that one (the guest lock stays in the base directory:
+# KH_LOCK_DIR).
 kh_pick_cache() {
 	if [ -z "${KERNEL_HOST_CACHE:-}" ]; then
 		if mkdir -p /var/cache/nvmfd-kernel-host 2>/dev/null &&
@@ -37,14 +40,19 @@ kh_pick_cache() {
 			KERNEL_HOST_CACHE=$KH_REPO/.kernel-host-cache
 		fi
 	fi
-	export KERNEL_HOST_CACHE
-	mkdir -p "$KERNEL_HOST_CACHE"
+	KH_LOCK_DIR=${KH_LOCK_DIR:-$KERNEL_HOST_CACHE}
+	if [ -n "${KH_KERNEL_PKG:-}" ] &&
+	   [ "${KERNEL_HOST_CACHE##*/}" != "alt-${KH_KERNEL_PKG#linux-image-}" ]; then
+		KERNEL_HOST_CACHE=$KERNEL_HOST_CACHE/alt-${KH_KERNEL_PKG#linux-image-}
+	fi
+	export KERNEL_HOST_CACHE KH_LOCK_DIR
+	mkdir -p "$KERNEL_HOST_CACHE" "$KH_LOCK_DIR"
 }
 
 # kh_lock SECONDS: wait up to SECONDS for the machine-wide interop guest lock
 # (the machine has 2 shared cores: one TCG guest at a time). Children that
 # must not keep it get 8>&-.
 kh_lock() {
-	exec 8>"$KERNEL_HOST_CACHE/.nvmfd-interop.lock"
+	exec 8>"${KH_LOCK_DIR:-$KERNEL_HOST_CACHE}/.nvmfd-interop.lock"
 	flock -w "$1" 8
 }

@@ -77,3 +77,77 @@ void ft_trid(struct nvmfd_host_trid *t, uint16_t port, const char *subnqn)
 	snprintf(svc, sizeof(svc), "%u", port);
 	hc_loop_trid(t, svc, subnqn);
 }
+
+int ft_read_pdu(int fd, struct ft_pdu *p)
+{
+	int r = ft_read_full(fd, p->buf, 8);
+
+	if (r)
+		return r;
+	memcpy(&p->ch, p->buf, 8);
+	if (p->ch.plen < 8 || p->ch.plen > sizeof(p->buf))
+		return -EPROTO;
+	r = ft_read_full(fd, p->buf + 8, p->ch.plen - 8);
+	if (r)
+		return r;
+	if (p->ch.type == NVMFD_TCP_CMD)
+		memcpy(&p->sqe, p->buf + 8, sizeof(p->sqe));
+	p->data = NULL;
+	p->dlen = 0;
+	p->bad_ddgst = false;
+	if (p->ch.pdo) {
+		p->data = p->buf + p->ch.pdo;
+		p->dlen = p->ch.plen - p->ch.pdo - ((p->ch.flags & NVMFD_TCP_F_DDGST) ? 4 : 0);
+		if ((p->ch.flags & NVMFD_TCP_F_DDGST)) {
+			uint32_t d;
+
+			memcpy(&d, p->data + p->dlen, 4);
+			p->bad_ddgst = d != nvmfd_digest(p->data, p->dlen);
+		}
+	}
+	return 0;
+}
+
+void ft_send_rsp(int fd, uint16_t cid, uint16_t sqid, uint32_t result, uint32_t dw1,
+		 nvmfd_status_t st)
+{
+	struct nvmfd_cqe cqe;
+	uint8_t b[64];
+	size_t n;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.cid = cid;
+	cqe.sqid = sqid;
+	cqe.result = result;
+	cqe.dw1 = dw1;
+	cqe.status = (uint16_t)(st << 1);
+	n = nvmfd_pdu_build_rsp(b, &cqe, false);
+	ft_write_full(fd, b, n);
+}
+
+void ft_send_c2h(int fd, uint16_t cid, uint32_t datao, const void *data, uint32_t len,
+		 uint8_t flags, bool ddgst, bool corrupt)
+{
+	uint8_t b[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	size_t n = nvmfd_pdu_build_data(b, NVMFD_TCP_C2H_DATA, flags, cid, 0, datao, len, false,
+					ddgst);
+	uint32_t d = nvmfd_digest(data, len) ^ (corrupt ? 1u : 0u);
+
+	ft_write_full(fd, b, n);
+	ft_write_full(fd, data, len);
+	if (ddgst)
+		ft_write_full(fd, &d, 4);
+}
+
+int ft_icreq(int fd, uint32_t maxh2cdata)
+{
+	struct nvmfd_tcp_icreq ic;
+	uint8_t b[128];
+	size_t n;
+
+	if (ft_read_full(fd, &ic, sizeof(ic)) || ic.ch.type != NVMFD_TCP_ICREQ)
+		return -EPROTO;
+	n = nvmfd_pdu_build_icresp(b, 0, ic.dgst, maxh2cdata);
+	ft_write_full(fd, b, n);
+	return 0;
+}

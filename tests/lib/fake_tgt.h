@@ -11,9 +11,11 @@
 #define NVMFD_TESTS_FAKE_TGT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <nvmfd/host.h>
+#include <nvmfd/pdu.h>
 
 /* How long one wait for the peer may take, in milliseconds. */
 #define FT_TIMEOUT_MS 5000
@@ -61,5 +63,29 @@ int ft_write_full(int fd, const void *buf, size_t len);
  * Context: any.
  */
 void ft_trid(struct nvmfd_host_trid *t, uint16_t port, const char *subnqn);
+
+/* One PDU as a fake target reads it (no header digests are negotiated). */
+struct ft_pdu {
+	uint8_t buf[16384];
+	struct nvmfd_tcp_ch ch;
+	struct nvmfd_sqe sqe; /* CapsuleCmd */
+	uint8_t *data; /* in-capsule / H2CData data, or NULL */
+	uint32_t dlen;
+	bool bad_ddgst; /* the data digest did not match */
+};
+
+/**
+ * ft_read_pdu() - read one PDU; split out the SQE and the data.
+ * Return: 0; -EPROTO (PLEN out of range); ft_read_full() errors.
+ */
+int ft_read_pdu(int fd, struct ft_pdu *p);
+/** ft_send_rsp() - send a CapsuleResp (status without phase). */
+void ft_send_rsp(int fd, uint16_t cid, uint16_t sqid, uint32_t result, uint32_t dw1,
+		 nvmfd_status_t st);
+/** ft_send_c2h() - send one C2HData PDU; @corrupt flips the data digest. */
+void ft_send_c2h(int fd, uint16_t cid, uint32_t datao, const void *data, uint32_t len,
+		 uint8_t flags, bool ddgst, bool corrupt);
+/** ft_icreq() - read an ICReq and answer with an ICResp echoing its digests. */
+int ft_icreq(int fd, uint32_t maxh2cdata);
 
 #endif /* NVMFD_TESTS_FAKE_TGT_H */

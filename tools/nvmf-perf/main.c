@@ -33,6 +33,7 @@
 
 #include <nvmfd/host.h>
 
+#include "internal/auth.h"
 #include "internal/hist.h"
 #include "internal/log.h"
 #include "perf.h"
@@ -674,6 +675,23 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
 		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
 		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		json_object_object_add(cfg, "dhchap",
+				       json_object_new_string(run->o.dhchap_ctrl_secret[0] ?
+								      "bidirectional" :
+							      run->o.dhchap_secret[0] ?
+								      "unidirectional" :
+								      "none"));
+		/* What the controller chose: the kernel target asks per host. */
+		json_object_object_add(cfg, "dhchap_queues",
+				       json_object_new_int64(ci->dhchap_queues));
+		if (ci->dhchap_queues) {
+			json_object_object_add(cfg, "dhchap_hash",
+					       json_object_new_string(
+						       nvmfd_auth_hash_name(ci->dhchap_hash)));
+			json_object_object_add(cfg, "dhchap_dhgroup",
+					       json_object_new_string(
+						       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup)));
+		}
 		json_object_object_add(cfg, "disable_sqflow",
 				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
@@ -807,6 +825,15 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
 			       "written in this run were not checked\n", tot.verified_blocks,
 			       tot.unverified_reads);
+		{
+			const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+
+			if (ci->dhchap_queues)
+				printf("DH-HMAC-CHAP: %s, %s, %s, %u queues authenticated\n",
+				       ci->dhchap_bidirectional ? "bidirectional" : "unidirectional",
+				       nvmfd_auth_hash_name(ci->dhchap_hash),
+				       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup), ci->dhchap_queues);
+		}
 		print_exec(run);
 	}
 	nvmfd__hist_destroy(all);
@@ -910,7 +937,11 @@ static int run_discover(const struct perf_opts *o)
 	copts.kato_ms = 0;
 	copts.nr_io_queues = 0;
 	copts.timeout_ms = o->timeout_ms;
+	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
+	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
 	ret = nvmfd_host_ctrl_create(&copts, &ctrl);
+	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
+	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_CONN;
@@ -1124,7 +1155,11 @@ static int run_perf(struct perf_run *run)
 	copts.max_io_size = o->io_size > (1u << 20) ? o->io_size : (1u << 20);
 	if (o->trid.hostnqn[0])
 		snprintf(copts.hostnqn, sizeof(copts.hostnqn), "%s", o->trid.hostnqn);
+	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
+	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
 	ret = nvmfd_host_ctrl_create(&copts, &run->ctrl);
+	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
+	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_USAGE;

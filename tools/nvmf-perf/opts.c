@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/auth.h"
 #include "perf.h"
 
 static const char usage_text[] =
@@ -17,7 +18,9 @@ static const char usage_text[] =
 "            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES]\n"
+"            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
+"            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
 "  nvmf-perf -h | --help\n"
 "\n"
 "Drive an NVMe/TCP controller with the nvmfd host library and report\n"
@@ -97,6 +100,21 @@ static const char usage_text[] =
 "      --rx-budget BYTES  receive at most BYTES per poll call (0 = no\n"
 "                    limit, default); --tx-budget BYTES: send at most about\n"
 "                    BYTES per poll call. k/K and m/M suffixes accepted.\n"
+"      --dhchap-secret KEY  DH-HMAC-CHAP host secret, DHHC-1:hh:<base64>:\n"
+"                    (as 'nvme gen-dhchap-key' prints it), or @FILE to read\n"
+"                    it from the first line of FILE, which must not be\n"
+"                    readable by group or others. Used when a Connect\n"
+"                    response asks for authentication (NVMe in-band\n"
+"                    authentication, every queue), offering SHA-256/384/512\n"
+"                    and the DH groups null, ffdhe2048..ffdhe8192.\n"
+"      --dhchap-ctrl-secret KEY  controller secret (same forms): also\n"
+"                    authenticate the controller (bidirectional); a\n"
+"                    controller that does not know it, or does not ask for\n"
+"                    authentication, is refused. Needs --dhchap-secret.\n"
+"                    Secrets are never printed; the report says what the\n"
+"                    controller chose and how many queues authenticated\n"
+"                    (--json: dhchap, dhchap_hash, dhchap_dhgroup,\n"
+"                    dhchap_queues).\n"
 "  -h, --help        this text.\n"
 "  -V, --version     print the version and exit.\n"
 "\n"
@@ -122,7 +140,7 @@ static const char usage_text[] =
 "  2  usage error (also: -o above the controller's MDTS, --verify without\n"
 "     both writes and reads)\n"
 "  3  connection or protocol error (refused, timeout, ICResp/Connect\n"
-"     rejected, malformed PDU, C2HTermReq)\n"
+"     rejected, authentication failed, malformed PDU, C2HTermReq)\n"
 "  130  interrupted by SIGINT, 143 by SIGTERM (partial report printed;\n"
 "     a verify mismatch or error found before the signal keeps 1 or 3)\n"
 "\n"
@@ -227,7 +245,46 @@ enum {
 	OPT_IDLE_POLL,
 	OPT_RX_BUDGET,
 	OPT_TX_BUDGET,
+	OPT_DHCHAP,
+	OPT_DHCHAP_CTRL,
 };
+
+/*
+ * A secret from the command line: the representation itself or @FILE. The
+ * file must be a regular file not readable by group or others (a secret in
+ * a world-readable file is as good as public).
+ */
+static int parse_secret(const char *opt, const char *arg, char *dst, size_t dlen, char *err,
+			size_t len)
+{
+	struct nvmfd_auth_key k;
+	char line[NVMFD_HOST_SECRET_MAX + 2];
+	const char *val = arg;
+	int ret;
+
+	if (arg[0] == '@') {
+		ret = nvmfd_auth_read_secret_file(arg + 1, line, sizeof(line));
+		if (ret == -EPERM)
+			return seterr(err, len,
+				      "%s: '%s' must be a regular file with no group/other "
+				      "permissions (chmod 600)", opt, arg + 1);
+		if (ret < 0 && ret != -ENAMETOOLONG && ret != -ENODATA)
+			return seterr(err, len, "%s: cannot read '%s': %s", opt, arg + 1,
+				      strerror(-ret));
+		val = line;
+	}
+	ret = nvmfd_auth_key_parse(val, &k);
+	nvmfd_auth_wipe(&k, sizeof(k));
+	if (ret < 0 || strlen(val) >= dlen) {
+		nvmfd_auth_wipe(line, sizeof(line));
+		return seterr(err, len,
+			      "%s: not a DH-HMAC-CHAP secret (DHHC-1:hh:<base64>: with hh 00..03, "
+			      "32/48/64 key bytes and a matching CRC-32)", opt);
+	}
+	snprintf(dst, dlen, "%s", val);
+	nvmfd_auth_wipe(line, sizeof(line));
+	return 0;
+}
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
 {
@@ -255,6 +312,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "idle-poll-us", required_argument, NULL, OPT_IDLE_POLL },
 		{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
+		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP },
+		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -411,6 +470,16 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			if (parse_u32(optarg, 0, 1u << 30, &o->tx_budget, true))
 				return seterr(err, len, "--tx-budget: 0 .. 1 GiB");
 			break;
+		case OPT_DHCHAP:
+			if (parse_secret("--dhchap-secret", optarg, o->dhchap_secret,
+					 sizeof(o->dhchap_secret), err, len))
+				return -EINVAL;
+			break;
+		case OPT_DHCHAP_CTRL:
+			if (parse_secret("--dhchap-ctrl-secret", optarg, o->dhchap_ctrl_secret,
+					 sizeof(o->dhchap_ctrl_secret), err, len))
+				return -EINVAL;
+			break;
 		case 'h':
 			o->help = true;
 			return 0;
@@ -427,6 +496,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
+	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])
+		return seterr(err, len, "--dhchap-ctrl-secret needs --dhchap-secret "
+					"(bidirectional authentication includes the host's)");
 	port_given = strstr(trid_str, "trsvcid") != NULL;
 	if (nvmfd_host_trid_parse(trid_str, &o->trid, err, len))
 		return -EINVAL;

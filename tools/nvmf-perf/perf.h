@@ -103,6 +103,9 @@ struct perf_opts {
 	uint32_t idle_poll_us;
 	uint32_t rx_budget;
 	uint32_t tx_budget;
+	/* --dhchap-secret / --dhchap-ctrl-secret: validated DHHC-1 strings. */
+	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
+	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
 };
 
 /**

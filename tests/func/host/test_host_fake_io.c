@@ -112,91 +112,24 @@ struct fake {
 	char fail[256]; /* what the fake found wrong in the host's PDUs */
 };
 
-struct pdu {
-	uint8_t buf[16384];
-	struct nvmfd_tcp_ch ch;
-	struct nvmfd_sqe sqe; /* CapsuleCmd */
-	uint8_t *data;
-	uint32_t dlen;
-};
-
-/* Read one PDU (no header digest is ever negotiated here). */
-static int read_pdu(struct fake *f, int fd, struct pdu *p)
+/* Read one PDU; a bad data digest from the host is recorded as a failure. */
+static int read_pdu(struct fake *f, int fd, struct ft_pdu *p)
 {
-	int r = ft_read_full(fd, p->buf, 8);
+	int r = ft_read_pdu(fd, p);
 
-	if (r)
-		return r;
-	memcpy(&p->ch, p->buf, 8);
-	if (p->ch.plen < 8 || p->ch.plen > sizeof(p->buf))
-		return -EPROTO;
-	r = ft_read_full(fd, p->buf + 8, p->ch.plen - 8);
-	if (r)
-		return r;
-	if (p->ch.type == NVMFD_TCP_CMD)
-		memcpy(&p->sqe, p->buf + 8, sizeof(p->sqe));
-	p->data = NULL;
-	p->dlen = 0;
-	if (p->ch.pdo) {
-		p->data = p->buf + p->ch.pdo;
-		p->dlen = p->ch.plen - p->ch.pdo - ((p->ch.flags & NVMFD_TCP_F_DDGST) ? 4 : 0);
-		if ((p->ch.flags & NVMFD_TCP_F_DDGST)) {
-			uint32_t d;
-
-			memcpy(&d, p->data + p->dlen, 4);
-			if (d != nvmfd_digest(p->data, p->dlen))
-				snprintf(f->fail, sizeof(f->fail), "host sent a bad data digest");
-		}
-	}
-	return 0;
-}
-
-static void send_rsp(int fd, uint16_t cid, uint16_t sqid, uint32_t result, uint32_t dw1,
-		     nvmfd_status_t st)
-{
-	struct nvmfd_cqe cqe;
-	uint8_t b[64];
-	size_t n;
-
-	memset(&cqe, 0, sizeof(cqe));
-	cqe.cid = cid;
-	cqe.sqid = sqid;
-	cqe.result = result;
-	cqe.dw1 = dw1;
-	cqe.status = (uint16_t)(st << 1);
-	n = nvmfd_pdu_build_rsp(b, &cqe, false);
-	ft_write_full(fd, b, n);
+	if (r == 0 && p->bad_ddgst)
+		snprintf(f->fail, sizeof(f->fail), "host sent a bad data digest");
+	return r;
 }
 
 static void send_c2h(struct fake *f, int fd, uint16_t cid, uint32_t datao, const void *data,
 		     uint32_t len, uint8_t flags, bool corrupt)
 {
-	uint8_t b[NVMFD_TCP_MAX_HDR_DGST_LEN];
-	size_t n = nvmfd_pdu_build_data(b, NVMFD_TCP_C2H_DATA, flags, cid, 0, datao, len, false,
-					f->ddgst);
-	uint32_t d = nvmfd_digest(data, len) ^ (corrupt ? 1u : 0u);
-
-	ft_write_full(fd, b, n);
-	ft_write_full(fd, data, len);
-	if (f->ddgst)
-		ft_write_full(fd, &d, 4);
-}
-
-static int do_icreq(struct fake *f, int fd, uint32_t maxh2cdata)
-{
-	struct nvmfd_tcp_icreq ic;
-	uint8_t b[128];
-	size_t n;
-
-	if (ft_read_full(fd, &ic, sizeof(ic)) || ic.ch.type != NVMFD_TCP_ICREQ)
-		return -EPROTO;
-	n = nvmfd_pdu_build_icresp(b, 0, ic.dgst, maxh2cdata);
-	ft_write_full(fd, b, n);
-	return 0;
+	ft_send_c2h(fd, cid, datao, data, len, flags, f->ddgst, corrupt);
 }
 
 /* Answer one admin command; returns 1 after Set Features (I/O queues next). */
-static int admin_one(struct fake *f, int fd, struct pdu *p)
+static int admin_one(struct fake *f, int fd, struct ft_pdu *p)
 {
 	static uint8_t id[4096];
 	struct nvmfd_sqe *s = &p->sqe;
@@ -207,17 +140,17 @@ static int admin_one(struct fake *f, int fd, struct pdu *p)
 
 		memcpy(&pc, s, sizeof(pc));
 		if (pc.fctype == NVMFD_FCTYPE_CONNECT) {
-			send_rsp(fd, s->cid, 0, 1, 0, 0);
+			ft_send_rsp(fd, s->cid, 0, 1, 0, 0);
 		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET && pc.ofst == NVMFD_REG_CAP) {
 			uint64_t cap = NVMFD_CAP_BUILD(63, 2);
 
-			send_rsp(fd, s->cid, 0, (uint32_t)cap, (uint32_t)(cap >> 32), 0);
+			ft_send_rsp(fd, s->cid, 0, (uint32_t)cap, (uint32_t)(cap >> 32), 0);
 		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET && pc.ofst == NVMFD_REG_CSTS) {
-			send_rsp(fd, s->cid, 0, NVMFD_CSTS_RDY | NVMFD_CSTS_SHST_CMPLT, 0, 0);
+			ft_send_rsp(fd, s->cid, 0, NVMFD_CSTS_RDY | NVMFD_CSTS_SHST_CMPLT, 0, 0);
 		} else if (pc.fctype == NVMFD_FCTYPE_PROP_GET) {
-			send_rsp(fd, s->cid, 0, NVMFD_VS_1_3, 0, 0);
+			ft_send_rsp(fd, s->cid, 0, NVMFD_VS_1_3, 0, 0);
 		} else {
-			send_rsp(fd, s->cid, 0, 0, 0, 0);
+			ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 		}
 		return 0;
 	}
@@ -245,32 +178,32 @@ static int admin_one(struct fake *f, int fd, struct pdu *p)
 			ns->lbaf[0].ds = 9;
 		}
 		send_c2h(f, fd, s->cid, 0, id, sizeof(id), NVMFD_TCP_F_DATA_LAST, false);
-		send_rsp(fd, s->cid, 0, 0, 0, 0);
+		ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 		return 0;
 	}
-	send_rsp(fd, s->cid, 0, 0, 0, 0);
+	ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 	return s->opc == NVMFD_ADMIN_SET_FEATURES;
 }
 
 static void io_script(struct fake *f, int fd)
 {
 	static uint8_t data[8192], got[8192];
-	struct pdu *p = calloc(1, sizeof(*p));
+	struct ft_pdu *p = calloc(1, sizeof(*p));
 
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 13 + 1);
-	if (!p || do_icreq(f, fd, 4096) || read_pdu(f, fd, p))
+	if (!p || ft_icreq(fd, 4096) || read_pdu(f, fd, p))
 		goto out;
-	send_rsp(fd, p->sqe.cid, 1, 1, 0, 0); /* I/O Connect */
+	ft_send_rsp(fd, p->sqe.cid, 1, 1, 0, 0); /* I/O Connect */
 	if (read_pdu(f, fd, p) || p->ch.type != NVMFD_TCP_CMD) /* first I/O command */
 		goto out;
 	if (!strcmp(f->scenario, "ddgst")) {
 		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_LAST, true);
-		send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
+		ft_send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
 		if (read_pdu(f, fd, p))
 			goto out;
 		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_LAST, false);
-		send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
+		ft_send_rsp(fd, p->sqe.cid, 1, 0, 0, 0);
 	} else if (!strcmp(f->scenario, "r2t-chunks")) {
 		uint16_t cid = p->sqe.cid;
 		uint8_t b[64];
@@ -305,7 +238,7 @@ static void io_script(struct fake *f, int fd)
 				snprintf(f->fail, sizeof(f->fail), "H2CData byte %zu wrong", i);
 				goto out;
 			}
-		send_rsp(fd, cid, 1, 0, 0, 0);
+		ft_send_rsp(fd, cid, 1, 0, 0, 0);
 	} else if (!strcmp(f->scenario, "c2h-success")) {
 		send_c2h(f, fd, p->sqe.cid, 0, data, 512, 0, false);
 		send_c2h(f, fd, p->sqe.cid, 512, data + 512, 512,
@@ -313,7 +246,7 @@ static void io_script(struct fake *f, int fd)
 	} else if (!strcmp(f->scenario, "bad-datao")) {
 		send_c2h(f, fd, p->sqe.cid, 512, data, 512, NVMFD_TCP_F_DATA_LAST, false);
 	} else if (!strcmp(f->scenario, "io-wrong-cid")) {
-		send_rsp(fd, (uint16_t)(p->sqe.cid + 3), 1, 0, 0, 0);
+		ft_send_rsp(fd, (uint16_t)(p->sqe.cid + 3), 1, 0, 0, 0);
 	} else if (!strcmp(f->scenario, "success-not-last")) {
 		send_c2h(f, fd, p->sqe.cid, 0, data, 512, NVMFD_TCP_F_DATA_SUCCESS, false);
 	} else if (!strcmp(f->scenario, "r2t-for-read")) {
@@ -401,11 +334,11 @@ out:
 static void *fake_main(void *arg)
 {
 	struct fake *f = arg;
-	struct pdu *p = calloc(1, sizeof(*p));
+	struct ft_pdu *p = calloc(1, sizeof(*p));
 	int afd, ifd;
 
 	afd = accept(f->lfd, NULL, NULL);
-	if (afd < 0 || !p || do_icreq(f, afd, 4096))
+	if (afd < 0 || !p || ft_icreq(afd, 4096))
 		goto out;
 	for (;;) {
 		int r;

@@ -22,6 +22,14 @@
 #   KT_ALLOW_HOST  the only host NQN allowed; empty = any host
 #   KT_DENY_NQN    optional second subsystem that allows only a host NQN
 #                  nobody uses (so connecting to it must fail)
+#   KT_AUTH_NQN    optional subsystem that allows only KT_AUTH_HOST, which
+#                  must authenticate with DH-HMAC-CHAP (nvmet configfs
+#                  hosts/<nqn>/dhchap_key, and when set dhchap_ctrl_key,
+#                  dhchap_hash, dhchap_dhgroup from the variables below)
+#   KT_AUTH_HOST   its host NQN
+#   KT_DHCHAP_KEY, KT_DHCHAP_CTRL_KEY  secrets, DHHC-1:hh:<base64>:
+#   KT_DHCHAP_HASH hmac(sha256) | hmac(sha384) | hmac(sha512)
+#   KT_DHCHAP_DHGROUP  null | ffdhe2048 ... ffdhe8192
 #   KT_SERVE_SECONDS  serve time (300)
 # For selftest, IOP_* settings are passed on to interop.sh; the target
 # settings above fill in IOP_NQN, IOP_SERIAL, ... unless already set.
@@ -35,6 +43,12 @@ KT_MODEL=${KT_MODEL:-Linux kernel target}
 KT_NS_MB=${KT_NS_MB:-128}
 KT_ALLOW_HOST=${KT_ALLOW_HOST:-}
 KT_DENY_NQN=${KT_DENY_NQN:-}
+KT_AUTH_NQN=${KT_AUTH_NQN:-}
+KT_AUTH_HOST=${KT_AUTH_HOST:-}
+KT_DHCHAP_KEY=${KT_DHCHAP_KEY:-}
+KT_DHCHAP_CTRL_KEY=${KT_DHCHAP_CTRL_KEY:-}
+KT_DHCHAP_HASH=${KT_DHCHAP_HASH:-}
+KT_DHCHAP_DHGROUP=${KT_DHCHAP_DHGROUP:-}
 KT_SERVE_SECONDS=${KT_SERVE_SECONDS:-300}
 C=/sys/kernel/config/nvmet
 NOBODY=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000dead
@@ -74,6 +88,36 @@ echo "$KT_ADDR" >"$C/ports/1/addr_traddr"
 echo "$KT_PORT" >"$C/ports/1/addr_trsvcid"
 if [ -n "$KT_DENY_NQN" ]; then
 	add_subsys "$KT_DENY_NQN" 16 "$NOBODY" NVMFD-KT-DENY "Linux kernel target (deny)"
+fi
+# Debian 12's 6.1 kernel is built without CONFIG_NVME_TARGET_AUTH: then the
+# auth subsystem is left out and a KH-TARGET-AUTH-UNSUPPORTED line says so.
+if [ -n "$KT_AUTH_NQN" ]; then
+	[ -n "$KT_AUTH_HOST" ] && [ -n "$KT_DHCHAP_KEY" ] ||
+		die "KT_AUTH_NQN needs KT_AUTH_HOST and KT_DHCHAP_KEY"
+	h=$C/hosts/$KT_AUTH_HOST
+	mkdir -p "$h" || die "mkdir host $KT_AUTH_HOST"
+	if [ ! -e "$h/dhchap_key" ]; then
+		echo "KH-TARGET-AUTH-UNSUPPORTED kernel=$(uname -r): nvmet has no DH-HMAC-CHAP" \
+		     "(CONFIG_NVME_TARGET_AUTH)"
+		rmdir "$h"
+		KT_AUTH_NQN=
+	fi
+fi
+if [ -n "$KT_AUTH_NQN" ]; then
+	echo "$KT_DHCHAP_KEY" >"$h/dhchap_key" || die "dhchap_key"
+	if [ -n "$KT_DHCHAP_CTRL_KEY" ]; then
+		echo "$KT_DHCHAP_CTRL_KEY" >"$h/dhchap_ctrl_key" || die "dhchap_ctrl_key"
+	fi
+	if [ -n "$KT_DHCHAP_HASH" ]; then
+		echo "$KT_DHCHAP_HASH" >"$h/dhchap_hash" || die "dhchap_hash $KT_DHCHAP_HASH"
+	fi
+	if [ -n "$KT_DHCHAP_DHGROUP" ]; then
+		echo "$KT_DHCHAP_DHGROUP" >"$h/dhchap_dhgroup" || die "dhchap_dhgroup $KT_DHCHAP_DHGROUP"
+	fi
+	add_subsys "$KT_AUTH_NQN" 32 "$KT_AUTH_HOST" NVMFD-KT-AUTH "Linux kernel target (auth)"
+	echo "KH-TARGET-AUTH nqn=$KT_AUTH_NQN host=$KT_AUTH_HOST" \
+	     "hash=$(cat "$h/dhchap_hash") dhgroup=$(cat "$h/dhchap_dhgroup")" \
+	     "ctrl_key=$([ -n "$KT_DHCHAP_CTRL_KEY" ] && echo yes || echo no)"
 fi
 add_subsys "$KT_NQN" "$KT_NS_MB" "$KT_ALLOW_HOST" "$KT_SERIAL" "$KT_MODEL"
 echo "KH-TARGET-READY nqn=$KT_NQN addr=$KT_ADDR:$KT_PORT ns=${KT_NS_MB}MiB" \

@@ -5,7 +5,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "../../../tools/nvmf-perf/perf.h"
@@ -205,6 +209,61 @@ static void test_mdts_bytes(void **state)
 
 /* The help is printed with fputs: no printf escapes may be left in it;
  * the discover example names trsvcid; the exit codes list the signals. */
+#define KEY_A "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"
+#define KEY_B "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:"
+
+static void test_dhchap_args(void **state)
+{
+	char err[256] = "", path[] = "/tmp/nvmf-perf-test-key.XXXXXX";
+	struct perf_opts o;
+	int fd;
+
+	(void)state;
+	{
+		const char *a[] = { "p", "-w", "randrw", "-r", TRID, "--dhchap-secret", KEY_A,
+				    "--dhchap-ctrl-secret", KEY_B };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 9, a), 0);
+		assert_string_equal(o.dhchap_secret, KEY_A);
+		assert_string_equal(o.dhchap_ctrl_secret, KEY_B);
+	}
+	{
+		/* Bad CRC (last base64 character changed). */
+		const char *a[] = { "p", "-r", TRID, "--dhchap-secret",
+				    "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2m:" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), -EINVAL);
+		assert_non_null(strstr(err, "--dhchap-secret: not a DH-HMAC-CHAP secret"));
+		assert_null(strstr(err, "ia6z")); /* the value is not echoed */
+	}
+	{
+		const char *a[] = { "p", "-r", TRID, "--dhchap-ctrl-secret", KEY_B };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), -EINVAL);
+		assert_non_null(strstr(err, "needs --dhchap-secret"));
+	}
+	/* @FILE: the first line; group/other permissions are refused. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, KEY_B "\n", sizeof(KEY_B)), (ssize_t)sizeof(KEY_B));
+	close(fd);
+	{
+		char arg[64];
+		const char *a[] = { "p", "-r", TRID, "--dhchap-secret", arg };
+
+		snprintf(arg, sizeof(arg), "@%s", path);
+		assert_int_equal(chmod(path, 0600), 0);
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), 0);
+		assert_string_equal(o.dhchap_secret, KEY_B);
+		assert_int_equal(chmod(path, 0644), 0);
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), -EINVAL);
+		assert_non_null(strstr(err, "no group/other permissions"));
+		unlink(path);
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), -EINVAL);
+		assert_non_null(strstr(err, "cannot read"));
+	}
+}
+
 static void test_help_text(void **state)
 {
 	const char *u = perf_usage();
@@ -217,6 +276,8 @@ static void test_help_text(void **state)
 	assert_non_null(strstr(u, "130"));
 	assert_non_null(strstr(u, "143"));
 	assert_non_null(strstr(u, "MDTS"));
+	assert_non_null(strstr(u, "--dhchap-secret KEY"));
+	assert_non_null(strstr(u, "--dhchap-ctrl-secret KEY"));
 }
 
 static void test_verify_roundtrip(void **state)
@@ -264,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_verify_roundtrip), cmocka_unit_test(test_verify_needs_writes),
 		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),
 		cmocka_unit_test(test_mix_only_for_rw),	   cmocka_unit_test(test_version),
+		cmocka_unit_test(test_dhchap_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

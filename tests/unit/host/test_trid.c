@@ -141,6 +141,9 @@ static void test_status_names(void **state)
 	char b[32];
 
 	assert_string_equal(nvmfd_host_status_str(0, false, b, sizeof(b)), "SUCCESS");
+	assert_string_equal(nvmfd_host_status_str(NVMFD_STATUS(1, 0x91) | NVMFD_STATUS_DNR, false, b,
+						  sizeof(b)),
+			    "AUTH_REQUIRED");
 	assert_string_equal(nvmfd_host_status_str(NVMFD_STATUS(1, 0x82) | NVMFD_STATUS_DNR, true,
 						  b, sizeof(b)),
 			    "CONNECT_INVALID_PARAM");

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_host_auth.c - the host library's DH-HMAC-CHAP over a real socket,
+ * against a fake controller whose authentication side is src/auth's
+ * controller state machine. The fake sets AUTHREQ ATR in the Connect
+ * response (per scenario), answers every other command before a successful
+ * authentication with "Authentication Required", and then serves the admin
+ * bring-up (no I/O queues).
+ *
+ *   uni-ok            host secret right: connect succeeds, the fake saw the
+ *                     authenticated state before the first Property Get
+ *   bidi-ok           host and controller secrets right (Success2 seen)
+ *   wrong-secret      host secret wrong: -EACCES, AUTH_Failure1 "failed"
+ *   wrong-secret-close host secret wrong, the fake closes the connection
+ *                     instead of answering (as the Linux target may): an
+ *                     error naming the Reply and the likely cause
+ *   wrong-ctrl-secret the controller proves another secret: -EACCES, the
+ *                     fake receives AUTH_Failure2
+ *   no-secret         ATR set, no host secret: -EACCES, nothing sent
+ *   ctrl-secret-no-atr controller does not ask, host demands bidirectional:
+ *                     -EACCES
+ *   ascr              ATR|ASCR: -EOPNOTSUPP (no secure channel concatenation)
+ *   dh-8192           the fake allows only SHA-512 + ffdhe8192: connect works
+ *
+ * Usage: test_host_auth <scenario>; exit 0 pass, 1 fail.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nvmfd/host.h>
+#include <nvmfd/pdu.h>
+
+#include "../../lib/fake_tgt.h"
+#include "../../lib/host_check.h"
+#include "internal/auth.h"
+
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:9b7c3a5e-51a4-4bd7-9a0e-2b1e3d4c5f60"
+#define SUBNQN "nqn.2026-11.io.nvmfd:auth-fake"
+#define KEY_A "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"
+#define KEY_B "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:"
+#define KEY_C "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	uint32_t authreq;
+	const uint8_t *hashes;
+	const uint8_t *dhgroups;
+	pthread_t thread;
+	bool authenticated_before_prop; /* first Property Get came after success */
+	bool saw_prop;
+	bool got_failure2;
+	bool got_success2;
+	bool close_on_failure1; /* close instead of returning an AUTH_Failure1 */
+	char fail[256];
+};
+
+static void fake_admin(struct fake *f, int fd, struct ft_pdu *p)
+{
+	static uint8_t id[4096];
+	struct nvmfd_sqe *s = &p->sqe;
+	struct nvmfd_prop_cmd pc;
+
+	memcpy(&pc, s, sizeof(pc));
+	memset(id, 0, sizeof(id));
+	if (s->opc == NVMFD_ADMIN_FABRICS && pc.fctype == NVMFD_FCTYPE_PROP_GET) {
+		uint64_t v = pc.ofst == NVMFD_REG_CAP ? NVMFD_CAP_BUILD(63, 2) :
+			     pc.ofst == NVMFD_REG_CSTS ? NVMFD_CSTS_RDY | NVMFD_CSTS_SHST_CMPLT :
+							 NVMFD_VS_1_3;
+
+		ft_send_rsp(fd, s->cid, 0, (uint32_t)v, (uint32_t)(v >> 32), 0);
+		return;
+	}
+	if (s->opc == NVMFD_ADMIN_IDENTIFY) {
+		if ((uint8_t)s->cdw10 == NVMFD_ID_CNS_CTRL) {
+			struct nvmfd_id_ctrl *c = (struct nvmfd_id_ctrl *)(void *)id;
+
+			c->cntrltype = NVMFD_CNTRLTYPE_IO;
+			c->ioccsz = 4;
+			c->maxcmd = 16;
+			memcpy(c->subnqn, SUBNQN, sizeof(SUBNQN) - 1);
+		}
+		ft_send_c2h(fd, s->cid, 0, id, sizeof(id), NVMFD_TCP_F_DATA_LAST, false, false);
+	}
+	ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
+}
+
+static void *fake_main(void *arg)
+{
+	static uint8_t pending[4096];
+	struct fake *f = arg;
+	struct ft_pdu *p = calloc(1, sizeof(*p));
+	struct nvmfd_auth_key hk, ck;
+	struct nvmfd_auth_ctrl *ac = NULL;
+	struct nvmfd_auth_ctrl_cfg cfg = {
+		.host_key = &hk, .ctrl_key = &ck, .hostnqn = HOSTNQN, .subnqn = SUBNQN,
+		.hashes = f->hashes, .dhgroups = f->dhgroups,
+	};
+	size_t plen = 0;
+	int fd;
+
+	if (nvmfd_auth_key_parse(KEY_A, &hk) || nvmfd_auth_key_parse(KEY_B, &ck) ||
+	    nvmfd_auth_ctrl_new(&cfg, &ac) || !p) {
+		snprintf(f->fail, sizeof(f->fail), "fake setup");
+		goto out;
+	}
+	fd = accept(f->lfd, NULL, NULL);
+	if (fd < 0 || ft_icreq(fd, 65536))
+		goto out;
+	while (ft_read_pdu(fd, p) == 0 && p->ch.type == NVMFD_TCP_CMD) {
+		struct nvmfd_sqe *s = &p->sqe;
+		struct nvmfd_auth_send_cmd ac_cmd;
+
+		memcpy(&ac_cmd, s, sizeof(ac_cmd));
+		if (s->opc == NVMFD_ADMIN_FABRICS && ac_cmd.fctype == NVMFD_FCTYPE_CONNECT) {
+			ft_send_rsp(fd, s->cid, 0, 1 | f->authreq, 0, 0);
+			continue;
+		}
+		if (s->opc == NVMFD_ADMIN_FABRICS && ac_cmd.fctype == NVMFD_FCTYPE_AUTH_SEND) {
+			int r;
+
+			if (ac_cmd.secp != NVMFD_AUTH_SECP_NVME || ac_cmd.spsp0 != 1 ||
+			    ac_cmd.spsp1 != 1 || ac_cmd.tl != p->dlen)
+				snprintf(f->fail, sizeof(f->fail), "Auth Send fields secp %x tl %u/%u",
+					 ac_cmd.secp, ac_cmd.tl, p->dlen);
+			if (p->dlen >= 2 && p->data[0] == NVMFD_AUTH_TYPE_DHCHAP &&
+			    p->data[1] == NVMFD_AUTH_ID_SUCCESS2)
+				f->got_success2 = true;
+			r = nvmfd_auth_ctrl_step(ac, p->data, p->dlen, pending, sizeof(pending),
+						 &plen);
+			if (r == -EACCES)
+				f->got_failure2 = true;
+			if (r == NVMFD_AUTH_NEXT_SEND_FAIL && f->close_on_failure1) {
+				ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
+				break;
+			}
+			ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
+			continue;
+		}
+		if (s->opc == NVMFD_ADMIN_FABRICS && ac_cmd.fctype == NVMFD_FCTYPE_AUTH_RECV) {
+			static uint8_t al_buf[8192];
+
+			if (ac_cmd.tl > sizeof(al_buf) || ac_cmd.tl < plen) {
+				ft_send_rsp(fd, s->cid, 0, 0, 0,
+					    NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD));
+				continue;
+			}
+			/* As nvmet does: AL bytes, the message then zeros. */
+			memset(al_buf, 0, sizeof(al_buf));
+			memcpy(al_buf, pending, plen);
+			plen = 0;
+			ft_send_c2h(fd, s->cid, 0, al_buf, ac_cmd.tl, NVMFD_TCP_F_DATA_LAST, false,
+				    false);
+			ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
+			continue;
+		}
+		if ((f->authreq & NVMFD_CONNECT_AUTHREQ_ATR) && !nvmfd_auth_ctrl_authenticated(ac)) {
+			ft_send_rsp(fd, s->cid, 0, 0, 0,
+				    NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED) |
+					    NVMFD_STATUS_DNR);
+			continue;
+		}
+		if (!f->saw_prop && s->opc == NVMFD_ADMIN_FABRICS &&
+		    ac_cmd.fctype == NVMFD_FCTYPE_PROP_GET) {
+			f->saw_prop = true;
+			f->authenticated_before_prop = nvmfd_auth_ctrl_authenticated(ac);
+		}
+		fake_admin(f, fd, p);
+	}
+	close(fd);
+out:
+	nvmfd_auth_ctrl_free(ac);
+	free(p);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const uint8_t h512[] = { NVMFD_AUTH_HASH_SHA512, 0 };
+	static const uint8_t g8192[] = { NVMFD_AUTH_DHGROUP_8192, 0 };
+	struct nvmfd_host_ctrl_opts o;
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	const char *sc, *secret = KEY_A, *csecret = "";
+	struct fake f;
+	int want = 0, ret;
+	const char *msg = "";
+
+	CHECK(argc == 2, "usage: %s <scenario>", argv[0]);
+	sc = argv[1];
+	memset(&f, 0, sizeof(f));
+	f.authreq = NVMFD_CONNECT_AUTHREQ_ATR;
+	if (!strcmp(sc, "uni-ok")) {
+	} else if (!strcmp(sc, "bidi-ok")) {
+		csecret = KEY_B;
+	} else if (!strcmp(sc, "dh-8192")) {
+		csecret = KEY_B;
+		f.hashes = h512;
+		f.dhgroups = g8192;
+	} else if (!strcmp(sc, "wrong-secret")) {
+		secret = KEY_C;
+		want = -EACCES;
+		msg = "AUTH_Failure1: authentication failed";
+	} else if (!strcmp(sc, "wrong-secret-close")) {
+		secret = KEY_C;
+		f.close_on_failure1 = true;
+		want = 1; /* a transport error: -ECONNRESET or -ENOTCONN, by timing */
+		msg = "after the host's Reply failed";
+	} else if (!strcmp(sc, "wrong-ctrl-secret")) {
+		csecret = KEY_C;
+		want = -EACCES;
+		msg = "controller response does not match";
+	} else if (!strcmp(sc, "no-secret")) {
+		secret = "";
+		want = -EACCES;
+		msg = "no host secret";
+	} else if (!strcmp(sc, "ctrl-secret-no-atr")) {
+		csecret = KEY_B;
+		f.authreq = 0;
+		want = -EACCES;
+		msg = "did not ask for DH-HMAC-CHAP";
+	} else if (!strcmp(sc, "ascr")) {
+		f.authreq |= NVMFD_CONNECT_AUTHREQ_ASCR;
+		want = -EOPNOTSUPP;
+		msg = "secure channel concatenation";
+	} else {
+		CHECK(0, "unknown scenario %s", sc);
+	}
+	f.lfd = ft_listen(&f.port);
+	CHECK(f.lfd >= 0, "listen: %s", strerror(-f.lfd));
+	CHECK(pthread_create(&f.thread, NULL, fake_main, &f) == 0, "thread");
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	o.kato_ms = 0;
+	o.timeout_ms = 5000;
+	o.nr_io_queues = 0;
+	snprintf(o.hostnqn, sizeof(o.hostnqn), "%s", HOSTNQN);
+	snprintf(o.dhchap_secret, sizeof(o.dhchap_secret), "%s", secret);
+	snprintf(o.dhchap_ctrl_secret, sizeof(o.dhchap_ctrl_secret), "%s", csecret);
+	ft_trid(&t, f.port, SUBNQN);
+	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
+	ret = nvmfd_host_ctrl_connect(c, &t);
+	printf("%s: connect %d: %s\n", sc, ret, nvmfd_host_ctrl_errmsg(c));
+	if (want == 1)
+		CHECK(ret == -ECONNRESET || ret == -ENOTCONN || ret == -EPIPE,
+		      "connect returned %d, want a transport error (%s)", ret,
+		      nvmfd_host_ctrl_errmsg(c));
+	else
+		CHECK(ret == want, "connect returned %d, want %d (%s)", ret, want,
+		      nvmfd_host_ctrl_errmsg(c));
+	CHECK(strstr(nvmfd_host_ctrl_errmsg(c), msg), "message '%s' lacks '%s'",
+	      nvmfd_host_ctrl_errmsg(c), msg);
+	CHECK(!strstr(nvmfd_host_ctrl_errmsg(c), "DHHC-1"), "a secret in the message");
+	if (ret == 0) {
+		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(c);
+
+		CHECK(f.saw_prop && f.authenticated_before_prop,
+		      "the host used the queue before authenticating");
+		CHECK(ci->dhchap_queues == 1, "dhchap_queues %u", ci->dhchap_queues);
+		CHECK(ci->dhchap_bidirectional == (csecret[0] != 0), "bidirectional %d",
+		      ci->dhchap_bidirectional);
+		if (f.hashes)
+			CHECK(ci->dhchap_hash == NVMFD_AUTH_HASH_SHA512 &&
+				      ci->dhchap_dhgroup == NVMFD_AUTH_DHGROUP_8192,
+			      "hash %u group %u", ci->dhchap_hash, ci->dhchap_dhgroup);
+		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s",
+		      nvmfd_host_ctrl_errmsg(c));
+	}
+	nvmfd_host_ctrl_destroy(&c);
+	pthread_join(f.thread, NULL);
+	close(f.lfd);
+	CHECK(!f.fail[0], "fake target: %s", f.fail);
+	if (!strcmp(sc, "bidi-ok") || !strcmp(sc, "dh-8192"))
+		CHECK(f.got_success2, "no Success2");
+	if (!strcmp(sc, "wrong-ctrl-secret"))
+		CHECK(f.got_failure2, "no AUTH_Failure2 from the host");
+	return 0;
+}
