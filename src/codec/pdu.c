@@ -514,7 +514,8 @@ static enum nvmfd_pdu_ev rx_step(struct nvmfd_pdu_rx *rx, size_t n, const uint8_
 	case NVMFD_PDU_RX_DATA:
 		if (rx->data_dst)
 			src = rx->data_dst + rx->data_have;
-		if (src)
+		/* CRC32C only when the PDU carries a data digest to check */
+		if (src && (rx->hdr[1] & NVMFD_TCP_F_DDGST))
 			rx->ddgst_calc = nvmfd_crc32c(rx->ddgst_calc, src, n);
 		rx->data_have += (uint32_t)n;
 		if (rx->data_have < rx->data_len)
