@@ -459,6 +459,28 @@ int nvmfd_host_qp_submit_raw(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *s
 			     uint32_t len, bool write, nvmfd_host_cb cb, void *arg);
 
 /**
+ * nvmfd_host_qp_plug() - hold commands submitted from now on in the qp's
+ * transmit queue instead of writing each to the socket when it is
+ * submitted (the block layer's plug): nvmfd_host_qp_unplug(), or the next
+ * nvmfd_host_qp_poll()/nvmfd_host_qp_wait(), sends what was held together,
+ * in one sendmsg() per batch of up to 64 PDUs. For callers that submit
+ * several commands outside a poll (an fio commit): one write instead of
+ * one per command. Plugging a plugged qp changes nothing; commands held
+ * keep their timeout running.
+ * Context: qp owner thread.
+ */
+void nvmfd_host_qp_plug(struct nvmfd_host_qp *qp);
+
+/**
+ * nvmfd_host_qp_unplug() - stop holding and send what was held.
+ * Return: 0, or the negative errno of a failed send (the qp has then
+ *         failed and completed its commands with cpl->err set, as for
+ *         nvmfd_host_qp_poll()).
+ * Context: qp owner thread.
+ */
+int nvmfd_host_qp_unplug(struct nvmfd_host_qp *qp);
+
+/**
  * nvmfd_host_qp_poll() - send what is queued, receive and process PDUs,
  * run completion callbacks; never blocks.
  * @qp:  I/O qp.

@@ -81,6 +81,7 @@ struct nvmfd_host_qp {
 	struct nvmfd_txq txq; /* slots' PDUs and the control PDU, FIFO */
 	bool in_flush;
 	bool in_poll; /* callbacks are running: submissions wait for the poll's flush */
+	bool plugged; /* nvmfd_host_qp_plug(): submissions wait for unplug or a poll */
 	bool in_poll_call; /* inside qp_poll(): the tx budget applies */
 	uint8_t ctl_tx[HOST_CTL_TX_LEN]; /* ICReq / H2CTermReq */
 	struct nvmfd_tx_pdu ctl; /* ctl_tx's element on txq */

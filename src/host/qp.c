@@ -357,12 +357,29 @@ static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void
 	/*
 	 * Inside nvmfd_host_qp_poll() (a callback resubmitting) the PDU waits
 	 * for the flush at the end of the poll, so a burst of completions
-	 * turns into one sendmsg(). Otherwise send now. A send failure fails
+	 * turns into one sendmsg(); a plugged qp waits for the unplug or the
+	 * next poll. Otherwise send now. A send failure fails
 	 * the qp, which has then run @cb: still "submitted".
 	 */
-	if (!qp->in_poll)
+	if (!qp->in_poll && !qp->plugged)
 		qp_flush(qp);
 	return 0;
+}
+
+void nvmfd_host_qp_plug(struct nvmfd_host_qp *qp)
+{
+	qp->plugged = true;
+}
+
+int nvmfd_host_qp_unplug(struct nvmfd_host_qp *qp)
+{
+	int ret;
+
+	if (!qp->plugged)
+		return 0;
+	qp->plugged = false;
+	ret = qp_flush(qp); /* the failed qp's error, or 0 */
+	return ret < 0 ? ret : 0;
 }
 
 int nvmfd_host_qp_submit_raw(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,

@@ -17,7 +17,7 @@
  *  - queue() only records the io_u; commit() submits the recorded ones
  *    (fio's iodepth_batch* decide how many per commit), spreading them
  *    round-robin over the qps, with the sockets corked after a reap of
- *    several I/Os (batch_send, nf_cork()). Completion callbacks put io_us
+ *    several I/Os (batch_send, nf_cork(): the host library's plug). Completion callbacks put io_us
  *    on a FIFO that getevents() fills fio's event array from; getevents()
  *    uncorks, polls, idle-polls or blocks in poll(2) as the exec options
  *    say.
@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -141,7 +140,7 @@ struct nf_job {
 	bool polling; /* inside nvmfd_host_qp_poll() of nf_poll_once() */
 	bool submitting; /* inside nf_submit_pending() */
 	bool batch_send; /* the batch_send option */
-	bool corked; /* the qp sockets hold what is written (TCP_CORK) */
+	bool corked; /* the qps are plugged: they hold what is submitted */
 	uint32_t last_reaped; /* io_us the last getevents() returned */
 	cpu_set_t unit; /* exec: scope unit of the io_cpu */
 	cpu_set_t allowed; /* exec: the affinity while running */
@@ -793,22 +792,23 @@ static void nf_submit_pending(struct nf_job *job)
  * receive too): that is most of the engine's CPU time at high queue depth.
  * When the last getevents() handed fio more than one io_u, fio is about to
  * refill that many slots, one commit each by default; so while commands
- * are in flight, commit corks the sockets (TCP_CORK: a sendmsg() only
- * queues) and getevents() uncorks them first thing, sending the lot in one
- * transmission. fio calls getevents() as soon as its queue is full and
- * before it sleeps (thinktime, rate) or ends, and the kernel sends corked
- * data after 200 ms at the latest. With one io_u per reap (fio's default
+ * are in flight, commit plugs the qps (nvmfd_host_qp_plug(): the library
+ * holds what is submitted) and getevents() unplugs them first thing,
+ * sending the lot in one sendmsg() per qp. fio calls getevents() as soon
+ * as its queue is full and before it sleeps (thinktime, rate) or ends. With one io_u per reap (fio's default
  * iodepth_batch_complete_max is 1) there is nothing to batch and the
  * sockets are never corked.
  */
 static void nf_cork(struct nf_job *job, bool on)
 {
-	int v = on;
-
 	if (job->corked == on)
 		return;
-	for (uint32_t i = 0; i < job->nqps; i++)
-		setsockopt(job->pfds[i].fd, IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
+	for (uint32_t i = 0; i < job->nqps; i++) {
+		if (on)
+			nvmfd_host_qp_plug(job->qps[i]);
+		else
+			nvmfd_host_qp_unplug(job->qps[i]); /* a failure shows in the next poll */
+	}
 	job->corked = on;
 }
 
@@ -1172,7 +1172,7 @@ static struct fio_option engine_opts[] = {
 		.type = FIO_OPT_BOOL,
 		.off1 = offsetof(struct nf_opts, batch_send),
 		.def = "1",
-		.help = "After a reap of several I/Os, hold the commands fio commits in the sockets (TCP_CORK) until its next reap, at most 200 ms, and send them in one go (0: one transmission per command)",
+		.help = "After a reap of several I/Os, hold the commands fio commits in the host library (plugged qps) until its next reap and send them in one sendmsg() (0: one sendmsg() per command)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

@@ -241,6 +241,40 @@ static void test_verify(struct nvmfd_host_ctrl *ctrl, uint32_t q)
 		free(v.buf[i]);
 }
 
+/* nvmfd_host_qp_plug(): commands submitted while plugged are held (no
+ * sendmsg) and leave together at the unplug; they all complete. */
+static void test_plug(struct nvmfd_host_ctrl *ctrl)
+{
+	struct nvmfd_host_qp *qp = nvmfd_host_ctrl_qp(ctrl, 0);
+	struct nvmfd_host_qp_stats st0, st1, st2;
+	struct hc_cpl s[8];
+	static uint8_t buf[8][512];
+
+	memset(s, 0, sizeof(s));
+	nvmfd_host_qp_plug(qp);
+	nvmfd_host_qp_plug(qp); /* twice is once */
+	nvmfd_host_qp_get_stats(qp, &st0);
+	for (int i = 0; i < 8; i++)
+		CHECK(nvmfd_host_qp_read(qp, 1, (uint64_t)i, 1, buf[i], hc_cpl_cb, &s[i]) == 0,
+		      "plugged read %d", i);
+	nvmfd_host_qp_get_stats(qp, &st1);
+	CHECK(st1.sendmsgs == st0.sendmsgs, "plugged: %llu sendmsg() before the unplug",
+	      (unsigned long long)(st1.sendmsgs - st0.sendmsgs));
+	CHECK(st1.submitted == st0.submitted + 8, "plugged: 8 submitted");
+	CHECK(nvmfd_host_qp_unplug(qp) == 0, "unplug: %s", nvmfd_host_qp_errmsg(qp));
+	nvmfd_host_qp_get_stats(qp, &st2);
+	/* 8 capsules in one batch: one sendmsg (two if the socket took only
+	 * part of it) */
+	CHECK(st2.sendmsgs > st1.sendmsgs && st2.sendmsgs <= st1.sendmsgs + 2,
+	      "unplug: %llu sendmsg() for 8 capsules",
+	      (unsigned long long)(st2.sendmsgs - st1.sendmsgs));
+	for (int i = 0; i < 8; i++) {
+		wait_io(qp, &s[i]);
+		CHECK(s[i].cpl.err == 0 && s[i].cpl.status == 0, "plugged read %d failed", i);
+	}
+	CHECK(nvmfd_host_qp_unplug(qp) == 0, "unplug of an unplugged qp");
+}
+
 static void test_discovery(const char *port)
 {
 	struct nvmfd_host_ctrl_opts o;
@@ -378,6 +412,7 @@ static void run_one(const char *port, bool hdgst, bool ddgst, bool sqflow_off)
 	      "ns2 geometry");
 	test_rw_sizes(c, hdgst * 2 + ddgst);
 	test_other_cmds(c);
+	test_plug(c);
 	test_verify(c, 0);
 	test_verify(c, 1);
 	test_budgets(c);
