@@ -700,18 +700,6 @@ static int host_add(struct call *c, int si, const char *host)
 	return 0;
 }
 
-static int m_add_host(struct call *c)
-{
-	const char *host;
-	int si, ret;
-
-	ret = host_params(c, &si, &host);
-	if (ret || (ret = host_add(c, si, host)))
-		return ret;
-	c->result = json_object_new_boolean(true);
-	return 0;
-}
-
 static int host_remove(struct call *c, int si, const char *host)
 {
 	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
@@ -732,16 +720,27 @@ static int host_remove(struct call *c, int si, const char *host)
 	return 0;
 }
 
-static int m_remove_host(struct call *c)
+/* nvmf_subsystem_add_host / remove_host: {nqn, host} to @op. */
+static int host_method(struct call *c, int (*op)(struct call *c, int si, const char *host))
 {
 	const char *host;
 	int si, ret;
 
 	ret = host_params(c, &si, &host);
-	if (ret || (ret = host_remove(c, si, host)))
+	if (ret || (ret = op(c, si, host)))
 		return ret;
 	c->result = json_object_new_boolean(true);
 	return 0;
+}
+
+static int m_add_host(struct call *c)
+{
+	return host_method(c, host_add);
+}
+
+static int m_remove_host(struct call *c)
+{
+	return host_method(c, host_remove);
 }
 
 static void set_any_host(struct nvmfd_rpc *r, struct nvmfd_cfg_subsys *s, bool any)
