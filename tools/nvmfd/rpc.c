@@ -628,21 +628,28 @@ static int ns_remove(struct call *c, int si, uint32_t nsid)
 	return 0;
 }
 
+/* Params {nqn, nsid} plus @keys (all required): the subsystem and NSID. */
+static int nsid_params(struct call *c, const char *const *keys, int *si, uint32_t *nsid)
+{
+	bool given;
+	int ret;
+
+	ret = check_params(c, keys, keys);
+	if (ret)
+		return ret;
+	*si = find_subsys(c);
+	if (*si < 0)
+		return *si;
+	return param_u32(c, c->params, "nsid", 1, 0xfffffffe, nsid, &given);
+}
+
 static int m_remove_ns(struct call *c)
 {
 	static const char *const keys[] = { "nqn", "nsid", NULL };
-	static const char *const req[] = { "nqn", "nsid", NULL };
 	uint32_t nsid;
-	bool given;
 	int si, ret;
 
-	ret = check_params(c, keys, req);
-	if (ret)
-		return ret;
-	si = find_subsys(c);
-	if (si < 0)
-		return si;
-	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	ret = nsid_params(c, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	ret = ns_remove(c, si, nsid);
@@ -678,16 +685,9 @@ static int m_ns_enable(struct call *c)
 	static const char *const keys[] = { "nqn", "nsid", "enable", NULL };
 	uint32_t nsid;
 	json_object *v;
-	bool given;
 	int si, ret;
 
-	ret = check_params(c, keys, keys);
-	if (ret)
-		return ret;
-	si = find_subsys(c);
-	if (si < 0)
-		return si;
-	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	ret = nsid_params(c, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	json_object_object_get_ex(c->params, "enable", &v);
