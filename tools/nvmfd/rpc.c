@@ -140,7 +140,8 @@ struct call {
 	char msg[512]; /* error message */
 };
 
-static int fail(struct call *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct call *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(struct call *c, int code, const char *fmt, ...)
 {
@@ -1017,7 +1018,8 @@ static bool same_device(const struct nvmfd_cfg_ns *a, const struct nvmfd_cfg_ns 
 {
 	return !strcmp(a->path, b->path) && a->bk.type == b->bk.type && a->bk.size == b->bk.size &&
 	       a->bk.lba_shift == b->bk.lba_shift && a->bk.direct == b->bk.direct &&
-	       a->bk.read_only == b->bk.read_only && a->has_uuid == b->has_uuid && !memcmp(a->uuid, b->uuid, 16) &&
+	       a->bk.read_only == b->bk.read_only && a->has_uuid == b->has_uuid &&
+	       !memcmp(a->uuid, b->uuid, 16) &&
 	       a->has_nguid == b->has_nguid && !memcmp(a->nguid, b->nguid, 16);
 }
 
