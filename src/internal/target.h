@@ -44,6 +44,10 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out);
  */
 int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_cfg_ns *cn);
 int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid);
+/** nvmfd_tgt_ns_enable() - enable or disable namespace @nsid of subsystem
+ *  @si (a disabled one is inactive for hosts; AEN when it changes).
+ *  Return: 0, -ENOENT. */
+int nvmfd_tgt_ns_enable(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid, bool enable);
 void nvmfd_tgt_cfg_lock(struct nvmfd_tgt *tgt);
 void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt);
 /** nvmfd_tgt_discovery_changed() - after an ACL edit: bump the discovery

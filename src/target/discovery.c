@@ -9,6 +9,10 @@
  * ports that the connected host may access (ACL), then the referrals
  * configured for the port the host came in on.
  */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,11 +31,97 @@ static bool is_wildcard(const char *a)
 	return !a[0] || !strcmp(a, "0.0.0.0") || !strcmp(a, "::") || !strcmp(a, "[::]");
 }
 
+/* An address of family @af on the interface that holds @have (of the other
+ * family), else on any interface but loopback. Return: true if found. */
+static bool addr_of_family(int af, const void *have, int have_af, char *out, size_t len)
+{
+	struct ifaddrs *ifa = NULL, *i;
+	char ifname[IF_NAMESIZE] = "";
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (i = ifa; i; i = i->ifa_next) {
+		const void *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != have_af)
+			continue;
+		a = have_af == AF_INET ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr :
+					 (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		if (!memcmp(a, have, have_af == AF_INET ? 4 : 16)) {
+			snprintf(ifname, sizeof(ifname), "%s", i->ifa_name);
+			break;
+		}
+	}
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		for (i = ifa; i && !found; i = i->ifa_next) {
+			const void *a;
+
+			if (!i->ifa_addr || i->ifa_addr->sa_family != af)
+				continue;
+			if (pass == 0 ? strcmp(i->ifa_name, ifname) != 0 : (i->ifa_flags & IFF_LOOPBACK))
+				continue;
+			a = af == AF_INET ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr :
+					    (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+			if (af == AF_INET6 && IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)a))
+				continue; /* would need a scope id */
+			found = inet_ntop(af, a, out, (socklen_t)len) != NULL;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+/*
+ * The address a wildcard listener of family @adrfam reports to the host of
+ * @local (the address it reached us on, maybe of the other family): that
+ * address when the families agree; else its IPv4-mapped form or the
+ * loopback of the wanted family, else an address of that family on the
+ * same interface (any non-loopback one if none). Never an address of the
+ * wrong family. Return: false if the machine has none of that family.
+ */
+static bool wildcard_traddr(const char *local, uint8_t adrfam, char *out, size_t len)
+{
+	bool want6 = adrfam == NVMFD_ADRFAM_IPV6;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, local, &a4) == 1) {
+		if (!want6) {
+			snprintf(out, len, "%s", local);
+			return true;
+		}
+		if ((ntohl(a4.s_addr) >> 24) == 127) {
+			snprintf(out, len, "::1");
+			return true;
+		}
+		if (addr_of_family(AF_INET6, &a4, AF_INET, out, len))
+			return true;
+		/* a Linux [::] listener is dual-stack (nvmfd clears IPV6_V6ONLY) */
+		snprintf(out, len, "::ffff:%s", local);
+		return true;
+	}
+	if (inet_pton(AF_INET6, local, &a6) != 1)
+		return false;
+	if (want6) {
+		snprintf(out, len, "%s", local);
+		return true;
+	}
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		return inet_ntop(AF_INET, &a6.s6_addr[12], out, (socklen_t)len) != NULL;
+	if (IN6_IS_ADDR_LOOPBACK(&a6)) {
+		snprintf(out, len, "127.0.0.1");
+		return true;
+	}
+	return addr_of_family(AF_INET, &a6, AF_INET6, out, len);
+}
+
 static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp *qp,
 		       const struct nvmfd_cfg_port *p, uint8_t subtype, const char *nqn)
 {
 	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	const char *traddr = p->traddr;
+	char wild[80]; /* local_addr (64) with "::ffff:" */
 
 	const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
 
@@ -45,9 +135,10 @@ static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp
 	e->cntlid = NVMFD_CNTLID_DYNAMIC;
 	e->asqsz = DISC_ASQSZ;
 	/* nvmet disc_traddr: a wildcard listener reports the address the
-	 * host reached us on */
-	if (is_wildcard(traddr) && qp->local_addr[0])
-		traddr = qp->local_addr;
+	 * host reached us on - in the listener's own family */
+	if (is_wildcard(traddr) && qp->local_addr[0] &&
+	    wildcard_traddr(qp->local_addr, e->adrfam, wild, sizeof(wild)))
+		traddr = wild;
 	snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", p->trsvcid);
 	/* a listener configured with port 0 reports the port it bound */
 	if ((uintptr_t)p >= (uintptr_t)cfg->ports &&

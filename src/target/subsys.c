@@ -500,6 +500,14 @@ void nvmfd_tgt_cfg_unlock(struct nvmfd_tgt *tgt)
 }
 
 /* See internal/target.h. Context: control thread; takes tgt->lock. */
+int nvmfd_tgt_ns_enable(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid, bool enable)
+{
+	if (nsid == 0)
+		return -ENOENT;
+	return nvmfd__tgt_ns_set_enabled(tgt, si, nsid, enable);
+}
+
+/* See internal/target.h. Context: control thread; takes tgt->lock. */
 void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt)
 {
 	nvmfd__tgt_disc_changed(tgt);

@@ -183,6 +183,7 @@ static uint64_t rng_next(uint64_t *s)
 static void worker_fail(struct worker *w, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Messages name queues as the report does: q1 is the first (w->idx 0). */
 static void worker_fail(struct worker *w, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -215,7 +216,7 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 		w->errors++;
 	if (cpl->err) {
 		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s I/O at LBA %" PRIu64 " failed: %s (%s)",
-			    w->idx, io->read ? "read" : "write", lba, strerror(-cpl->err),
+			    w->idx + 1, io->read ? "read" : "write", lba, strerror(-cpl->err),
 			    nvmfd_host_qp_errmsg(w->qp));
 		return;
 	}
@@ -223,7 +224,7 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 		char sb[32];
 
 		worker_fail(w, PERF_EXIT_IO,
-			    "queue %u: %s at LBA %" PRIu64 " completed with status %s (0x%x)", w->idx,
+			    "queue %u: %s at LBA %" PRIu64 " completed with status %s (0x%x)", w->idx + 1,
 			    io->read ? "read" : "write", lba,
 			    nvmfd_host_status_str(cpl->status, false, sb, sizeof(sb)), cpl->status);
 		return;
@@ -323,7 +324,7 @@ static int submit_one(struct worker *w, struct io_ctx *io)
 		io->busy = false;
 		if (ret == -EAGAIN)
 			return 0;
-		worker_fail(w, PERF_EXIT_CONN, "queue %u: submit failed: %s (%s)", w->idx,
+		worker_fail(w, PERF_EXIT_CONN, "queue %u: submit failed: %s (%s)", w->idx + 1,
 			    strerror(-ret), nvmfd_host_qp_errmsg(w->qp));
 		return ret;
 	}
@@ -378,7 +379,7 @@ static void *worker_main(void *arg)
 	w->tid = (int)gettid();
 	ret = worker_set_affinity(w);
 	if (ret < 0) {
-		worker_fail(w, PERF_EXIT_USAGE, "queue %u: cannot set the CPU affinity: %s", w->idx,
+		worker_fail(w, PERF_EXIT_USAGE, "queue %u: cannot set the CPU affinity: %s", w->idx + 1,
 			    strerror(-ret));
 		return NULL;
 	}
@@ -405,7 +406,7 @@ static void *worker_main(void *arg)
 		}
 		n = nvmfd_host_qp_poll(w->qp, 0);
 		if (n < 0) {
-			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
 				    nvmfd_host_qp_errmsg(w->qp));
 			break;
 		}
@@ -426,7 +427,7 @@ static void *worker_main(void *arg)
 		w->waits++;
 		n = nvmfd_host_qp_wait(w->qp, wait_ms(run, now_ns()));
 		if (n < 0) {
-			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
 				    nvmfd_host_qp_errmsg(w->qp));
 			break;
 		}

@@ -51,6 +51,8 @@ static const char usage_text[] =
 "                                  null:SIZE (options ,bs= ,uuid= ,readonly ...);\n"
 "                                  prints the NSID [nvmf_subsystem_add_ns]\n"
 "  remove-ns NQN NSID              remove a namespace [nvmf_subsystem_remove_ns]\n"
+"  enable-ns NQN NSID yes|no       enable or disable a namespace (hosts see it\n"
+"                                  come and go) [nvmfd_subsystem_ns_set_enable]\n"
 "  add-host NQN HOSTNQN            allow a host [nvmf_subsystem_add_host]\n"
 "  remove-host NQN HOSTNQN         disallow a host (connected ones stay)\n"
 "                                  [nvmf_subsystem_remove_host]\n"
@@ -329,6 +331,15 @@ int main(int argc, char **argv)
 		params = json_object_new_object();
 		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
 		json_object_object_add(params, "nsid", json_object_new_int64(parse_nsid(a[1])));
+	} else if (!strcmp(cmd, "enable-ns")) {
+		NARGS(3, 3);
+		if (strcmp(a[2], "yes") && strcmp(a[2], "no"))
+			usage_die("enable-ns: '%s' is not yes or no", a[2]);
+		method = "nvmfd_subsystem_ns_set_enable";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "nsid", json_object_new_int64(parse_nsid(a[1])));
+		json_object_object_add(params, "enable", json_object_new_boolean(!strcmp(a[2], "yes")));
 	} else if (!strcmp(cmd, "add-host") || !strcmp(cmd, "remove-host")) {
 		NARGS(2, 2);
 		method = cmd[0] == 'a' ? "nvmf_subsystem_add_host" : "nvmf_subsystem_remove_host";

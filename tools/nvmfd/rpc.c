@@ -140,7 +140,8 @@ struct call {
 	char msg[512]; /* error message */
 };
 
-static int fail(struct call *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct call *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(struct call *c, int code, const char *fmt, ...)
 {
@@ -628,24 +629,72 @@ static int ns_remove(struct call *c, int si, uint32_t nsid)
 	return 0;
 }
 
+/* Params {nqn, nsid} plus @keys (all required): the subsystem and NSID. */
+static int nsid_params(struct call *c, const char *const *keys, int *si, uint32_t *nsid)
+{
+	bool given;
+	int ret;
+
+	ret = check_params(c, keys, keys);
+	if (ret)
+		return ret;
+	*si = find_subsys(c);
+	if (*si < 0)
+		return *si;
+	return param_u32(c, c->params, "nsid", 1, 0xfffffffe, nsid, &given);
+}
+
 static int m_remove_ns(struct call *c)
 {
 	static const char *const keys[] = { "nqn", "nsid", NULL };
-	static const char *const req[] = { "nqn", "nsid", NULL };
 	uint32_t nsid;
-	bool given;
 	int si, ret;
 
-	ret = check_params(c, keys, req);
-	if (ret)
-		return ret;
-	si = find_subsys(c);
-	if (si < 0)
-		return si;
-	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	ret = nsid_params(c, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	ret = ns_remove(c, si, nsid);
+	if (ret)
+		return ret;
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+static int ns_enable(struct call *c, int si, uint32_t nsid, bool enable)
+{
+	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
+	int ret;
+
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		if (s->ns[i].nsid != nsid)
+			continue;
+		ret = nvmfd_tgt_ns_enable(c->r->tgt, (unsigned int)si, nsid, enable);
+		if (ret)
+			return fail(c, ret, "namespace %u: %s", nsid, strerror(-ret));
+		s->ns[i].enable = enable;
+		NVMFD_INFO(LOG_COMP, "subsystem %s: namespace %u %s", s->nqn, nsid,
+			   enable ? "enabled" : "disabled");
+		return 0;
+	}
+	return fail(c, -ENOENT, "subsystem '%s' has no namespace %u", s->nqn, nsid);
+}
+
+/* nvmfd_subsystem_ns_set_enable: nvmetcli's namespace "enable" (no SPDK
+ * method does this) */
+static int m_ns_enable(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "nsid", "enable", NULL };
+	uint32_t nsid;
+	json_object *v;
+	int si, ret;
+
+	ret = nsid_params(c, keys, &si, &nsid);
+	if (ret)
+		return ret;
+	json_object_object_get_ex(c->params, "enable", &v);
+	if (!json_object_is_type(v, json_type_boolean))
+		return fail(c, RPC_INVALID_PARAMS, "params.enable: expected true or false");
+	ret = ns_enable(c, si, nsid, json_object_get_boolean(v));
 	if (ret)
 		return ret;
 	c->result = json_object_new_boolean(true);
@@ -700,18 +749,6 @@ static int host_add(struct call *c, int si, const char *host)
 	return 0;
 }
 
-static int m_add_host(struct call *c)
-{
-	const char *host;
-	int si, ret;
-
-	ret = host_params(c, &si, &host);
-	if (ret || (ret = host_add(c, si, host)))
-		return ret;
-	c->result = json_object_new_boolean(true);
-	return 0;
-}
-
 static int host_remove(struct call *c, int si, const char *host)
 {
 	struct nvmfd_cfg_subsys *s = &c->r->cfg->subsys[si];
@@ -732,16 +769,27 @@ static int host_remove(struct call *c, int si, const char *host)
 	return 0;
 }
 
-static int m_remove_host(struct call *c)
+/* nvmf_subsystem_add_host / remove_host: {nqn, host} to @op. */
+static int host_method(struct call *c, int (*op)(struct call *c, int si, const char *host))
 {
 	const char *host;
 	int si, ret;
 
 	ret = host_params(c, &si, &host);
-	if (ret || (ret = host_remove(c, si, host)))
+	if (ret || (ret = op(c, si, host)))
 		return ret;
 	c->result = json_object_new_boolean(true);
 	return 0;
+}
+
+static int m_add_host(struct call *c)
+{
+	return host_method(c, host_add);
+}
+
+static int m_remove_host(struct call *c)
+{
+	return host_method(c, host_remove);
 }
 
 static void set_any_host(struct nvmfd_rpc *r, struct nvmfd_cfg_subsys *s, bool any)
@@ -798,6 +846,7 @@ static const struct method methods[] = {
 	{ "save_config", m_save_config, NULL },
 	{ "nvmf_subsystem_add_ns", m_add_ns, NULL },
 	{ "nvmf_subsystem_remove_ns", m_remove_ns, NULL },
+	{ "nvmfd_subsystem_ns_set_enable", m_ns_enable, NULL },
 	{ "nvmf_subsystem_add_host", m_add_host, NULL },
 	{ "nvmf_subsystem_remove_host", m_remove_host, NULL },
 	{ "nvmf_subsystem_allow_any_host", m_allow_any_host, NULL },
@@ -969,8 +1018,8 @@ static bool same_device(const struct nvmfd_cfg_ns *a, const struct nvmfd_cfg_ns 
 {
 	return !strcmp(a->path, b->path) && a->bk.type == b->bk.type && a->bk.size == b->bk.size &&
 	       a->bk.lba_shift == b->bk.lba_shift && a->bk.direct == b->bk.direct &&
-	       a->bk.read_only == b->bk.read_only && a->enable == b->enable &&
-	       a->has_uuid == b->has_uuid && !memcmp(a->uuid, b->uuid, 16) &&
+	       a->bk.read_only == b->bk.read_only && a->has_uuid == b->has_uuid &&
+	       !memcmp(a->uuid, b->uuid, 16) &&
 	       a->has_nguid == b->has_nguid && !memcmp(a->nguid, b->nguid, 16);
 }
 
@@ -1071,6 +1120,16 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 			t->skipped++;
 		}
 	}
+	/* same device, "enable" changed */
+	for (unsigned int i = 0; i < os->nr_ns; i++)
+		for (unsigned int k = 0; k < ns->nr_ns; k++)
+			if (ns->ns[k].nsid == os->ns[i].nsid && same_device(&os->ns[i], &ns->ns[k]) &&
+			    ns->ns[k].enable != os->ns[i].enable) {
+				snprintf(what, sizeof(what), "%s: %s namespace %u", os->nqn,
+					 ns->ns[k].enable ? "enable" : "disable", os->ns[i].nsid);
+				count(t, &c, ns_enable(&c, oi, os->ns[i].nsid, ns->ns[k].enable),
+				      what);
+			}
 	for (unsigned int i = 0; i < nr_gone; i++) {
 		snprintf(what, sizeof(what), "%s: remove namespace %u", os->nqn, gone[i]);
 		count(t, &c, ns_remove(&c, oi, gone[i]), what);

@@ -147,7 +147,9 @@ def main():
                     qerr = sum(q["errors"] for q in qs)
                     # rates: total = sum of queue ios over the longest window
                     longest = max(q["seconds"] for q in qs)
+                    # named as the report names queues: q1, q2
                     ok = (tot["errors"] > 0 and tot["errors"] == qerr and
+                          re.match(r"queue [12]: write at LBA \d+ ", tot["error"] or "") and
                           tot["error"] and "CAP_EXCEEDED" in tot["error"].upper().replace(
                               " ", "_") and abs(tot["seconds"] - longest) < 1e-9 and
                           tot["seconds"] < 4)

@@ -10,9 +10,11 @@
  * Zeroes, Dataset Management, Flush, an out-of-range read (error status),
  * a short verify workload over both queues, per-poll rx/tx budgets and the
  * empty-poll counter, then an orderly disconnect.
- * Discovery is checked once.
+ * Discovery is checked once. Last, a namespace added to and removed from
+ * the running target is announced to a connected host by an AEN.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +450,121 @@ static void test_keepalive(const char *port)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
+struct aer_arg {
+	struct nvmfd_host_ctrl *ctrl;
+	struct nvmfd_host_cpl cpl;
+	int ret;
+};
+
+/* Asynchronous Event Request through the library's admin path: it blocks
+ * until the target has an event (or the library's timeout). */
+static void *aer_thread(void *p)
+{
+	struct aer_arg *a = p;
+	struct nvmfd_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_ASYNC_EVENT;
+	a->ret = nvmfd_host_admin_cmd(a->ctrl, &sqe, NULL, 0, false, &a->cpl);
+	return NULL;
+}
+
+/* Read block 0 of @nsid with a raw SQE (the library only knows the
+ * namespaces it saw at connect). Return: the completion. */
+static struct nvmfd_host_cpl raw_read(struct nvmfd_host_qp *qp, uint32_t nsid, void *buf)
+{
+	struct hc_cpl st = { 0 };
+	struct nvmfd_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_CMD_READ;
+	sqe.nsid = nsid;
+	CHECK(nvmfd_host_qp_submit_raw(qp, &sqe, buf, 512, false, hc_cpl_cb, &st) == 0,
+	      "submit raw read");
+	wait_io(qp, &st);
+	CHECK(st.cpl.err == 0, "raw read transport error %d", st.cpl.err);
+	return st.cpl;
+}
+
+/* One namespace change seen by the host: the AER completes with Notice /
+ * Namespace Attribute Changed / log 04h, and the Changed Namespace List
+ * names @nsid. */
+static void expect_ns_aen(struct nvmfd_host_ctrl *c, pthread_t th, struct aer_arg *a,
+			  uint32_t nsid)
+{
+	uint32_t list[1024];
+
+	pthread_join(th, NULL);
+	CHECK(a->ret == 0, "AER: %d %s", a->ret, nvmfd_host_ctrl_errmsg(c));
+	CHECK(a->cpl.cqe.result == 0x00040002, "AER result 0x%08x", a->cpl.cqe.result);
+	CHECK(nvmfd_host_get_log_page(c, NVMFD_LOG_CHANGED_NS, 0xffffffff, 0, list,
+				      sizeof(list)) == 0,
+	      "changed ns log: %s", nvmfd_host_ctrl_errmsg(c));
+	CHECK(list[0] == nsid && list[1] == 0, "changed ns list %u %u", list[0], list[1]);
+}
+
+/* A namespace added to and removed from the running target (the live
+ * reconfiguration API) is announced to a connected host by AEN. */
+static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
+{
+	struct nvmfd_host_ctrl_opts o;
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_cfg_ns cn;
+	struct aer_arg a = { 0 };
+	char err[NVMFD_CFG_ERRLEN];
+	struct nvmfd_sqe sqe;
+	uint32_t ids[1024];
+	uint8_t buf[512];
+	pthread_t th;
+	int r;
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	o.nr_io_queues = 1;
+	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
+	hc_loop_trid(&t, port, NQN);
+	r = nvmfd_host_ctrl_connect(c, &t);
+	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_SET_FEATURES;
+	sqe.cdw10 = NVMFD_FEAT_ASYNC_EVENT;
+	sqe.cdw11 = NVMFD_AEN_CFG_NS_ATTR;
+	CHECK(nvmfd_host_admin_cmd(c, &sqe, NULL, 0, false, &cpl) == 0, "AEC: %s",
+	      nvmfd_host_ctrl_errmsg(c));
+
+	a.ctrl = c;
+	CHECK(pthread_create(&th, NULL, aer_thread, &a) == 0, "thread");
+	usleep(200 * 1000); /* the AER is held by then; if not, the event waits for it */
+	memset(&cn, 0, sizeof(cn));
+	CHECK(nvmfd_cfg_parse_namespace(&cn, "ram:1M", err) == 0, "%s", err);
+	cn.nsid = 3;
+	CHECK(nvmfd_tgt_ns_add(tgt, 0, &cn) == 0, "ns_add");
+	expect_ns_aen(c, th, &a, 3);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_IDENTIFY;
+	sqe.cdw10 = NVMFD_ID_CNS_NS_ACTIVE_LIST;
+	CHECK(nvmfd_host_admin_cmd(c, &sqe, ids, 4096, false, &cpl) == 0, "identify: %s",
+	      nvmfd_host_ctrl_errmsg(c));
+	CHECK(ids[0] == 1 && ids[1] == 2 && ids[2] == 3 && ids[3] == 0, "active %u %u %u %u",
+	      ids[0], ids[1], ids[2], ids[3]);
+	cpl = raw_read(nvmfd_host_ctrl_qp(c, 0), 3, buf);
+	CHECK(cpl.status == 0, "read of the added namespace: status 0x%x", cpl.status);
+
+	memset(&a, 0, sizeof(a));
+	a.ctrl = c;
+	CHECK(pthread_create(&th, NULL, aer_thread, &a) == 0, "thread");
+	usleep(200 * 1000);
+	CHECK(nvmfd_tgt_ns_remove(tgt, 0, 3) == 0, "ns_remove");
+	expect_ns_aen(c, th, &a, 3);
+	cpl = raw_read(nvmfd_host_ctrl_qp(c, 0), 3, buf);
+	CHECK(cpl.status == (NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_NS) |
+			     NVMFD_STATUS_DNR),
+	      "read of the removed namespace: status 0x%x", cpl.status);
+	CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s", nvmfd_host_ctrl_errmsg(c));
+	nvmfd_host_ctrl_destroy(&c);
+}
+
 int main(void)
 {
 	struct nvmfd_cfg *cfg = calloc(1, sizeof(*cfg));
@@ -487,6 +604,7 @@ int main(void)
 	run_one(port, false, false, true);
 	run_one(port, true, true, true);
 	test_keepalive(port);
+	test_ns_aen(tgt, port);
 
 	nvmfd_tgt_stop(tgt);
 	nvmfd_tgt_destroy(&tgt);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* test_discovery.c - the discovery controller: Identify, log page 70h with
  * ACL filtering and partial reads, features, AER, Keep Alive. */
+#include <arpa/inet.h>
+
 #include "tgt_test.h"
 
 static int setup(void **state)
@@ -215,6 +217,57 @@ static void test_disc_wildcard_self(void **state)
 	tt_q_free(q);
 }
 
+/* Wildcard listeners of both families (-l [::]:4447 -l 0.0.0.0:4448): each
+ * record carries its own port's family and an address of that family, for
+ * hosts that came in over either family (issue: the IPv4 port's record said
+ * "::1", the IPv6 one "adrfam ipv6, traddr 127.0.0.1"). */
+static void test_disc_wildcard_families(void **state)
+{
+	static const struct {
+		const char *local; /* the address the host reached */
+		const char *v6; /* expected traddr of the [::] port */
+		const char *v4; /* expected traddr of the 0.0.0.0 port */
+	} cases[] = {
+		{ "::1", "::1", "127.0.0.1" },
+		{ "127.0.0.1", "::1", "127.0.0.1" },
+		{ "::ffff:127.0.0.1", "::ffff:127.0.0.1", "127.0.0.1" },
+		{ "fd00::7", "fd00::7", NULL }, /* v4: an address of this machine */
+		{ "10.9.8.7", NULL, "10.9.8.7" }, /* v6: this machine's or mapped */
+	};
+	struct tt_env *e = *state;
+
+	/* port 0 becomes [::]:4447, port 1 stays 0.0.0.0 (port 4421) */
+	e->cfg.ports[0].adrfam = NVMFD_ADRFAM_IPV6;
+	strcpy(e->cfg.ports[0].traddr, "::");
+	strcpy(e->cfg.ports[0].trsvcid, "4447");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tt_q *q = tt_q_new(e, 0);
+		struct nvmfd_disc_log_entry en6, en4;
+		struct in6_addr a6;
+		struct in_addr a4;
+
+		strcpy(q->qp.local_addr, cases[i].local);
+		disc_up(q, HOST_B);
+		assert_int_equal(disc_log(q, 0, 4 * 1024, NVMFD_LOG_DISC), 0);
+		memcpy(&en6, q->out + 2048, sizeof(en6)); /* sub0 on [::] */
+		memcpy(&en4, q->out + 3072, sizeof(en4)); /* sub0 on 0.0.0.0 */
+		assert_int_equal(en6.adrfam, NVMFD_ADRFAM_IPV6);
+		assert_string_equal(en6.trsvcid, "4447");
+		assert_int_equal(en4.adrfam, NVMFD_ADRFAM_IPV4);
+		assert_string_equal(en4.trsvcid, "4421");
+		/* always an address of the record's family */
+		if (inet_pton(AF_INET6, en6.traddr, &a6) != 1)
+			fail_msg("local %s: IPv6 record traddr '%s'", cases[i].local, en6.traddr);
+		if (en4.traddr[0] && inet_pton(AF_INET, en4.traddr, &a4) != 1)
+			fail_msg("local %s: IPv4 record traddr '%s'", cases[i].local, en4.traddr);
+		if (cases[i].v6)
+			assert_string_equal(en6.traddr, cases[i].v6);
+		if (cases[i].v4)
+			assert_string_equal(en4.traddr, cases[i].v4);
+		tt_q_free(q);
+	}
+}
+
 static void test_disc_change_aen(void **state)
 {
 	struct tt_env *e = *state;
@@ -261,6 +314,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disc_log_acl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disc_wildcard_self, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disc_change_aen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disc_wildcard_families, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
