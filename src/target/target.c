@@ -95,7 +95,9 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 
 		tgt->nr_ports = i + 1;
 		if (!x) {
-			NVMFD_ERR(COMP, "port %u %s:%s: no transport available", p->portid,
+			NVMFD_ERR(COMP, strchr(p->traddr, ':') ? "port %u [%s]:%s: no transport available"
+							       : "port %u %s:%s: no transport available",
+				  p->portid,
 				  p->traddr, p->trsvcid);
 			ret = -EPROTONOSUPPORT;
 			goto out_destroy_ports;
@@ -180,7 +182,9 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
 
 		ret = tgt->port_xprt[i]->start_port(tgt->ports[i]);
 		if (ret < 0) {
-			NVMFD_ERR(COMP, "port %u %s:%s: start: %s", p->portid, p->traddr,
+			NVMFD_ERR(COMP, strchr(p->traddr, ':') ? "port %u [%s]:%s: start: %s"
+							       : "port %u %s:%s: start: %s",
+				  p->portid, p->traddr,
 				  p->trsvcid, strerror(-ret));
 			nvmfd_tgt_stop(tgt);
 			return ret;

@@ -256,7 +256,8 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	ret = nvmfd__sock_listen(cfg->traddr, cfg->trsvcid, NVMFD_SOCK_BACKLOG, &port->lfd,
 				 &port->bound);
 	if (ret) {
-		NVMFD_ERR(TCP_COMP, "port %u %s:%s: %s", cfg->portid, cfg->traddr, cfg->trsvcid,
+		NVMFD_ERR(TCP_COMP, strchr(cfg->traddr, ':') ? "port %u [%s]:%s: %s" : "port %u %s:%s: %s",
+			  cfg->portid, cfg->traddr, cfg->trsvcid,
 			  strerror(-ret));
 		goto out_free;
 	}
@@ -271,7 +272,10 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 		if (ret)
 			goto out_destroy_cond;
 	}
-	NVMFD_INFO(TCP_COMP, "port %u listening on %s:%u", cfg->portid, cfg->traddr, port->bound);
+	NVMFD_INFO(TCP_COMP,
+		   strchr(cfg->traddr, ':') ? "port %u listening on [%s]:%u" :
+					      "port %u listening on %s:%u",
+		   cfg->portid, cfg->traddr, port->bound);
 	*out = (struct nvmfd_tgt_port *)(void *)port;
 	return 0;
 
