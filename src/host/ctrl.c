@@ -470,12 +470,16 @@ static int ka_start(struct nvmfd_host_ctrl *ctrl)
 	return 0;
 }
 
-static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl)
+/*
+ * The admin part of bringing up I/O queues (caller holds admin_lock):
+ * Number of Queues and the queue size. *@got: queues to connect (0: none).
+ */
+static int ctrl_prepare_io(struct nvmfd_host_ctrl *ctrl, uint32_t *got_out, uint32_t *qsize_out)
 {
 	uint32_t want = ctrl->opts.nr_io_queues, got = 0, qsize;
-	uint8_t cattr = ctrl->opts.disable_sqflow ? NVMFD_CONNECT_CATTR_DISABLE_SQFLOW : 0;
 	int ret;
 
+	*got_out = 0;
 	if (want == 0)
 		return 0;
 	if (want > 65534)
@@ -496,6 +500,22 @@ static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl)
 	ctrl->qps = calloc(got, sizeof(*ctrl->qps));
 	if (!ctrl->qps)
 		return -ENOMEM;
+	*got_out = got;
+	*qsize_out = qsize;
+	return 0;
+}
+
+/*
+ * Connect @got I/O queues of @qsize entries, one after the other, each on
+ * its own connection. Not under admin_lock: a queue's ICResp/Connect may
+ * take up to the connect timeout, and the keep-alive thread must reach the
+ * admin queue meanwhile (a KATO shorter than a slow connect would expire).
+ */
+static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl, uint32_t got, uint32_t qsize)
+{
+	uint8_t cattr = ctrl->opts.disable_sqflow ? NVMFD_CONNECT_CATTR_DISABLE_SQFLOW : 0;
+	int ret;
+
 	for (uint32_t i = 0; i < got; i++) {
 		struct nvmfd_host_qp *qp = NULL;
 		struct nvmfd_host_cpl cpl;
@@ -538,6 +558,7 @@ static void ctrl_close_all(struct nvmfd_host_ctrl *ctrl)
 
 int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_host_trid *trid)
 {
+	uint32_t io_got = 0, io_qsize = 0;
 	struct nvmfd_host_cpl cpl;
 	bool disc;
 	int ret;
@@ -583,6 +604,15 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	ret = ctrl_enable(ctrl);
 	if (ret < 0)
 		goto out_unlock;
+	/* Keep-alive from here on, whatever follows: the I/O queues may take
+	 * up to their connect timeout each, longer than a short KATO. */
+	if (ctrl->opts.kato_ms) {
+		ret = ka_start(ctrl);
+		if (ret < 0) {
+			ctrl_seterr(ctrl, "cannot start keep-alive thread: %s", strerror(-ret));
+			goto out_unlock;
+		}
+	}
 	free(ctrl->id);
 	ctrl->id = calloc(1, sizeof(*ctrl->id));
 	if (!ctrl->id) {
@@ -615,19 +645,17 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 		ret = ctrl_identify_ns(ctrl);
 		if (ret < 0)
 			goto out_unlock;
-		ret = ctrl_connect_io(ctrl);
+		ret = ctrl_prepare_io(ctrl, &io_got, &io_qsize);
 		if (ret < 0)
 			goto out_unlock;
 	}
 	pthread_mutex_unlock(&ctrl->admin_lock);
-	ctrl->connected = true;
-	if (ctrl->opts.kato_ms) {
-		ret = ka_start(ctrl);
-		if (ret < 0) {
-			ctrl_seterr(ctrl, "cannot start keep-alive thread: %s", strerror(-ret));
+	if (io_got) {
+		ret = ctrl_connect_io(ctrl, io_got, io_qsize);
+		if (ret < 0)
 			goto out_close;
-		}
 	}
+	ctrl->connected = true;
 	return 0;
 
 out_unlock:

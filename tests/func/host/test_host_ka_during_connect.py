@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_host_ka_during_connect.py - the host library keeps the admin queue
+alive while an I/O queue is still connecting (issue 14: a KATO shorter than
+a slow connect used to expire, because keep-alive started only after every
+I/O queue was connected and the connects held the admin lock).
+
+  test_host_ka_during_connect.py NVMF_PERF NVMFD
+
+A TCP proxy between nvmf-perf and nvmfd passes the first connection (the
+admin queue) through, and holds the target's first bytes on the second
+connection (I/O queue 1: its ICResp) until it has seen two Keep Alive
+capsules (opcode 18h) go from the host to the target on the admin
+connection. The assertion is about order, not time: the ICResp is released
+only after two keep-alives, so nvmf-perf can finish only if keep-alive runs
+during the connect; if none comes, the proxy gives up after 30 s and the
+host's 10 s ICResp wait fails the run. Then nvmfd must not have expired the
+controller's keep-alive.
+Exit: 0 pass, 1 fail.
+"""
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+NQN = "nqn.2026-12.io.nvmfd:ka-connect"
+CAPSULE_CMD = 0x04
+KEEP_ALIVE = 0x18
+HOLD_LIMIT_S = 30
+
+
+def recv_exact(s, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+class Proxy:
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.lock = threading.Condition()
+        self.keepalives = 0
+        self.nconn = 0
+        self.held_until_ka = None  # keep-alives seen when the ICResp left
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.port = self.lsock.getsockname()[1]
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def accept_loop(self):
+        while True:
+            try:
+                hs, _ = self.lsock.accept()
+            except OSError:
+                return
+            ts = socket.create_connection(("127.0.0.1", self.upstream))
+            with self.lock:
+                idx = self.nconn
+                self.nconn += 1
+            h2t = self.pump_h2t_admin if idx == 0 else self.pump_raw
+            threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
+            t2h = self.pump_t2h_held if idx == 1 else self.pump_raw
+            threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
+
+    @staticmethod
+    def pump_raw(src, dst):
+        try:
+            while True:
+                b = src.recv(65536)
+                if not b:
+                    break
+                dst.sendall(b)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def pump_h2t_admin(self, src, dst):
+        """Forward the admin queue's host->target PDUs, counting Keep Alive."""
+        try:
+            while True:
+                ch = recv_exact(src, 8)
+                if ch is None:
+                    break
+                plen = struct.unpack_from("<I", ch, 4)[0]
+                rest = recv_exact(src, plen - 8) if plen > 8 else b""
+                if rest is None:
+                    break
+                if ch[0] == CAPSULE_CMD and len(rest) >= 1 and rest[0] == KEEP_ALIVE:
+                    with self.lock:
+                        self.keepalives += 1
+                        self.lock.notify_all()
+                dst.sendall(ch + rest)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def pump_t2h_held(self, src, dst):
+        """I/O queue 1: hold the target's bytes (its ICResp) until two
+        keep-alives passed on the admin queue."""
+        deadline = time.monotonic() + HOLD_LIMIT_S
+        with self.lock:
+            while self.keepalives < 2 and time.monotonic() < deadline:
+                self.lock.wait(0.2)
+            self.held_until_ka = self.keepalives
+        self.pump_raw(src, dst)
+
+
+def main():
+    perf, nvmfd = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="nvmfd-ka-")
+    log_path = os.path.join(work, "nvmfd.log")
+    with open(log_path, "w") as log:
+        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M",
+                                "--allow-any-host", "--log-level", "info"],
+                               stdout=log, stderr=log)
+    port = None
+    for _ in range(200):
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
+        if m:
+            port = int(m.group(1))
+            break
+        time.sleep(0.05)
+    if not port:
+        print("FAIL: nvmfd did not start")
+        tgt.kill()
+        return 1
+    proxy = Proxy(port)
+    trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (proxy.port, NQN)
+    # default KATO (5 s: keep-alive every 2.5 s); one I/O queue
+    r = subprocess.run([perf, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread", "-t", "1",
+                        "-P", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=120)
+    tgt.terminate()
+    tgt.wait(timeout=30)
+    out = r.stdout
+    log = open(log_path).read()
+    ok = True
+    if proxy.held_until_ka is None or proxy.held_until_ka < 2:
+        print("FAIL: the I/O queue's ICResp was released after %s keep-alives (want 2)"
+              % proxy.held_until_ka)
+        ok = False
+    if r.returncode != 0:
+        print("FAIL: nvmf-perf exit %d:\n%s" % (r.returncode, out))
+        ok = False
+    if re.search(r"keep.?alive|KATO", log, re.I) and re.search(r"expir", log, re.I):
+        print("FAIL: nvmfd expired a keep-alive:\n%s" % log)
+        ok = False
+    if ok:
+        print("PASS: %d keep-alives went out while I/O queue 1 was connecting; the run "
+              "completed" % proxy.held_until_ka)
+        subprocess.run(["rm", "-rf", work])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
