@@ -26,9 +26,14 @@ run_one() { # bindir qd -> prints IOPS
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
-	iops=$("$bin/nvmf-perf" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$NQN" \
-		-q "$qd" -o 4096 -w randread -t "$SECS" --warmup 1 --cpus 1 --json 2>/dev/null |
-		python3 -c 'import json,sys; d=json.load(sys.stdin); t=d.get("total", d); print(round(t["iops"]))')
+	if "$bin/nvmf-perf" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$NQN" \
+		-q "$qd" -o 4096 -w randread -t "$SECS" --warmup 1 --cpus 1 --json \
+		>"$work/perf.json" 2>"$work/perf.err"; then
+		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["total"]["iops"]))' "$work/perf.json")
+	else
+		iops=FAILED
+		echo "nvmf-perf ($bin) failed: $(tail -2 "$work/perf.err" | tr '\n' ' ')" >&2
+	fi
 	kill -TERM $pid; wait $pid 2>/dev/null || true
 	echo "$iops"
 }
@@ -38,16 +43,23 @@ for qd in 32 1; do
 	for r in $(seq "$ROUNDS"); do
 		if ((RANDOM % 2)); then order="A B"; else order="B A"; fi
 		for w in $order; do
-			if [ $w = A ]; then v=$(run_one "$A" $qd); echo "$v" >>"$work/a.$qd";
-			else v=$(run_one "$B" $qd); echo "$v" >>"$work/b.$qd"; fi
+			if [ $w = A ]; then v=$(run_one "$A" $qd); else v=$(run_one "$B" $qd); fi
+			# a failed run drops the whole round (pairs stay pairs)
+			echo "$v" >>"$work/$([ $w = A ] && echo a || echo b).$qd"
 			echo "qd$qd round $r $w: $v IOPS (load $(cut -d' ' -f1 /proc/loadavg))"
 		done
 	done
 	python3 - "$work/a.$qd" "$work/b.$qd" "$qd" <<'PY'
 import statistics, sys
-a = [float(x) for x in open(sys.argv[1])]
-b = [float(x) for x in open(sys.argv[2])]
-r = sorted(y / x for x, y in zip(a, b) if x > 0)
+ra = [x.strip() for x in open(sys.argv[1])]
+rb = [x.strip() for x in open(sys.argv[2])]
+pairs = [(float(x), float(y)) for x, y in zip(ra, rb) if x != "FAILED" and y != "FAILED"]
+fails = sum(1 for x in ra + rb if x == "FAILED")
+a = [x for x, _ in pairs]
+b = [y for _, y in pairs]
+r = sorted(y / x for x, y in pairs if x > 0)
+if fails:
+    print(f"qd{sys.argv[3]}: {fails} failed run(s), their rounds left out")
 print(f"qd{sys.argv[3]}: A median {statistics.median(a):.0f} IOPS, B median {statistics.median(b):.0f} IOPS, "
       f"B/A per round: median {statistics.median(r):.3f}, range {r[0]:.3f}..{r[-1]:.3f} (n={len(r)})")
 PY
