@@ -73,7 +73,14 @@ class Proxy:
             threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
 
     @staticmethod
-    def pump_raw(src, dst):
+    def close_both(src, dst):
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def pump_raw(self, src, dst):
         try:
             while True:
                 b = src.recv(65536)
@@ -82,11 +89,7 @@ class Proxy:
                 dst.sendall(b)
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self.close_both(src, dst)
 
     def pump_h2t_admin(self, src, dst):
         """Forward the admin queue's host->target PDUs, counting Keep Alive."""
@@ -106,11 +109,7 @@ class Proxy:
                 dst.sendall(ch + rest)
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self.close_both(src, dst)
 
     def pump_t2h_held(self, src, dst):
         """I/O queue 1: hold the target's bytes (its ICResp) until two

@@ -186,32 +186,41 @@ static void test_io_and_slots(void **state)
 	wait_queues(e, 0);
 }
 
-/* A write whose data never comes: the slot sits in H2C when the host
- * goes; teardown takes it back (asserts, ASan) and frees the queue. */
-static void test_close_with_r2t_pending(void **state)
+/* Admin queue @a up, I/O queue 1 @q connected with a 64 KiB write sent
+ * whose R2T arrived (its data is never sent: the slot waits in H2C). */
+static void pending_write(struct env *e, struct tc_conn *a, struct tc_conn *q)
 {
-	struct env *e = *state;
-	struct tc_conn a, q;
 	static uint8_t buf[65536];
 	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
 	struct nvmfd_sqe sqe;
 	struct nvmfd_cqe cqe;
 	uint16_t cntlid;
 
-	pair_queue(e, &a);
-	cntlid = admin_up(&a);
-	pair_queue(e, &q);
-	assert_int_equal(tc_ic(&q, false, false), 0);
-	assert_int_equal(tc_step(tc_connect(&q, 1, 63, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+	pair_queue(e, a);
+	cntlid = admin_up(a);
+	pair_queue(e, q);
+	assert_int_equal(tc_ic(q, false, false), 0);
+	assert_int_equal(tc_step(tc_connect(q, 1, 63, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
 			 0);
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opc = NVMFD_CMD_WRITE;
 	sqe.nsid = 1;
 	sqe.cdw12 = htole32(127); /* 128 blocks: 64 KiB, beyond in-capsule */
 	sqe.dptr.length = htole32(sizeof(buf));
-	assert_int_equal(tc_send_cmd(&q, &sqe, NULL, 0, sizeof(buf)), 0);
-	assert_int_equal(tc_recv_pdu(&q, hdr, NULL, 0), 0);
+	assert_int_equal(tc_send_cmd(q, &sqe, NULL, 0, sizeof(buf)), 0);
+	assert_int_equal(tc_recv_pdu(q, hdr, NULL, 0), 0);
 	assert_int_equal(((struct nvmfd_tcp_ch *)hdr)->type, NVMFD_TCP_R2T);
+}
+
+/* A write whose data never comes: the slot sits in H2C when the host
+ * goes; teardown takes it back (asserts, ASan) and frees the queue. */
+static void test_close_with_r2t_pending(void **state)
+{
+	struct env *e = *state;
+	struct tc_conn a, q;
+	struct nvmfd_cqe cqe;
+
+	pending_write(e, &a, &q);
 	tc_close(&q);
 	/* the admin queue is unaffected */
 	assert_int_equal(tc_step(tc_prop_get(&a, NVMFD_REG_CSTS, false, &(uint64_t){ 0 }, &cqe),
@@ -257,25 +266,8 @@ static void test_stop_connected(void **state)
 {
 	struct env *e = *state;
 	struct tc_conn a, q;
-	static uint8_t buf[65536];
-	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
-	struct nvmfd_sqe sqe;
-	struct nvmfd_cqe cqe;
-	uint16_t cntlid;
 
-	pair_queue(e, &a);
-	cntlid = admin_up(&a);
-	pair_queue(e, &q);
-	assert_int_equal(tc_ic(&q, false, false), 0);
-	assert_int_equal(tc_step(tc_connect(&q, 1, 63, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
-			 0);
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVMFD_CMD_WRITE;
-	sqe.nsid = 1;
-	sqe.cdw12 = htole32(127);
-	sqe.dptr.length = htole32(sizeof(buf));
-	assert_int_equal(tc_send_cmd(&q, &sqe, NULL, 0, sizeof(buf)), 0);
-	assert_int_equal(tc_recv_pdu(&q, hdr, NULL, 0), 0);
+	pending_write(e, &a, &q);
 	nvmfd_tgt_stop(e->tgt); /* waits for every queue of every port */
 	assert_int_equal(tc_wait_eof(&q), 0);
 	assert_int_equal(tc_wait_eof(&a), 0);
