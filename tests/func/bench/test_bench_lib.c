@@ -123,6 +123,11 @@ static void test_defaults_and_quick(void **state)
 	assert_string_equal(sc.cells[1].target.extra[1], "--z");
 	assert_int_equal(sc.cells[0].repeat, 5);
 	assert_int_equal(sc.cells[1].repeat, 4);
+	/* isolation by default: target lower half, initiator upper half */
+	assert_string_equal(sc.cells[0].target.cpus, "half");
+	assert_string_equal(sc.cells[0].perf.cpus, "upper-half");
+	assert_string_equal(sc.cells[0].load.cpus, "target");
+	assert_int_equal(sc.cells[0].perf.rate, 0);
 	assert_true(sc.cells[0].duration == 20);
 
 	ov.quick = true;
@@ -173,7 +178,7 @@ static void test_aggregate(void **state)
 	b->have[0][BM_IOPS] = b->have[1][BM_IOPS] = true;
 	/* c: no successful run */
 	c->nr = 1;
-	bench_result_aggregate(&sc);
+	bench_result_aggregate(&sc, 1);
 	assert_int_equal(a->nr_ok, 3);
 	assert_true(a->have_median[BM_IOPS]);
 	assert_true(fabs(a->median[BM_IOPS] - 200) < 1e-9);
@@ -185,6 +190,14 @@ static void test_aggregate(void **state)
 	assert_true(fabs(b->ratio - 0.3) < 1e-9);
 	assert_int_equal(c->nr_ok, 0);
 	assert_true(c->ratio == 0);
+	/* paired: rounds 1 and 2 of b against a (50/100, 70/300) */
+	assert_false(a->have_ci[BM_IOPS]); /* the baseline itself */
+	assert_true(b->have_ci[BM_IOPS]);
+	assert_int_equal(b->ci[BM_IOPS].n, 2);
+	assert_true(fabs(b->ci[BM_IOPS].est - sqrt(0.5 * 70.0 / 300.0)) < 1e-9);
+	assert_true(b->ci[BM_IOPS].lo >= 70.0 / 300.0 - 1e-9 && b->ci[BM_IOPS].hi <= 0.5 + 1e-9);
+	assert_false(b->have_ci[BM_P99]);
+	assert_false(c->have_ci[BM_IOPS]);
 	bench_scenario_free(&sc);
 }
 
@@ -193,18 +206,18 @@ static void test_builtins(void **state)
 	int i, total = 0;
 
 	(void)state;
-	assert_int_equal(bench_builtin_count(), 5);
+	assert_int_equal(bench_builtin_count(), 6);
 	for (i = 0; i < bench_builtin_count(); i++) {
 		struct bench_scenario sc;
 		char err[256];
 
 		assert_int_equal(parse_text(bench_builtin_text(bench_builtin_name(i)), &sc, err, sizeof(err)), 0);
 		assert_string_equal(sc.name, bench_builtin_name(i));
-		assert_true(sc.nr_cells >= 3);
+		assert_true(sc.nr_cells >= 2);
 		total += sc.nr_cells;
 		bench_scenario_free(&sc);
 	}
-	assert_int_equal(total, 12 + 4 + 3 + 8 + 32);
+	assert_int_equal(total, 12 + 4 + 3 + 8 + 32 + 2);
 	assert_null(bench_builtin_text("nope"));
 	assert_int_equal(bench_metric_lookup("p99.99"), BM_P9999);
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);

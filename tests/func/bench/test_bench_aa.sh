@@ -1,0 +1,77 @@
+#!/bin/bash
+# nvmf-bench A/A self-check, short form: the same configuration as both
+# series (aa.json: 5 interleaved rounds of 1 s against nvmfd on a RAM
+# namespace) must come out as "no difference" - the statistics must not
+# invent an effect. The report must also carry what makes it checkable:
+# the seed, the CPU sets, a randomised order per round, the noise guard.
+#
+# A 95 % interval excludes 1.0 by chance about once in twenty runs, so a
+# difference is checked once more with another seed (independent runs):
+# the test fails only if both differ (a false alarm about 1 run in 400).
+set -u
+: "${NVMF_BENCH:?}" "${BENCH_TESTDIR:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# col FILE CELL NAME: a column of cells.csv by header name
+col() {
+	awk -F, -v cell="$2" -v name="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+		$2 == cell { print $c }' "$1"
+}
+
+run_aa() { # SEED OUT
+	"$NVMF_BENCH" --no-progress --no-plots --seed "$1" -o "$2" "$BENCH_TESTDIR/aa.json" 2> "$2.err"
+}
+
+seed=$((RANDOM * 32768 + RANDOM))
+out=$tmp/aa1
+run_aa $seed "$out"; rc=$?
+[ $rc -eq 0 ] && ok "A/A run exit 0 (seed $seed)" || { bad "A/A run exit $rc: $(tail -3 "$out.err")"; exit 1; }
+csv=$out/cells.csv
+effect=$(col "$csv" a-again effect)
+pairs=$(col "$csv" a-again pairs)
+[ "$pairs" = 5 ] && ok "5 pairs" || bad "pairs '$pairs', want 5"
+if [ "$effect" != "no difference" ]; then
+	echo "note: seed $seed: a-again vs a: $(col "$csv" a-again ratio_paired) [$(col "$csv" a-again ci_lo), $(col "$csv" a-again ci_hi)]; once more with another seed"
+	out=$tmp/aa2
+	run_aa $((seed + 1)) "$out" || bad "second A/A run failed: $(tail -3 "$out.err")"
+	csv=$out/cells.csv
+	effect=$(col "$csv" a-again effect)
+fi
+[ "$effect" = "no difference" ] && ok "A/A: IOPS ratio $(col "$csv" a-again ratio_paired) [$(col "$csv" a-again ci_lo), $(col "$csv" a-again ci_hi)]: no difference" ||
+	bad "A/A shows an effect twice: $(grep '^| a-again' "$out/report.md")"
+grep -q '^| a-again | 5/5 |.*no difference' "$out/report.md" && ok "report.md prints \"no difference\"" ||
+	bad "report.md row: $(grep '^| a-again' "$out/report.md")"
+grep -q '^| a | 5/5 |.*| baseline |' "$out/report.md" && ok "report.md marks the baseline" || bad "baseline row"
+grep -q "^- seed: " "$out/report.md" && ok "report.md records the seed" || bad "no seed in report.md"
+grep -q 'nvmf-bench: seed ' "$out.err" && ok "seed printed at the start" || bad "seed not printed"
+# CPU sets: on this machine's topology, printed per cell
+tc=$(col "$csv" a target_cpus); pc=$(col "$csv" a perf_cpus)
+[ -n "$tc" ] && [ -n "$pc" ] && ok "CPU sets target $tc, initiator $pc" || bad "CPU sets missing"
+if [ "$(nproc)" -ge 2 ]; then
+	[ "$tc" != "$pc" ] && ok "target and initiator on different CPUs" || bad "target and initiator share CPUs $tc"
+fi
+grep -q -- "--cpus $tc" "$out/cells.json" && ok "nvmfd got --cpus $tc" || bad "nvmfd without --cpus $tc"
+grep -q '  - CPUs: target ' "$out/report.md" && ok "report.md prints the sets" || bad "report.md lacks the sets"
+# every round ran both cells, in positions 1 and 2
+python3 - "$out/cells.json" <<'PY' && ok "each round ran a and a-again once, order recorded" || bad "run order not recorded"
+import json, sys
+cells = {c["cell"]: c for c in json.load(open(sys.argv[1]))["cells"]}
+for r in range(5):
+    pos = sorted(cells[n]["runs"][r]["position"] for n in ("a", "a-again"))
+    assert pos == [1, 2], pos
+    for n in ("a", "a-again"):
+        run = cells[n]["runs"][r]
+        assert run["round"] == r + 1 and "busy" in run and run["tries"] == 1
+        for k in ("foreign_cpus_pre", "foreign_cpus", "loadavg_pre", "target_cpu_s_mio",
+                  "host_cpu_s_mio", "target_ctxsw_io", "host_ctxsw_io", "host_syscalls_io"):
+            assert k in run["metrics"], k
+            assert run["metrics"][k] >= 0, k
+        assert run["metrics"]["target_cpu_s_mio"] > 0 and run["metrics"]["host_cpu_s_mio"] > 0
+assert "iops" in cells["a-again"]["paired_ratio"]
+PY
+exit $fail
