@@ -98,6 +98,12 @@ struct worker {
 	struct nvmfd_idle_poll idle;
 	struct perf_schedstat ss0;
 	struct perf_schedstat ss1;
+	/* --rate (open loop; owner only) */
+	uint64_t rate_ns; /* interval between this queue's arrivals */
+	uint64_t next_ns; /* intended send time of the next arrival */
+	bool next_waiting; /* that arrival already found every slot busy */
+	uint64_t queued; /* arrivals that found every slot busy */
+	uint64_t max_lag_ns; /* latest a send left after its intended time */
 	/* Progress (relaxed atomics, read by the main thread). */
 	uint64_t progress_ios;
 	uint64_t progress_bytes;
@@ -188,7 +194,7 @@ static void worker_fail(struct worker *w, int code, const char *fmt, ...)
 	__atomic_store_n(&w->run->stop, 1, __ATOMIC_RELAXED);
 }
 
-static int submit_one(struct worker *w, struct io_ctx *io);
+static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns);
 
 static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 {
@@ -250,8 +256,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	}
 	/* Resubmit from the callback (SPDK perf style): the library batches
 	 * these into one send at the end of the poll. */
-	if (end < run->end_ns && !__atomic_load_n(&run->stop, __ATOMIC_RELAXED))
-		submit_one(w, io);
+	if (!run->o.rate && end < run->end_ns && !__atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+		submit_one(w, io, 0);
 }
 
 static bool pattern_is_random(enum perf_pattern p)
@@ -273,8 +279,11 @@ static bool pick_read(struct worker *w)
 	}
 }
 
-/* Submit one I/O; 1 if submitted, 0 if nothing could be, <0 on error. */
-static int submit_one(struct worker *w, struct io_ctx *io)
+/*
+ * Submit one I/O; 1 if submitted, 0 if nothing could be, <0 on error.
+ * Its latency counts from @intended_ns (open loop), or from now if 0.
+ */
+static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns)
 {
 	struct perf_run *run = w->run;
 	uint32_t lba_size = run->ns->lba_size;
@@ -304,6 +313,11 @@ static int submit_one(struct worker *w, struct io_ctx *io)
 			perf_verify_fill(io->buf + (size_t)b * lba_size, lba_size, lba + b, io->gen);
 	}
 	io->start_ns = now_ns();
+	if (intended_ns && intended_ns < io->start_ns) {
+		if (io->start_ns - intended_ns > w->max_lag_ns)
+			w->max_lag_ns = io->start_ns - intended_ns;
+		io->start_ns = intended_ns;
+	}
 	if (io->read)
 		ret = nvmfd_host_qp_read(w->qp, run->ns->nsid, lba, run->nlb, io->buf, io_done, io);
 	else
@@ -350,6 +364,75 @@ static void worker_repatriate(struct worker *w)
 		w->repatriations++;
 }
 
+/*
+ * --rate: send every arrival whose intended time has come, while a slot
+ * is free. Return: <0 on a submit error.
+ */
+static int rate_submit(struct worker *w, uint64_t now)
+{
+	struct perf_run *run = w->run;
+
+	while (w->next_ns <= now && w->next_ns < run->end_ns) {
+		struct io_ctx *io = NULL;
+		int ret;
+
+		for (uint32_t i = 0; i < run->o.depth; i++) {
+			if (!w->ios[i].busy) {
+				io = &w->ios[i];
+				break;
+			}
+		}
+		if (!io) {
+			if (!w->next_waiting)
+				w->queued++;
+			w->next_waiting = true;
+			return 0;
+		}
+		ret = submit_one(w, io, w->next_ns);
+		if (ret <= 0)
+			return ret;
+		w->next_waiting = false;
+		w->next_ns += w->rate_ns;
+	}
+	return 0;
+}
+
+static int wait_ms(const struct perf_run *run, uint64_t now);
+
+/*
+ * --rate: wait for the next arrival. Arrivals 1 ms or more away block in
+ * poll(2) (a completion ends the wait early); closer ones are polled for
+ * while I/O is in flight (so completions are timed when they come) and
+ * slept for when none is. Return: <0 on a connection error.
+ */
+static int rate_wait(struct worker *w)
+{
+	struct perf_run *run = w->run;
+	uint64_t now = now_ns(), gap = w->next_ns > now ? w->next_ns - now : 0;
+	int ms;
+
+	if (w->outstanding >= run->o.depth) {
+		/* every slot busy: only a completion can make progress */
+		w->waits++;
+		return nvmfd_host_qp_wait(w->qp, wait_ms(run, now));
+	}
+	if (!gap)
+		return 0;
+	if (gap < 1000000ull) {
+		if (!w->outstanding) {
+			struct timespec ts = { 0, (long)gap };
+
+			nanosleep(&ts, NULL);
+		}
+		return 0;
+	}
+	ms = (int)(gap / 1000000ull);
+	if (ms > wait_ms(run, now))
+		ms = wait_ms(run, now);
+	w->waits++;
+	return nvmfd_host_qp_wait(w->qp, ms);
+}
+
 /* Milliseconds to block at most: until the end of the run, <= 50 ms. */
 static int wait_ms(const struct perf_run *run, uint64_t now)
 {
@@ -373,6 +456,13 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	nvmfd_idle_poll_init(&w->idle, run->o.idle_poll_us);
+	if (run->o.rate) {
+		/* each queue takes its share; queues start staggered */
+		w->rate_ns = (uint64_t)(1e9 * run->o.queues / (double)run->o.rate);
+		if (!w->rate_ns)
+			w->rate_ns = 1;
+		w->next_ns = run->start_ns + w->rate_ns * w->idx / run->o.queues;
+	}
 	for (;;) {
 		uint64_t now = now_ns();
 		bool progressed;
@@ -387,11 +477,16 @@ static void *worker_main(void *arg)
 			perf_read_schedstat(&w->ss0);
 		}
 		w->loops++;
-		for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
-			if (w->ios[i].busy)
-				continue;
-			if (submit_one(w, &w->ios[i]) <= 0)
+		if (run->o.rate) {
+			if (rate_submit(w, now) < 0)
 				break;
+		} else {
+			for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
+				if (w->ios[i].busy)
+					continue;
+				if (submit_one(w, &w->ios[i], 0) <= 0)
+					break;
+			}
 		}
 		n = nvmfd_host_qp_poll(w->qp, 0);
 		if (n < 0) {
@@ -401,6 +496,14 @@ static void *worker_main(void *arg)
 		}
 		if (run->o.busy_poll)
 			continue;
+		if (run->o.rate) {
+			if (rate_wait(w) < 0) {
+				worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+					    nvmfd_host_qp_errmsg(w->qp));
+				break;
+			}
+			continue;
+		}
 		progressed = n > 0;
 		if (!progressed) {
 			/* bytes moved without a completion (part of a large read,
@@ -507,6 +610,8 @@ struct stats {
 	long nivcsw;
 	uint64_t verified_blocks;
 	uint64_t unverified_reads;
+	uint64_t queued; /* --rate */
+	uint64_t max_lag_ns;
 	const struct nvmfd_hist *hist;
 };
 
@@ -518,9 +623,9 @@ static void print_stats(const char *name, const struct stats *s)
 	double iops = s->secs > 0 ? (double)s->ios / s->secs : 0;
 	double mib = s->secs > 0 ? (double)s->bytes / s->secs / 1048576.0 : 0;
 
-	printf("%-8s %12.1f %10.2f %9.1f %9.1f %9.1f", name, iops, mib,
+	printf("%-8s %12.1f %10.2f %9.1f %9.1f %9.1f %9.1f", name, iops, mib,
 	       (double)nvmfd__hist_min(s->hist) / 1e3, nvmfd__hist_mean(s->hist) / 1e3,
-	       (double)nvmfd__hist_max(s->hist) / 1e3);
+	       (double)nvmfd__hist_max(s->hist) / 1e3, nvmfd__hist_stddev(s->hist) / 1e3);
 	for (size_t i = 0; i < 5; i++)
 		printf(" %9.1f", (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3);
 	printf(" %6.1f %6.1f %8ld %8ld\n", s->secs > 0 ? 100.0 * s->usr / s->secs : 0,
@@ -545,6 +650,7 @@ static struct json_object *json_stats(const struct stats *s)
 	json_object_object_add(lat, "min", json_object_new_double((double)nvmfd__hist_min(s->hist) / 1e3));
 	json_object_object_add(lat, "avg", json_object_new_double(nvmfd__hist_mean(s->hist) / 1e3));
 	json_object_object_add(lat, "max", json_object_new_double((double)nvmfd__hist_max(s->hist) / 1e3));
+	json_object_object_add(lat, "stdev", json_object_new_double(nvmfd__hist_stddev(s->hist) / 1e3));
 	for (size_t i = 0; i < 5; i++)
 		json_object_object_add(lat, pct_names[i],
 				       json_object_new_double(
@@ -562,6 +668,9 @@ static struct json_object *json_stats(const struct stats *s)
 			       json_object_new_int64((int64_t)s->verified_blocks));
 	json_object_object_add(o, "unverified_reads",
 			       json_object_new_int64((int64_t)s->unverified_reads));
+	/* --rate: arrivals that found all -q slots busy, the worst send lag */
+	json_object_object_add(o, "queued_arrivals", json_object_new_int64((int64_t)s->queued));
+	json_object_object_add(o, "max_send_lag_us", json_object_new_double((double)s->max_lag_ns / 1e3));
 	return o;
 }
 
@@ -669,13 +778,14 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "cpus", json_object_new_string(cpus));
 		json_object_object_add(cfg, "idle_poll_us", json_object_new_int64(run->o.idle_poll_us));
 		json_object_object_add(cfg, "busy_poll", json_object_new_boolean(run->o.busy_poll));
+		json_object_object_add(cfg, "rate_iops", json_object_new_int64((int64_t)run->o.rate));
 		json_object_object_add(cfg, "rx_budget", json_object_new_int64(run->o.rx_budget));
 		json_object_object_add(cfg, "tx_budget", json_object_new_int64(run->o.tx_budget));
 		json_object_object_add(root, "config", cfg);
 		qarr = json_object_new_array();
 	} else {
-		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "queue",
-		       "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "p50", "p90", "p99",
+		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "queue",
+		       "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "stdev_us", "p50", "p90", "p99",
 		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw");
 	}
 	for (uint32_t i = 0; i < run->o.queues; i++) {
@@ -695,8 +805,13 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
 		s.verified_blocks = w->verified_blocks;
 		s.unverified_reads = w->unverified_reads;
+		s.queued = w->queued;
+		s.max_lag_ns = w->max_lag_ns;
 		s.hist = w->hist;
 		nvmfd__hist_merge(all, w->hist);
+		tot.queued += s.queued;
+		if (s.max_lag_ns > tot.max_lag_ns)
+			tot.max_lag_ns = s.max_lag_ns;
 		tot.ios += s.ios;
 		tot.bytes += s.bytes;
 		tot.reads += s.reads;
@@ -767,6 +882,10 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		if (!run->o.busy_poll)
 			printf("idle poll %u us", run->o.idle_poll_us);
 		printf("; peak RSS (VmHWM) %" PRIu64 " KiB\n", run->vm_hwm_kib);
+		if (run->o.rate)
+			printf("open loop at %" PRIu64 " IOPS: %" PRIu64 " arrivals found all -q slots "
+			       "busy, worst send lag %.1f us (latency counts from the intended time)\n",
+			       run->o.rate, tot.queued, (double)tot.max_lag_ns / 1e3);
 		if (run->o.verify)
 			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
 			       "written in this run were not checked\n", tot.verified_blocks,

@@ -16,7 +16,7 @@ static const char usage_text[] =
 "            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
 "            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
-"            [--rx-budget BYTES] [--tx-budget BYTES]\n"
+"            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "  nvmf-perf -h | --help\n"
 "\n"
@@ -95,10 +95,21 @@ static const char usage_text[] =
 "      --rx-budget BYTES  receive at most BYTES per poll call (0 = no\n"
 "                    limit, default); --tx-budget BYTES: send at most about\n"
 "                    BYTES per poll call. k/K and m/M suffixes accepted.\n"
+"      --rate IOPS   open loop: send IOPS I/Os per second in total, spread\n"
+"                    evenly over the queues, each at its intended time\n"
+"                    whether or not earlier ones have completed (-q is then\n"
+"                    the most in flight per queue; an arrival that finds\n"
+"                    them all busy waits and counts in queued_arrivals).\n"
+"                    Latency is measured from the intended send time, so\n"
+"                    queueing in the target or in nvmf-perf is not hidden\n"
+"                    (no coordinated omission). Between arrivals less than\n"
+"                    1 ms apart a queue thread polls instead of sleeping, so\n"
+"                    its CPU use includes that spinning. 1..100000000.\n"
 "  -h, --help        this text.\n"
 "\n"
-"Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
-"p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
+"Output: per queue and in total: IOPS, MiB/s, latency min/avg/max,\n"
+"standard deviation and p50/p90/p99/p99.9/p99.99 in microseconds\n"
+"(log-linear histogram merged over the queues, <1 %\n"
 "error), CPU % user/system of the queue's thread (total: the process),\n"
 "voluntary/involuntary context switches; then per queue its io_cpu, the\n"
 "CPUs it may run on, run-queue delay (schedstat), polls, empty polls,\n"
@@ -224,6 +235,7 @@ enum {
 	OPT_IDLE_POLL,
 	OPT_RX_BUDGET,
 	OPT_TX_BUDGET,
+	OPT_RATE,
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
@@ -252,6 +264,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "idle-poll-us", required_argument, NULL, OPT_IDLE_POLL },
 		{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
+		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -402,6 +415,14 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			if (parse_u32(optarg, 0, 1u << 30, &o->rx_budget, true))
 				return seterr(err, len, "--rx-budget: 0 .. 1 GiB");
 			break;
+		case OPT_RATE: {
+			uint32_t r;
+
+			if (parse_u32(optarg, 1, 100000000, &r, false))
+				return seterr(err, len, "--rate: 1 .. 100000000 I/Os per second");
+			o->rate = r;
+			break;
+		}
 		case OPT_TX_BUDGET:
 			if (parse_u32(optarg, 0, 1u << 30, &o->tx_budget, true))
 				return seterr(err, len, "--tx-budget: 0 .. 1 GiB");

@@ -71,6 +71,8 @@ enum perf_pattern {
  *            progress before blocking in poll(2) (0 = block at once).
  * @rx_budget, @tx_budget: --rx-budget/--tx-budget bytes per poll call
  *            (0 = unlimited), nvmfd_host_qp_set_budget().
+ * @rate:     --rate: I/Os per second over all queues, sent open loop at
+ *            evenly spaced intended times (0 = closed loop, the default).
  */
 struct perf_opts {
 	bool discover;
@@ -101,6 +103,7 @@ struct perf_opts {
 	uint32_t idle_poll_us;
 	uint32_t rx_budget;
 	uint32_t tx_budget;
+	uint64_t rate;
 };
 
 /**
