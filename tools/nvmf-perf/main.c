@@ -125,6 +125,13 @@ struct perf_run {
 	cpu_set_t rt_cpus; /* the runtime's CPUs */
 	uint64_t vm_hwm_kib;
 	int signo; /* SIGINT/SIGTERM that ended the run early, 0 if none */
+	/* several -r: this controller's index, the index of its first queue
+	 * among all controllers' queues and their total (1 controller: 0,
+	 * 0, -P); @rt is then controller 0's (@rt_borrowed) */
+	uint32_t ctrl_idx;
+	uint32_t qbase;
+	uint32_t qtotal;
+	bool rt_borrowed;
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -458,10 +465,10 @@ static void *worker_main(void *arg)
 	nvmfd_idle_poll_init(&w->idle, run->o.idle_poll_us);
 	if (run->o.rate) {
 		/* each queue takes its share; queues start staggered */
-		w->rate_ns = (uint64_t)(1e9 * run->o.queues / (double)run->o.rate);
+		w->rate_ns = (uint64_t)(1e9 * run->qtotal / (double)run->o.rate);
 		if (!w->rate_ns)
 			w->rate_ns = 1;
-		w->next_ns = run->start_ns + w->rate_ns * w->idx / run->o.queues;
+		w->next_ns = run->start_ns + w->rate_ns * (run->qbase + w->idx) / run->qtotal;
 	}
 	for (;;) {
 		uint64_t now = now_ns();
@@ -674,6 +681,37 @@ static struct json_object *json_stats(const struct stats *s)
 	return o;
 }
 
+/* Whole-run transport counters of a queue (warmup included). */
+static struct json_object *json_transport(const struct worker *w)
+{
+	struct json_object *h = json_object_new_object();
+	struct nvmfd_host_qp_stats hs;
+
+	/* Whole-run transport counters (warmup included). */
+	nvmfd_host_qp_get_stats(w->qp, &hs);
+	json_object_object_add(h, "submitted", json_object_new_int64((int64_t)hs.submitted));
+	json_object_object_add(h, "tx_pdus", json_object_new_int64((int64_t)hs.tx_pdus));
+	json_object_object_add(h, "rx_pdus", json_object_new_int64((int64_t)hs.rx_pdus));
+	json_object_object_add(h, "h2c_pdus", json_object_new_int64((int64_t)hs.h2c_pdus));
+	json_object_object_add(h, "c2h_pdus", json_object_new_int64((int64_t)hs.c2h_pdus));
+	json_object_object_add(h, "r2ts", json_object_new_int64((int64_t)hs.r2ts));
+	json_object_object_add(h, "sendmsgs", json_object_new_int64((int64_t)hs.sendmsgs));
+	json_object_object_add(h, "send_eagain",
+			       json_object_new_int64((int64_t)hs.send_eagain));
+	json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
+	json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
+	json_object_object_add(h, "empty_polls",
+			       json_object_new_int64((int64_t)hs.empty_polls));
+	json_object_object_add(h, "completed", json_object_new_int64((int64_t)hs.completed));
+	json_object_object_add(h, "tx_bytes", json_object_new_int64((int64_t)hs.tx_bytes));
+	json_object_object_add(h, "rx_bytes", json_object_new_int64((int64_t)hs.rx_bytes));
+	json_object_object_add(h, "rx_budget_stops",
+			       json_object_new_int64((int64_t)hs.rx_budget_stops));
+	json_object_object_add(h, "tx_budget_stops",
+			       json_object_new_int64((int64_t)hs.tx_budget_stops));
+	return h;
+}
+
 /* Execution counters of one queue thread (measured window for schedstat). */
 static struct json_object *json_exec(const struct worker *w)
 {
@@ -708,20 +746,25 @@ static struct json_object *json_exec(const struct worker *w)
 	return e;
 }
 
-static void print_exec(const struct perf_run *run)
+/* Per-queue execution lines; @ctrl (1-based) prefixes the names if not 0. */
+static void print_exec(const struct perf_run *run, uint32_t ctrl)
 {
-	printf("%-8s %6s %-10s %-10s %8s %10s %12s %12s %10s %10s %10s %10s %10s\n", "queue",
+	if (ctrl <= 1)
+		printf("%-8s %6s %-10s %-10s %8s %10s %12s %12s %10s %10s %10s %10s %10s\n", "queue",
 	       "io_cpu", "unit", "allowed", "last_cpu", "rq_delay_ms", "polls", "empty_polls",
 	       "waits", "rx_pdus", "rx_MiB", "tx_pdus", "tx_MiB");
 	for (uint32_t i = 0; i < run->o.queues; i++) {
 		const struct worker *w = &run->workers[i];
 		struct nvmfd_host_qp_stats hs;
-		char unit[64], allowed[64], name[16];
+		char unit[64], allowed[64], name[32];
 
 		nvmfd_host_qp_get_stats(w->qp, &hs);
 		nvmfd__cpulist_format(&w->unit, unit, sizeof(unit));
 		nvmfd__cpulist_format(&w->allowed, allowed, sizeof(allowed));
-		snprintf(name, sizeof(name), "q%u", i + 1);
+		if (ctrl)
+			snprintf(name, sizeof(name), "c%uq%u", ctrl, i + 1);
+		else
+			snprintf(name, sizeof(name), "q%u", i + 1);
 		printf("%-8s %6d %-10s %-10s %8d %10.2f %12" PRIu64 " %12" PRIu64 " %10" PRIu64
 		       " %10" PRIu64 " %10.1f %10" PRIu64 " %10.1f\n",
 		       name, w->io_cpu, unit, allowed, w->last_cpu,
@@ -731,16 +774,26 @@ static void print_exec(const struct perf_run *run)
 	}
 }
 
-static void report(struct perf_run *run, const struct rusage *ru0, const struct rusage *ru1,
-		   double total_secs)
+/*
+ * The report of @n controllers (one perf_run each): per queue, per
+ * controller when there are several (its queues' histograms merged, CPU
+ * time of its queue threads) and in total (every queue's histogram
+ * merged: percentiles of all I/Os, not averages of percentiles).
+ */
+static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
+		   const struct rusage *ru1, double total_secs)
 {
-	struct nvmfd_hist *all = nvmfd__hist_create();
-	struct json_object *root = NULL, *qarr = NULL;
+	struct nvmfd_hist *all = nvmfd__hist_create(), *call = nvmfd__hist_create();
+	struct json_object *root = NULL, *qarr = NULL, *carr = NULL;
+	struct perf_run *run = &runs[0];
 	struct stats tot;
 	char cpus[256];
 
-	if (!all)
+	if (!all || !call) {
+		nvmfd__hist_destroy(all);
+		nvmfd__hist_destroy(call);
 		return;
+	}
 	memset(&tot, 0, sizeof(tot));
 	if (run->o.json) {
 		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
@@ -781,78 +834,102 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "rate_iops", json_object_new_int64((int64_t)run->o.rate));
 		json_object_object_add(cfg, "rx_budget", json_object_new_int64(run->o.rx_budget));
 		json_object_object_add(cfg, "tx_budget", json_object_new_int64(run->o.tx_budget));
+		json_object_object_add(cfg, "controllers", json_object_new_int64(n));
 		json_object_object_add(root, "config", cfg);
 		qarr = json_object_new_array();
+		carr = json_object_new_array();
 	} else {
 		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "queue",
 		       "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "stdev_us", "p50", "p90", "p99",
 		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw");
 	}
-	for (uint32_t i = 0; i < run->o.queues; i++) {
-		struct worker *w = &run->workers[i];
-		struct stats s;
-		char name[16];
+	for (uint32_t c = 0; c < n; c++) {
+		struct stats ctot;
 
-		memset(&s, 0, sizeof(s));
-		s.secs = w->measuring ? (double)(w->t1_ns - w->t0_ns) / 1e9 : 0;
-		s.ios = w->ios_done;
-		s.bytes = w->bytes_done;
-		s.reads = w->reads;
-		s.writes = w->writes;
-		s.usr = w->measuring ? tv_sec(w->ru1.ru_utime) - tv_sec(w->ru0.ru_utime) : 0;
-		s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
-		s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
-		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
-		s.verified_blocks = w->verified_blocks;
-		s.unverified_reads = w->unverified_reads;
-		s.queued = w->queued;
-		s.max_lag_ns = w->max_lag_ns;
-		s.hist = w->hist;
-		nvmfd__hist_merge(all, w->hist);
-		tot.queued += s.queued;
-		if (s.max_lag_ns > tot.max_lag_ns)
-			tot.max_lag_ns = s.max_lag_ns;
-		tot.ios += s.ios;
-		tot.bytes += s.bytes;
-		tot.reads += s.reads;
-		tot.writes += s.writes;
-		tot.verified_blocks += s.verified_blocks;
-		tot.unverified_reads += s.unverified_reads;
-		snprintf(name, sizeof(name), "q%u", i + 1);
+		run = &runs[c];
+		memset(&ctot, 0, sizeof(ctot));
+		nvmfd__hist_init(call);
+		for (uint32_t i = 0; i < run->o.queues; i++) {
+			struct worker *w = &run->workers[i];
+			struct stats s;
+			char name[32];
+
+			memset(&s, 0, sizeof(s));
+			s.secs = w->measuring ? (double)(w->t1_ns - w->t0_ns) / 1e9 : 0;
+			s.ios = w->ios_done;
+			s.bytes = w->bytes_done;
+			s.reads = w->reads;
+			s.writes = w->writes;
+			s.usr = w->measuring ? tv_sec(w->ru1.ru_utime) - tv_sec(w->ru0.ru_utime) : 0;
+			s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
+			s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
+			s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
+			s.verified_blocks = w->verified_blocks;
+			s.unverified_reads = w->unverified_reads;
+			s.queued = w->queued;
+			s.max_lag_ns = w->max_lag_ns;
+			s.hist = w->hist;
+			nvmfd__hist_merge(all, w->hist);
+			nvmfd__hist_merge(call, w->hist);
+			ctot.ios += s.ios;
+			ctot.bytes += s.bytes;
+			ctot.reads += s.reads;
+			ctot.writes += s.writes;
+			ctot.usr += s.usr;
+			ctot.sys += s.sys;
+			ctot.nvcsw += s.nvcsw;
+			ctot.nivcsw += s.nivcsw;
+			ctot.verified_blocks += s.verified_blocks;
+			ctot.unverified_reads += s.unverified_reads;
+			ctot.queued += s.queued;
+			if (s.max_lag_ns > ctot.max_lag_ns)
+				ctot.max_lag_ns = s.max_lag_ns;
+			tot.queued += s.queued;
+			if (s.max_lag_ns > tot.max_lag_ns)
+				tot.max_lag_ns = s.max_lag_ns;
+			tot.ios += s.ios;
+			tot.bytes += s.bytes;
+			tot.reads += s.reads;
+			tot.writes += s.writes;
+			tot.verified_blocks += s.verified_blocks;
+			tot.unverified_reads += s.unverified_reads;
+			if (n > 1)
+				snprintf(name, sizeof(name), "c%uq%u", c + 1, i + 1);
+			else
+				snprintf(name, sizeof(name), "q%u", i + 1);
+			if (root) {
+				struct json_object *q = json_stats(&s);
+
+				json_object_object_add(q, "qid", json_object_new_int64(i + 1));
+				json_object_object_add(q, "ctrl", json_object_new_int64(c + 1));
+				json_object_object_add(q, "transport", json_transport(w));
+				json_object_object_add(q, "exec", json_exec(w));
+				json_object_array_add(qarr, q);
+			} else {
+				print_stats(name, &s);
+			}
+		}
+		/* the controller: its queues together (CPU: its queue threads) */
+		ctot.secs = total_secs;
+		ctot.hist = call;
 		if (root) {
-			struct json_object *q = json_stats(&s), *h = json_object_new_object();
-			struct nvmfd_host_qp_stats hs;
+			struct json_object *co = json_object_new_object();
 
-			json_object_object_add(q, "qid", json_object_new_int64(i + 1));
-			/* Whole-run transport counters (warmup included). */
-			nvmfd_host_qp_get_stats(w->qp, &hs);
-			json_object_object_add(h, "submitted", json_object_new_int64((int64_t)hs.submitted));
-			json_object_object_add(h, "tx_pdus", json_object_new_int64((int64_t)hs.tx_pdus));
-			json_object_object_add(h, "rx_pdus", json_object_new_int64((int64_t)hs.rx_pdus));
-			json_object_object_add(h, "h2c_pdus", json_object_new_int64((int64_t)hs.h2c_pdus));
-			json_object_object_add(h, "c2h_pdus", json_object_new_int64((int64_t)hs.c2h_pdus));
-			json_object_object_add(h, "r2ts", json_object_new_int64((int64_t)hs.r2ts));
-			json_object_object_add(h, "sendmsgs", json_object_new_int64((int64_t)hs.sendmsgs));
-			json_object_object_add(h, "send_eagain",
-					       json_object_new_int64((int64_t)hs.send_eagain));
-			json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
-			json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
-			json_object_object_add(h, "empty_polls",
-					       json_object_new_int64((int64_t)hs.empty_polls));
-			json_object_object_add(h, "completed", json_object_new_int64((int64_t)hs.completed));
-			json_object_object_add(h, "tx_bytes", json_object_new_int64((int64_t)hs.tx_bytes));
-			json_object_object_add(h, "rx_bytes", json_object_new_int64((int64_t)hs.rx_bytes));
-			json_object_object_add(h, "rx_budget_stops",
-					       json_object_new_int64((int64_t)hs.rx_budget_stops));
-			json_object_object_add(h, "tx_budget_stops",
-					       json_object_new_int64((int64_t)hs.tx_budget_stops));
-			json_object_object_add(q, "transport", h);
-			json_object_object_add(q, "exec", json_exec(w));
-			json_object_array_add(qarr, q);
-		} else {
-			print_stats(name, &s);
+			json_object_object_add(co, "ctrl", json_object_new_int64(c + 1));
+			json_object_object_add(co, "traddr", json_object_new_string(run->o.trid.traddr));
+			json_object_object_add(co, "trsvcid", json_object_new_string(run->o.trid.trsvcid));
+			json_object_object_add(co, "subnqn", json_object_new_string(run->o.trid.subnqn));
+			json_object_object_add(co, "queues", json_object_new_int64(run->o.queues));
+			json_object_object_add(co, "total", json_stats(&ctot));
+			json_object_array_add(carr, co);
+		} else if (n > 1) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "ctrl%u", c + 1);
+			print_stats(name, &ctot);
 		}
 	}
+	run = &runs[0];
 	tot.secs = total_secs;
 	tot.usr = tv_sec(ru1->ru_utime) - tv_sec(ru0->ru_utime);
 	tot.sys = tv_sec(ru1->ru_stime) - tv_sec(ru0->ru_stime);
@@ -861,6 +938,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 	tot.hist = all;
 	if (root) {
 		json_object_object_add(root, "queues", qarr);
+		json_object_object_add(root, "controllers", carr);
 		json_object_object_add(root, "total", json_stats(&tot));
 		json_object_object_add(root, "vm_hwm_kib",
 				       json_object_new_int64((int64_t)run->vm_hwm_kib));
@@ -890,9 +968,11 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
 			       "written in this run were not checked\n", tot.verified_blocks,
 			       tot.unverified_reads);
-		print_exec(run);
+		for (uint32_t c = 0; c < n; c++)
+			print_exec(&runs[c], n > 1 ? c + 1 : 0);
 	}
 	nvmfd__hist_destroy(all);
+	nvmfd__hist_destroy(call);
 }
 
 static const char *trtype_str(uint8_t t)
@@ -1080,21 +1160,32 @@ out_destroy:
 	return code;
 }
 
-static void progress(struct perf_run *run, uint64_t *last_ios, uint64_t *last_bytes)
+/* One progress line a second for all controllers' queues together. */
+static void progress(struct perf_run *runs, uint32_t n, uint64_t *last_ios, uint64_t *last_bytes)
 {
+	static uint64_t last_ns;
 	uint64_t ios = 0, bytes = 0, now = now_ns();
+	double secs;
 
-	for (uint32_t i = 0; i < run->o.queues; i++) {
-		ios += __atomic_load_n(&run->workers[i].progress_ios, __ATOMIC_RELAXED);
-		bytes += __atomic_load_n(&run->workers[i].progress_bytes, __ATOMIC_RELAXED);
+	if (!last_ns)
+		last_ns = runs[0].start_ns;
+	if (now - last_ns < 900000000ull)
+		return;
+	secs = (double)(now - last_ns) / 1e9;
+	for (uint32_t c = 0; c < n; c++) {
+		for (uint32_t i = 0; i < runs[c].o.queues; i++) {
+			ios += __atomic_load_n(&runs[c].workers[i].progress_ios, __ATOMIC_RELAXED);
+			bytes += __atomic_load_n(&runs[c].workers[i].progress_bytes, __ATOMIC_RELAXED);
+		}
 	}
 	fprintf(stderr, "\r[%5.0fs%s] %12.0f IOPS %10.2f MiB/s   ",
-		(double)(now - run->start_ns) / 1e9,
+		(double)(now - runs[0].start_ns) / 1e9,
 		/* the second just reported started before the warmup ended */
-		now < run->warmup_end_ns + 500000000ull ? " warmup" : "",
-		(double)(ios - *last_ios), (double)(bytes - *last_bytes) / 1048576.0);
+		now < runs[0].warmup_end_ns + 500000000ull ? " warmup" : "",
+		(double)(ios - *last_ios) / secs, (double)(bytes - *last_bytes) / 1048576.0 / secs);
 	*last_ios = ios;
 	*last_bytes = bytes;
+	last_ns = now;
 }
 
 static int rt_place_cb(void *ctx, enum nvmfd_rt_place policy, unsigned int qid,
@@ -1124,7 +1215,7 @@ static int exec_setup(struct perf_run *run)
 	ro.name = "perf";
 	if (o->have_cpus)
 		ro.cpus = o->cpus;
-	ret = nvmfd_rt_create(&ro, &run->rt);
+	ret = run->rt_borrowed ? 0 : nvmfd_rt_create(&ro, &run->rt);
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: execution runtime: %s%s\n", strerror(-ret),
 			ret == -EINVAL ? " (--cpus not usable by this process?)" : "");
@@ -1151,8 +1242,9 @@ static int exec_setup(struct perf_run *run)
 		struct worker *w = &run->workers[i];
 		struct nvmfd_rt_pool_stats ps;
 
-		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, o->queues, i, rt_place_cb,
-					       run->rt);
+		/* all controllers' queues are placed as one list */
+		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, run->qtotal, run->qbase + i,
+					       rt_place_cb, run->rt);
 		if (w->io_cpu < 0) {
 			fprintf(stderr, "nvmf-perf: queue %u: no io_cpu: %s\n", i + 1,
 				strerror(-w->io_cpu));
@@ -1182,20 +1274,21 @@ static void exec_teardown(struct perf_run *run)
 		if (run->workers[i].qp && run->workers[i].io_cpu >= 0)
 			nvmfd_rt_unplace(run->rt, run->workers[i].io_cpu);
 	}
-	nvmfd_rt_destroy(run->rt);
+	if (!run->rt_borrowed)
+		nvmfd_rt_destroy(run->rt);
 	run->rt = NULL;
 }
 
-static int run_perf(struct perf_run *run)
+/*
+ * Connect one controller (@run->o.trid) and prepare its queues' workers.
+ * Return: PERF_EXIT_OK, or the exit code (message printed); what was set
+ * up is released by ctrl_teardown() either way.
+ */
+static int ctrl_setup(struct perf_run *run)
 {
 	struct perf_opts *o = &run->o;
 	struct nvmfd_host_ctrl_opts copts;
-	struct rusage ru0, ru1;
-	sigset_t sigs, oldsigs;
-	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0;
-	bool tty = isatty(STDERR_FILENO), snap = false;
-	int ret, code = PERF_EXIT_OK;
-	uint32_t started = 0;
+	int ret;
 
 	nvmfd_host_ctrl_opts_init(&copts, sizeof(copts));
 	copts.hdgst = o->hdgst;
@@ -1216,8 +1309,7 @@ static int run_perf(struct perf_run *run)
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: connect to %s:%s %s failed: %s\n", o->trid.traddr,
 			o->trid.trsvcid, o->trid.subnqn, nvmfd_host_ctrl_errmsg(run->ctrl));
-		code = PERF_EXIT_CONN;
-		goto out_destroy;
+		return PERF_EXIT_CONN;
 	}
 	{
 		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
@@ -1228,18 +1320,15 @@ static int run_perf(struct perf_run *run)
 			fprintf(stderr, "nvmf-perf: I/O size %u exceeds the controller's maximum "
 				"transfer size %" PRIu64 " (MDTS); use -o %" PRIu64 " or less\n",
 				o->io_size, max, max);
-			code = PERF_EXIT_USAGE;
-			goto out_destroy;
+			return PERF_EXIT_USAGE;
 		}
 	}
 	if (nvmfd_host_ctrl_qp_count(run->ctrl) < o->queues) {
 		fprintf(stderr, "nvmf-perf: controller granted %u I/O queues, %u requested\n",
 			nvmfd_host_ctrl_qp_count(run->ctrl), o->queues);
 		o->queues = nvmfd_host_ctrl_qp_count(run->ctrl);
-		if (!o->queues) {
-			code = PERF_EXIT_CONN;
-			goto out_destroy;
-		}
+		if (!o->queues)
+			return PERF_EXIT_CONN;
 	}
 	if (nvmfd_host_qp_depth(nvmfd_host_ctrl_qp(run->ctrl, 0)) < o->depth) {
 		fprintf(stderr, "nvmf-perf: controller queues hold %u commands; -q %u lowered\n",
@@ -1251,41 +1340,93 @@ static int run_perf(struct perf_run *run)
 	if (!run->ns) {
 		fprintf(stderr, "nvmf-perf: namespace %u not found (%u active)\n", o->nsid,
 			nvmfd_host_ctrl_ns_count(run->ctrl));
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
+		return PERF_EXIT_USAGE;
 	}
 	if (o->io_size % run->ns->lba_size || o->io_size / run->ns->lba_size > 65536) {
 		fprintf(stderr, "nvmf-perf: -o %u is not a multiple of the LBA size %u (or > 65536 LBAs)\n",
 			o->io_size, run->ns->lba_size);
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
+		return PERF_EXIT_USAGE;
 	}
-	if (o->verify && run->ns->lba_size < 64) {
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
-	}
+	if (o->verify && run->ns->lba_size < 64)
+		return PERF_EXIT_USAGE;
 	run->nlb = o->io_size / run->ns->lba_size;
 	run->workers = calloc(o->queues, sizeof(*run->workers));
-	if (!run->workers) {
-		code = PERF_EXIT_CONN;
-		goto out_destroy;
-	}
+	if (!run->workers)
+		return PERF_EXIT_CONN;
 	for (uint32_t i = 0; i < o->queues; i++) {
 		ret = worker_init(run, &run->workers[i], i);
 		if (ret < 0) {
 			fprintf(stderr, "nvmf-perf: queue %u: %s\n", i + 1,
 				ret == -ENOSPC ? "namespace too small for -o and -P" : strerror(-ret));
-			code = PERF_EXIT_USAGE;
-			goto out_workers;
+			return PERF_EXIT_USAGE;
 		}
 	}
-	if (exec_setup(run) < 0) {
-		code = PERF_EXIT_USAGE;
-		goto out_exec;
+	return PERF_EXIT_OK;
+}
+
+static void ctrl_teardown(struct perf_run *run)
+{
+	for (uint32_t i = 0; i < run->o.queues && run->workers; i++)
+		worker_fini(&run->workers[i]);
+	free(run->workers);
+	run->workers = NULL;
+	nvmfd_host_ctrl_destroy(&run->ctrl);
+}
+
+static bool any_stop(struct perf_run *runs, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		if (__atomic_load_n(&runs[c].stop, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+static void stop_all(struct perf_run *runs, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		__atomic_store_n(&runs[c].stop, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Run @n controllers (one perf_run each, all from this process): connect
+ * all, share one runtime for CPU placement (the queues of all are placed
+ * as one list), start every queue thread, stop together.
+ */
+static int run_perf(struct perf_run *runs, uint32_t n)
+{
+	struct rusage ru0, ru1;
+	sigset_t sigs, oldsigs;
+	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0, start;
+	bool tty = isatty(STDERR_FILENO), snap = false;
+	int code = PERF_EXIT_OK, signo = 0;
+	uint32_t started[PERF_MAX_CTRLS] = { 0 }, qtotal = 0, c, setup = 0, placed = 0;
+
+	for (c = 0; c < n; c++, setup++) {
+		code = ctrl_setup(&runs[c]);
+		if (code)
+			goto out_ctrls;
 	}
-	run->start_ns = now_ns();
-	run->warmup_end_ns = run->start_ns + (uint64_t)o->warmup * 1000000000ull;
-	run->end_ns = run->warmup_end_ns + (uint64_t)o->seconds * 1000000000ull;
+	for (c = 0; c < n; c++)
+		qtotal += runs[c].o.queues;
+	for (c = 0; c < n; c++, placed++) {
+		runs[c].qbase = c ? runs[c - 1].qbase + runs[c - 1].o.queues : 0;
+		runs[c].qtotal = qtotal;
+		if (c) {
+			runs[c].rt = runs[0].rt; /* borrowed */
+			runs[c].rt_borrowed = true;
+		}
+		if (exec_setup(&runs[c]) < 0) {
+			code = PERF_EXIT_USAGE;
+			placed++;
+			goto out_exec;
+		}
+	}
+	start = now_ns();
+	for (c = 0; c < n; c++) {
+		runs[c].start_ns = start;
+		runs[c].warmup_end_ns = start + (uint64_t)runs[c].o.warmup * 1000000000ull;
+		runs[c].end_ns = runs[c].warmup_end_ns + (uint64_t)runs[c].o.seconds * 1000000000ull;
+	}
 	getrusage(RUSAGE_SELF, &ru0);
 	catch_signals();
 	/* the queue threads inherit a mask without SIGINT/SIGTERM, so the
@@ -1294,100 +1435,119 @@ static int run_perf(struct perf_run *run)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
-	for (; started < o->queues; started++) {
-		ret = pthread_create(&run->workers[started].thread, NULL, worker_main,
-				     &run->workers[started]);
-		if (ret) {
-			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
-			code = PERF_EXIT_CONN;
-			break;
+	for (c = 0; c < n && !code; c++) {
+		for (; started[c] < runs[c].o.queues; started[c]++) {
+			if (pthread_create(&runs[c].workers[started[c]].thread, NULL, worker_main,
+					   &runs[c].workers[started[c]])) {
+				stop_all(runs, n);
+				code = PERF_EXIT_CONN;
+				break;
+			}
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), step;
 
 		if (got_signal) {
-			run->signo = got_signal;
-			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
+			signo = got_signal;
+			stop_all(runs, n);
 			break;
 		}
 
-		if (!snap && now >= run->warmup_end_ns) {
+		if (!snap && now >= runs[0].warmup_end_ns) {
 			getrusage(RUSAGE_SELF, &ru0);
 			t0 = now;
 			snap = true;
 		}
-		if (now >= run->end_ns || __atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+		if (now >= runs[0].end_ns || any_stop(runs, n)) {
+			/* an error in one controller's queue ends them all */
+			stop_all(runs, n);
 			break;
-		usleep(now + 1000000000ull < run->end_ns ? 1000000 :
-			   (useconds_t)((run->end_ns - now) / 1000 + 1));
+		}
+		/* several controllers: look at their stop flags more often */
+		step = n > 1 ? 100000000ull : 1000000000ull;
+		usleep(now + step < runs[0].end_ns ? (useconds_t)(step / 1000) :
+						     (useconds_t)((runs[0].end_ns - now) / 1000 + 1));
 		if (tty && !got_signal)
-			progress(run, &last_ios, &last_bytes);
+			progress(runs, n, &last_ios, &last_bytes);
 	}
-	for (uint32_t i = 0; i < started; i++)
-		pthread_join(run->workers[i].thread, NULL);
+	for (c = 0; c < n; c++)
+		for (uint32_t i = 0; i < started[c]; i++)
+			pthread_join(runs[c].workers[i].thread, NULL);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (tty)
 		fprintf(stderr, "\n");
 	if (!snap)
 		t0 = t1;
-	if (!run->signo)
-		run->signo = got_signal; /* came while the queues drained */
-	if (run->signo)
+	if (!signo)
+		signo = got_signal; /* came while the queues drained */
+	for (c = 0; c < n; c++)
+		runs[c].signo = signo;
+	if (signo)
 		fprintf(stderr, "nvmf-perf: interrupted by %s: the report covers the %.3f s "
-			"measured so far\n", signal_name(run->signo), (double)(t1 - t0) / 1e9);
-	for (uint32_t i = 0; i < o->queues; i++) {
-		struct worker *w = &run->workers[i];
+			"measured so far\n", signal_name(signo), (double)(t1 - t0) / 1e9);
+	for (c = 0; c < n; c++) {
+		for (uint32_t i = 0; i < runs[c].o.queues; i++) {
+			struct worker *w = &runs[c].workers[i];
 
-		if (w->exit_code) {
-			fprintf(stderr, "nvmf-perf: %s\n", w->errmsg);
-			if (!code || w->exit_code == PERF_EXIT_IO)
-				code = w->exit_code;
+			if (w->exit_code) {
+				if (n > 1)
+					fprintf(stderr, "nvmf-perf: controller %u: %s\n", c + 1, w->errmsg);
+				else
+					fprintf(stderr, "nvmf-perf: %s\n", w->errmsg);
+				if (!code || w->exit_code == PERF_EXIT_IO)
+					code = w->exit_code;
+			}
 		}
 	}
-	run->vm_hwm_kib = perf_vm_hwm_kib();
-	report(run, &ru0, &ru1, (double)(t1 - t0) / 1e9);
-	if (o->verify) {
+	runs[0].vm_hwm_kib = perf_vm_hwm_kib();
+	report(runs, n, &ru0, &ru1, (double)(t1 - t0) / 1e9);
+	if (runs[0].o.verify) {
 		uint64_t verified = 0;
 
-		for (uint32_t i = 0; i < o->queues; i++)
-			verified += run->workers[i].verified_blocks;
+		for (c = 0; c < n; c++)
+			for (uint32_t i = 0; i < runs[c].o.queues; i++)
+				verified += runs[c].workers[i].verified_blocks;
 		if (!verified && !code)
 			fprintf(stderr, "nvmf-perf: --verify checked no block: no read found a block "
 				"written earlier in this run\n");
 	}
 	/* an error found before the signal keeps its own status */
-	if (run->signo && !code)
-		code = PERF_EXIT_SIGNAL + run->signo;
+	if (signo && !code)
+		code = PERF_EXIT_SIGNAL + signo;
 out_exec:
-	exec_teardown(run);
-out_workers:
-	for (uint32_t i = 0; i < o->queues && run->workers; i++)
-		worker_fini(&run->workers[i]);
-	free(run->workers);
-out_destroy:
-	nvmfd_host_ctrl_destroy(&run->ctrl);
+	/* the borrowed runtimes first: runs[0] owns it */
+	while (placed--)
+		exec_teardown(&runs[placed]);
+out_ctrls:
+	for (c = 0; c < n && c <= setup; c++)
+		ctrl_teardown(&runs[c]);
 	return code;
 }
 
 int main(int argc, char **argv)
 {
-	struct perf_run run;
+	static struct perf_run runs[PERF_MAX_CTRLS];
 	char err[512];
 
 	nvmfd_log_set_ident("nvmf-perf");
-	memset(&run, 0, sizeof(run));
-	if (perf_parse_args(argc, argv, &run.o, err, sizeof(err))) {
+	if (perf_parse_args(argc, argv, &runs[0].o, err, sizeof(err))) {
 		fprintf(stderr, "nvmf-perf: %s\nTry 'nvmf-perf --help'.\n", err);
 		return PERF_EXIT_USAGE;
 	}
-	if (run.o.help) {
+	if (runs[0].o.help) {
 		fputs(perf_usage(), stdout);
 		return PERF_EXIT_OK;
 	}
-	if (run.o.discover)
-		return run_discover(&run.o);
-	return run_perf(&run);
+	if (runs[0].o.discover)
+		return run_discover(&runs[0].o);
+	/* one perf_run per -r: the same options, its own transport ID */
+	for (uint32_t c = 1; c < runs[0].o.nr_trids; c++) {
+		runs[c].o = runs[0].o;
+		runs[c].o.trid = runs[0].o.trids[c];
+		runs[c].ctrl_idx = c;
+	}
+	return run_perf(runs, runs[0].o.nr_trids ? runs[0].o.nr_trids : 1);
 }

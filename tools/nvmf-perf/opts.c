@@ -11,7 +11,7 @@
 
 static const char usage_text[] =
 "Usage:\n"
-"  nvmf-perf -r TRID [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
+"  nvmf-perf -r TRID [-r TRID]... [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
 "            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
 "            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
@@ -41,6 +41,10 @@ static const char usage_text[] =
 "                    trsvcid:4420 to discover it); subnqn defaults to the\n"
 "                    discovery NQN. IPv6: traddr:::1 or traddr:[::1] (adrfam\n"
 "                    IPv6 is implied; the port goes in trsvcid). Required.\n"
+"                    Several -r (up to 64, I/O only) drive several\n"
+"                    controllers from this process, each with -P queues;\n"
+"                    the report has per-controller and merged statistics\n"
+"                    (percentiles from the merged histograms).\n"
 "  -q, --depth N     outstanding I/Os per queue (default 32).\n"
 "  -o, --size BYTES  bytes per I/O, a multiple of the LBA size and at most\n"
 "                    the controller's MDTS (checked after connecting);\n"
@@ -269,7 +273,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ NULL, 0, NULL, 0 },
 	};
 	bool port_given = false;
+	const char *trid_strs[PERF_MAX_CTRLS];
 	const char *trid_str = NULL;
+	uint32_t nr_trid = 0;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -293,7 +299,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			trid_str = optarg;
+			if (nr_trid == PERF_MAX_CTRLS)
+				return seterr(err, len, "-r: at most %d controllers", PERF_MAX_CTRLS);
+			trid_strs[nr_trid++] = optarg;
+			trid_str = trid_strs[0];
 			break;
 		case 'q':
 			if (parse_u32(optarg, 1, 65535, &o->depth, false))
@@ -440,9 +449,22 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
+	if (o->discover && nr_trid > 1)
+		return seterr(err, len, "discover takes one -r");
 	port_given = strstr(trid_str, "trsvcid") != NULL;
 	if (nvmfd_host_trid_parse(trid_str, &o->trid, err, len))
 		return -EINVAL;
+	o->trids[0] = o->trid;
+	o->nr_trids = nr_trid;
+	for (uint32_t i = 1; i < nr_trid; i++) {
+		char e[256];
+
+		if (nvmfd_host_trid_parse(trid_strs[i], &o->trids[i], e, sizeof(e)))
+			return seterr(err, len, "-r #%u: %s", i + 1, e);
+		if (!o->trids[i].subnqn[0] || !strcmp(o->trids[i].subnqn, NVMFD_DISC_NQN))
+			return seterr(err, len, "-r #%u: subnqn of an NVM subsystem is required for I/O",
+				      i + 1);
+	}
 	if (o->discover && !port_given)
 		snprintf(o->trid.trsvcid, sizeof(o->trid.trsvcid), "%u", NVMFD_TCP_DISC_PORT);
 	if (o->discover && !o->trid.subnqn[0])

@@ -16,6 +16,9 @@
 #include "internal/cpulist.h" /* nvmfd__cpulist_format() for the reports */
 #include "internal/rt.h"
 
+/* Most -r options of one run (controllers driven by one process). */
+#define PERF_MAX_CTRLS 64
+
 /* Exit codes (documented in --help). */
 #define PERF_EXIT_OK 0
 #define PERF_EXIT_IO 1 /* verify mismatch or I/O error status */
@@ -46,7 +49,10 @@ enum perf_pattern {
  * struct perf_opts - parsed command line.
  * @discover: "discover" sub-command.
  * @help:     -h/--help was given (usage printed by the caller).
- * @trid:     -r transport ID.
+ * @trid:     -r transport ID (the first -r).
+ * @trids:    every -r, in order (@nr_trids of them; @trids[0] == @trid).
+ * @nr_trids: 1..PERF_MAX_CTRLS; I/O only: each -r is one controller with
+ *            -P queues, all driven by this process.
  * @depth:    -q outstanding I/Os per queue.
  * @io_size:  -o bytes per I/O.
  * @pattern:  -w workload.
@@ -78,6 +84,8 @@ struct perf_opts {
 	bool discover;
 	bool help;
 	struct nvmfd_host_trid trid;
+	struct nvmfd_host_trid trids[PERF_MAX_CTRLS];
+	uint32_t nr_trids;
 	bool have_trid;
 	uint32_t depth;
 	uint32_t io_size;

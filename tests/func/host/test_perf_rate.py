@@ -17,6 +17,14 @@ standard deviation, against a spawned nvmfd.
                time, so at least a tenth of all I/Os show >= 100 ms: p90
                >= 100 ms, and some arrivals found every -q slot busy.
   stdev-text   the text report has a stdev_us column.
+  multi-r      two -r (two controllers of the same subsystem) -P 2 --json:
+               config.controllers 2, 4 queues tagged ctrl 1/2, per-
+               controller totals that add up to the total, the total's
+               min/max the extremes of the controllers' and its p50
+               between theirs (a merged histogram, not an average); the
+               text report has ctrl1/ctrl2 lines; --rate 200 over both
+               stays within the 400 arrivals of 2 s.
+  multi-usage  discover with two -r, a bad second -r: exit 2.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -118,6 +126,39 @@ def main():
         rc, out, err = run(perf, ["-r", trid, "-t", "1", "-q", "2"])
         check(rc == 0 and re.search(r"^queue .* max_us\s+stdev_us\s+p50", out, re.M) is not None,
               "stdev-text: rc %d" % rc)
+        rc, out, err = run(perf, ["-r", trid, "-r", trid, "-P", "2", "-q", "4", "-t", "1",
+                                  "--json"])
+        ok = rc == 0
+        what = "rc %d %s" % (rc, err.strip()[-200:])
+        if ok:
+            d = json.loads(out)
+            tot, cs = d["total"], d["controllers"]
+            ok = (d["config"]["controllers"] == 2 and len(d["queues"]) == 4 and
+                  sorted(q["ctrl"] for q in d["queues"]) == [1, 1, 2, 2] and len(cs) == 2 and
+                  sum(c["total"]["ios"] for c in cs) == tot["ios"] > 0 and
+                  all(c["total"]["ios"] == sum(q["ios"] for q in d["queues"] if q["ctrl"] == c["ctrl"])
+                      for c in cs) and
+                  tot["latency_us"]["max"] == max(c["total"]["latency_us"]["max"] for c in cs) and
+                  tot["latency_us"]["min"] == min(c["total"]["latency_us"]["min"] for c in cs) and
+                  min(c["total"]["latency_us"]["p50"] for c in cs) <= tot["latency_us"]["p50"] <=
+                  max(c["total"]["latency_us"]["p50"] for c in cs))
+            what = "ios %s = %d, p50 %s -> %.1f" % (
+                [c["total"]["ios"] for c in cs], tot["ios"],
+                [c["total"]["latency_us"]["p50"] for c in cs], tot["latency_us"]["p50"])
+        check(ok, "multi-r json: " + what)
+        rc, out, err = run(perf, ["-r", trid, "-r", trid, "-q", "2", "-t", "1"])
+        check(rc == 0 and re.search(r"^ctrl1\s+\d", out, re.M) and re.search(r"^ctrl2\s+\d", out, re.M)
+              and re.search(r"^c2q1\s+\d", out, re.M) and re.search(r"^total\s+\d", out, re.M),
+              "multi-r text: rc %d" % rc)
+        rc, out, err = run(perf, ["-r", trid, "-r", trid, "--rate", "200", "-t", "2", "-q", "4",
+                                  "--json"])
+        ok = rc == 0 and 0 < json.loads(out)["total"]["ios"] <= 400
+        check(ok, "multi-r --rate 200: rc %d ios %s" % (rc, json.loads(out)["total"]["ios"] if rc == 0 else "-"))
+        rc, out, err = run(perf, ["discover", "-r", trid, "-r", trid])
+        check(rc == 2 and "discover takes one -r" in err, "multi-usage discover: rc %d %r" % (rc, err.strip()))
+        rc, out, err = run(perf, ["-r", trid, "-r", "traddr:127.0.0.1 trsvcid:%d" % port, "-t", "1"])
+        check(rc == 2 and "-r #2: subnqn of an NVM subsystem is required" in err,
+              "multi-usage second -r: rc %d %r" % (rc, err.strip()))
         check(tgt.poll() is None, "nvmfd still running")
     finally:
         tgt.send_signal(signal.SIGCONT)
