@@ -24,7 +24,7 @@
 #include "stats.h"
 
 #define BENCH_MAX_CPUS 1024
-#define BENCH_MAX_ARGS 48
+#define BENCH_MAX_ARGS 200 /* 64 controllers x (-r TRID) fit */
 #define BENCH_MAX_REPEAT 100
 #define BENCH_MAX_CTRLS 64
 #define BENCH_NAME_MAX 64
@@ -130,6 +130,7 @@ struct bench_perf {
 	char cpus[128]; /* CPU set spec for the perf processes, "" = any */
 	long timeout_ms;
 	long rate; /* --rate IOPS per nvmf-perf process, 0 = closed loop */
+	int one_process; /* all controllers in one nvmf-perf (several -r) */
 	int nr_extra;
 	char *extra[16]; /* owned; appended to nvmf-perf's arguments */
 };
@@ -165,7 +166,7 @@ struct bench_result {
 	int pos[BENCH_MAX_REPEAT];
 	/* What ran, for the record. */
 	char target_cmd[1024];
-	char perf_cmd[1024];
+	char perf_cmd[8192];
 	char load_desc[256];
 	/* CPU sets as resolved on this machine */
 	char target_cpus[128];

@@ -234,10 +234,11 @@ static double jget(struct json_object *o, const char *k, bool *have)
 }
 
 /*
- * Merge the perf reports of @n controllers: throughput and CPU add up;
- * latency avg and percentiles are IOPS-weighted means (an approximation
- * when controllers differ: the histograms are not in the JSON), min/max
- * are min/max.
+ * Merge the reports of @n nvmf-perf processes: throughput and CPU add
+ * up; latency avg and percentiles are IOPS-weighted means (an
+ * approximation when processes differ: the histograms are not in the
+ * JSON; perf.one_process runs every controller in one nvmf-perf, whose
+ * total merges the histograms exactly), min/max are min/max.
  */
 static int parse_perf_reports(const char *dir, int n, double *v, bool *have, char *err, size_t elen)
 {
@@ -419,7 +420,8 @@ static int build_target_argv(const struct bench_cell *c, const char *nvmfd, cons
 	return argc;
 }
 
-static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues,
+/* nvmf-perf's arguments; @nr_r controllers (-r each) in this process. */
+static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, long nr_r,
 			   const struct bench_cpuset *pcpus, char **argv, char *store, size_t cap)
 {
 	const struct bench_perf *p = &c->perf;
@@ -427,9 +429,11 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	int argc = 0, i;
 
 	append_arg(argv, &argc, store, &off, cap, "%s", perf);
-	append_arg(argv, &argc, store, &off, cap, "-r");
-	append_arg(argv, &argc, store, &off, cap, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s",
-		   port, NQN);
+	for (i = 0; i < nr_r; i++) {
+		append_arg(argv, &argc, store, &off, cap, "-r");
+		append_arg(argv, &argc, store, &off, cap,
+			   "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s", port, NQN);
+	}
 	append_arg(argv, &argc, store, &off, cap, "-q");
 	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
 	append_arg(argv, &argc, store, &off, cap, "-o");
@@ -537,13 +541,13 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 {
 	struct bench_result *res = &cell->res;
 	char *targv[BENCH_MAX_ARGS], *pargv[BENCH_MAX_ARGS];
-	char tstore[4096], pstore[2048];
+	char tstore[4096], pstore[16384];
 	char dir[1024], path[1100], logp[1100];
 	struct bench_cpuset online, tcpus, lcpus, pcpus;
 	pid_t tpid = 0, lpid = 0, ppid[BENCH_MAX_CTRLS] = { 0 };
 	bool pdone[BENCH_MAX_CTRLS] = { false };
 	int pstatus[BENCH_MAX_CTRLS];
-	long nctrl, queues;
+	long nctrl, queues, nproc;
 	struct run_state *rs;
 	double t_start, t0, t1, deadline, q0[QF_NR], q1[QF_NR];
 	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0, ns0 = 0, ns1 = 0;
@@ -587,6 +591,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 	if (nctrl > BENCH_MAX_CTRLS)
 		nctrl = BENCH_MAX_CTRLS;
+	/* one nvmf-perf per controller, or one for all (merged histograms) */
+	nproc = cell->perf.one_process > 0 ? 1 : nctrl;
 	bench_cpuset_format(&tcpus, res->target_cpus, sizeof(res->target_cpus));
 	if (pcpus.nr)
 		bench_cpuset_format(&pcpus, res->perf_cpus, sizeof(res->perf_cpus));
@@ -671,13 +677,18 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 
 	/* initiators */
-	build_perf_argv(cell, paths->perf, rs->port, queues, &pcpus, pargv, pstore, sizeof(pstore));
+	i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
+			    sizeof(pstore));
+	if (i < 1 || strcmp(pargv[i - 1], "--json")) {
+		snprintf(err, sizeof(res->err[0]), "nvmf-perf argument list too long");
+		goto out_stop;
+	}
 	join_argv(pargv, res->perf_cmd, sizeof(res->perf_cmd));
-	if (nctrl > 1)
+	if (nproc > 1)
 		snprintf(res->perf_cmd + strlen(res->perf_cmd), sizeof(res->perf_cmd) - strlen(res->perf_cmd),
-			 "  (x%ld controllers)", nctrl);
+			 "  (x%ld processes, one controller each)", nproc);
 	t_start = bench_now();
-	for (i = 0; i < nctrl; i++) {
+	for (i = 0; i < nproc; i++) {
 		char outp[1100], errp[1100];
 
 		snprintf(outp, sizeof(outp), "%s/perf-%d.json", dir, i);
@@ -692,14 +703,14 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	t0 = t_start + cell->warmup + 0.1;
 	t1 = t0 + cell->duration - 0.2;
 	deadline = t_start + cell->warmup + cell->duration + cell->perf.timeout_ms / 1000.0 + 15;
-	while (ndone < nctrl) {
+	while (ndone < nproc) {
 		double now;
 
 		if (bench_stop_sig) {
 			ret = -EINTR;
 			goto out_stop;
 		}
-		for (i = 0; i < nctrl; i++) {
+		for (i = 0; i < nproc; i++) {
 			if (!pdone[i] && bench_proc_poll_exit(ppid[i], &pstatus[i]) == 1) {
 				pdone[i] = true;
 				ndone++;
@@ -747,7 +758,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		snprintf(path, sizeof(path), "%s/stats.json", dir);
 		write_text(path, rs->stats_buf);
 	}
-	for (i = 0; i < nctrl; i++) {
+	for (i = 0; i < nproc; i++) {
 		if (!WIFEXITED(pstatus[i]) || WEXITSTATUS(pstatus[i])) {
 			char tail[200];
 
@@ -758,7 +769,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			goto out_stop;
 		}
 	}
-	if (parse_perf_reports(dir, (int)nctrl, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
+	if (parse_perf_reports(dir, (int)nproc, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
 		goto out_stop;
 	if (s0 && s1 && t1 > t0) {
 		double w = t1 - t0;
@@ -793,7 +804,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	ret = 0;
 
 out_stop:
-	for (i = 0; i < nctrl; i++)
+	for (i = 0; i < nproc; i++)
 		if (ppid[i] > 0)
 			bench_proc_reap_group(ppid[i], NULL, 1);
 	if (lpid > 0)

@@ -593,8 +593,8 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 static int parse_perf(struct json_object *o, const char *path, struct bench_perf *pf, char *err, size_t len)
 {
 	static const char *const keys[] = { "pattern", "io_size", "qd", "queues", "read_pct", "digest",
-					    "busy_poll", "controllers", "cpus", "timeout_ms", "rate", "extra_args",
-					    NULL };
+					    "busy_poll", "controllers", "cpus", "timeout_ms", "rate", "one_process",
+					    "extra_args", NULL };
 	char p[256];
 
 	TRY(check_keys(o, path, keys, err, len));
@@ -616,6 +616,8 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 	TRY(get_long(o, "timeout_ms", path, &pf->timeout_ms, 100, 600000, false, err, len));
 	/* open-loop arrivals (nvmf-perf --rate), IOPS per nvmf-perf process */
 	TRY(get_long(o, "rate", path, &pf->rate, 0, 100000000, false, err, len));
+	/* several controllers as several -r of one nvmf-perf (exact merged percentiles) */
+	TRY(get_bool(o, "one_process", path, &pf->one_process, err, len));
 	if (parse_extra(o, path, pf->extra, &pf->nr_extra, err, len))
 		return -EINVAL;
 	return 0;

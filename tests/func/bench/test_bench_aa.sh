@@ -74,4 +74,27 @@ for r in range(5):
         assert run["metrics"]["target_cpu_s_mio"] > 0 and run["metrics"]["host_cpu_s_mio"] > 0
 assert "iops" in cells["a-again"]["paired_ratio"]
 PY
+
+# perf.one_process: 2 controllers as two -r of one nvmf-perf (its total
+# merges the histograms), open loop at a fixed rate
+cat > "$tmp/one.json" <<'JSON'
+{ "name": "one", "duration": 1, "warmup": 0, "repeat": 1,
+  "defaults": { "target": { "backend": "ram", "backend_size": "16M" } },
+  "cells": [ { "name": "two-ctrls", "perf": { "controllers": 2, "one_process": true, "qd": 4, "rate": 2000 } } ] }
+JSON
+"$NVMF_BENCH" --no-progress --no-plots -o "$tmp/one" "$tmp/one.json" 2> "$tmp/one.err"; rc=$?
+p0=$tmp/one/raw/one/two-ctrls/rep1/perf-0.json
+[ $rc -eq 0 ] && [ -s "$p0" ] && [ ! -e "${p0%-0.json}-1.json" ] && ok "one_process: one nvmf-perf" ||
+	bad "one_process run: rc $rc $(tail -2 "$tmp/one.err")"
+python3 - "$p0" <<'PY' && ok "one_process: 2 controllers, merged total, --rate 2000" || bad "one_process report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["controllers"] == 2 and d["config"]["rate_iops"] == 2000, d["config"]
+assert len(d["controllers"]) == 2
+assert d["total"]["ios"] == sum(c["total"]["ios"] for c in d["controllers"]) > 0
+assert d["total"]["ios"] <= 2000  # open loop: at most the schedule's arrivals in 1 s
+PY
+[ "$(grep -o -- "-r 'trtype" "$tmp/one/cells.json" | wc -l)" -eq 2 ] && ok "perf command has two -r" ||
+	bad "perf command: $(grep perf_cmd "$tmp/one/cells.json")"
+
 exit $fail

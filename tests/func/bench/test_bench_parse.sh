@@ -112,6 +112,8 @@ expect_bad rate-type 'cells[1].perf.rate: must be an integer' \
 	'{"name": "x", "cells": [{"name": "a"}, {"name": "b", "perf": {"rate": "fast"}}]}'
 expect_bad rate-big 'defaults.perf.rate: 100000001 is out of range' \
 	'{"name": "x", "defaults": {"perf": {"rate": 100000001}}, "cells": [{"name": "a"}]}'
+expect_bad one-process-type 'cells[0].perf.one_process: must be true or false' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"one_process": "yes"}}]}'
 echo '{"name": "x", "cells": [{"name": "a", "perf": {"rate": 20000, "cpus": "last:1"},
 	"target": {"cpus": "first:1"}, "contention": {"kind": "hog", "cpus": "target"}}]}' >"$tmp/iso.json"
 "$NVMF_BENCH" --dry-run "$tmp/iso.json" >/dev/null 2>"$tmp/err" && ok "CPU sets and rate accepted" ||
