@@ -104,7 +104,7 @@ static struct json_object *finish(struct json_object *sc, struct json_object *d,
 /* A: bound vs unbound x 4K/1M randrw 50 % x no / medium / heavy load. */
 static struct json_object *seed_a(void)
 {
-	static const char *const cols[] = { "iops", "lat_avg", "p99", "mib_s", "target_cpu", NULL };
+	static const char *const cols[] = { "iops", "lat_avg", "p50", "p99", "target_cpu_s_mio", NULL };
 	static const char *const sizes[] = { "4k", "1m" };
 	static const char *const loads[] = { "none", "medium", "heavy" };
 	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
@@ -115,8 +115,10 @@ static struct json_object *seed_a(void)
 		      "4K and 1M random 50/50 read/write, without and with competing load on the target's CPUs "
 		      "(medium: stress-ng at 45 % per CPU plus a 256 MiB memory worker; heavy: the seed's hog, "
 		      "one thread per CPU at nice -20 rewriting a 128 MiB buffer then sleeping 10 ms). "
-		      "Ratios: unbound against bound at the same size and load; bound against bound without "
-		      "load at the same size.",
+		      "Then latency against load: 4K random reads sent open loop at 2k, 10k and 30k IOPS "
+		      "(nvmf-perf --rate; latency from the intended send time), no contention. "
+		      "Ratios: unbound against bound at the same size and load (or rate); bound against bound "
+		      "without load at the same size.",
 		      "bound-4k-none", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend", jstr("null"));
 	add(sub(d, "perf"), "pattern", jstr("randrw"));
@@ -156,6 +158,30 @@ static struct json_object *seed_a(void)
 				}
 				json_object_array_add(cells, c);
 			}
+		}
+	}
+	/*
+	 * latency vs load (what discussion A's reviewer asked for): 4K random
+	 * reads at fixed open-loop rates, no contention, per mode; the report
+	 * plots p50/p99 against the rate
+	 */
+	for (l = 0; l < 3; l++) {
+		static const long rates[] = { 2000, 10000, 30000 };
+
+		for (e = 0; e < 2; e++) {
+			char name[64], group[64], base[64];
+			struct json_object *c;
+
+			snprintf(name, sizeof(name), "%s-4k-rate-%ldk", e ? "unbound" : "bound", rates[l] / 1000);
+			snprintf(group, sizeof(group), "4k-rate-%ldk", rates[l] / 1000);
+			snprintf(base, sizeof(base), "bound-4k-rate-%ldk", rates[l] / 1000);
+			c = cell(name, group, e ? "unbound" : "bound", base);
+			add(sub(c, "target"), "exec", jstr(e ? "unbound" : "bound"));
+			add(sub(c, "perf"), "io_size", jstr("4k"));
+			add(sub(c, "perf"), "pattern", jstr("randread"));
+			add(sub(c, "perf"), "rate", jint(rates[l]));
+			add(sub(c, "contention"), "kind", jstr("none"));
+			json_object_array_add(cells, c);
 		}
 	}
 	return finish(sc, d, 2, cells);

@@ -481,9 +481,18 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 					fprintf(f, "  - run %d: %s\n", r + 1, c->res.err[r]);
 		}
 		fprintf(f, "\n</details>\n\n");
-		if (plots)
-			fprintf(f, "![%s](plots/%s-bars.png)\n![%s latency](plots/%s-latency.png)\n\n", sc->name, sc->name,
+		if (plots) {
+			fprintf(f, "![%s](plots/%s-bars.png)\n![%s latency](plots/%s-latency.png)\n", sc->name, sc->name,
 				sc->name, sc->name);
+			for (i = 0; i < sc->nr_cells; i++) {
+				if (cell_ran(&sc->cells[i]) && sc->cells[i].perf.rate > 0) {
+					fprintf(f, "![%s latency vs load](plots/%s-latency-load.png)\n", sc->name,
+						sc->name);
+					break;
+				}
+			}
+			fprintf(f, "\n");
+		}
 	}
 	fclose(f);
 	return 0;
@@ -763,6 +772,89 @@ static int write_plot(const struct bench_scenario *sc, const char *pdir)
 	return 0;
 }
 
+/*
+ * Latency against offered load: for the cells with a fixed rate
+ * (perf.rate), p50 and p99 per series against the rate. Writes
+ * <scenario>-latency-load.{dat,gp}; 1 if there was something to plot.
+ */
+static int write_load_plot(const struct bench_scenario *sc, const char *pdir)
+{
+	static char series[64][BENCH_NAME_MAX];
+	long rates[64];
+	int nr = 0, ns = 0, i, r, s, k;
+	char path[1200];
+	FILE *f;
+
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i];
+		const char *sn = *c->series ? c->series : c->name;
+		bool seen = false;
+
+		if (!cell_ran(c) || c->perf.rate <= 0)
+			continue;
+		if (!in_list(series, ns, sn) && ns < 64)
+			snprintf(series[ns++], BENCH_NAME_MAX, "%s", sn);
+		for (r = 0; r < nr; r++)
+			seen |= rates[r] == c->perf.rate;
+		if (!seen && nr < 64)
+			rates[nr++] = c->perf.rate;
+	}
+	if (!nr)
+		return 0;
+	for (r = 1; r < nr; r++) /* ascending */
+		for (k = r; k > 0 && rates[k - 1] > rates[k]; k--) {
+			long t = rates[k];
+
+			rates[k] = rates[k - 1];
+			rates[k - 1] = t;
+		}
+	snprintf(path, sizeof(path), "%s/%s-latency-load.dat", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "rate");
+	for (s = 0; s < ns; s++)
+		fprintf(f, " \"%s p50\" \"%s p99\"", series[s], series[s]);
+	fprintf(f, "\n");
+	for (r = 0; r < nr; r++) {
+		fprintf(f, "%ld", rates[r]);
+		for (s = 0; s < ns; s++) {
+			const struct bench_cell *hit = NULL;
+
+			for (i = 0; i < sc->nr_cells; i++) {
+				const struct bench_cell *c = &sc->cells[i];
+				const char *sn = *c->series ? c->series : c->name;
+
+				if (cell_ran(c) && c->perf.rate == rates[r] && !strcmp(sn, series[s]))
+					hit = c;
+			}
+			for (k = 0; k < 2; k++) {
+				int m = k ? BM_P99 : BM_P50;
+
+				if (hit && hit->res.have_median[m] && hit->res.median[m] > 0)
+					fprintf(f, " %g", hit->res.median[m]);
+				else
+					fprintf(f, " -");
+			}
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s-latency-load.gp", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "set terminal pngcairo size 1000,600 noenhanced font ',10'\n");
+	fprintf(f, "set datafile missing '-'\nset key outside right top\nset grid\nset logscale y\n");
+	fprintf(f, "set output '%s/%s-latency-load.png'\n", pdir, sc->name);
+	fprintf(f, "set title '%s: latency vs offered load (open loop, median over rounds)'\n", sc->name);
+	fprintf(f, "set xlabel 'offered load (IOPS, nvmf-perf --rate)'\nset ylabel 'latency (us)'\n");
+	fprintf(f, "plot for [i=2:%d] '%s/%s-latency-load.dat' using 1:i with linespoints title columnheader(i)\n",
+		2 * ns + 1, pdir, sc->name);
+	fclose(f);
+	return 1;
+}
+
 static int cells_ran(const struct bench_scenario *sc)
 {
 	int i, n = 0;
@@ -813,6 +905,12 @@ int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, 
 			argv[0] = (char *)paths->gnuplot;
 			argv[1] = gp;
 			argv[2] = NULL;
+			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
+			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
+				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
+			if (write_load_plot(&scs[s], pdir) <= 0)
+				continue;
+			snprintf(gp, sizeof(gp), "%s/%s-latency-load.gp", pdir, scs[s].name);
 			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
 			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
 				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);

@@ -18,6 +18,7 @@
  * lose the per-queue thread statistics the report is about.
  */
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <pthread.h>
@@ -407,37 +408,30 @@ static int rate_submit(struct worker *w, uint64_t now)
 static int wait_ms(const struct perf_run *run, uint64_t now);
 
 /*
- * --rate: wait for the next arrival. Arrivals 1 ms or more away block in
- * poll(2) (a completion ends the wait early); closer ones are polled for
- * while I/O is in flight (so completions are timed when they come) and
- * slept for when none is. Return: <0 on a connection error.
+ * --rate: wait for the next arrival or a completion, whichever comes
+ * first: poll(2) on the queue's socket with a nanosecond timeout (ppoll),
+ * so neither an arrival nor a completion waits for a millisecond tick and
+ * no thread spins (queue threads sharing a CPU would starve each other).
+ * The caller's loop then sends and reaps. Return: 0; -errno of ppoll().
  */
 static int rate_wait(struct worker *w)
 {
 	struct perf_run *run = w->run;
-	uint64_t now = now_ns(), gap = w->next_ns > now ? w->next_ns - now : 0;
-	int ms;
+	uint64_t now = now_ns(), until = w->next_ns;
+	struct pollfd pfd = { .fd = nvmfd_host_qp_fd(w->qp), .events = POLLIN };
+	struct timespec ts;
 
-	if (w->outstanding >= run->o.depth) {
-		/* every slot busy: only a completion can make progress */
-		w->waits++;
-		return nvmfd_host_qp_wait(w->qp, wait_ms(run, now));
-	}
-	if (!gap)
+	/* every slot busy: only a completion can make progress */
+	if (w->outstanding >= run->o.depth || until > run->end_ns)
+		until = now + (uint64_t)wait_ms(run, now) * 1000000ull;
+	if (until <= now)
 		return 0;
-	if (gap < 1000000ull) {
-		if (!w->outstanding) {
-			struct timespec ts = { 0, (long)gap };
-
-			nanosleep(&ts, NULL);
-		}
-		return 0;
-	}
-	ms = (int)(gap / 1000000ull);
-	if (ms > wait_ms(run, now))
-		ms = wait_ms(run, now);
+	ts.tv_sec = (time_t)((until - now) / 1000000000ull);
+	ts.tv_nsec = (long)((until - now) % 1000000000ull);
 	w->waits++;
-	return nvmfd_host_qp_wait(w->qp, ms);
+	if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
 }
 
 /* Milliseconds to block at most: until the end of the run, <= 50 ms. */

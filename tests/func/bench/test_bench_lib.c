@@ -217,7 +217,7 @@ static void test_builtins(void **state)
 		total += sc.nr_cells;
 		bench_scenario_free(&sc);
 	}
-	assert_int_equal(total, 12 + 4 + 3 + 8 + 32 + 2);
+	assert_int_equal(total, 12 + 6 + 4 + 3 + 8 + 32 + 2);
 	assert_null(bench_builtin_text("nope"));
 	assert_int_equal(bench_metric_lookup("p99.99"), BM_P9999);
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
