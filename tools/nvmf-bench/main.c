@@ -88,6 +88,9 @@ static void usage(FILE *f)
 	      "  -S, --seed N           seed of the run order and the bootstrap (default:\n"
 	      "                         from the clock; printed at the start and in the\n"
 	      "                         report)\n"
+	      "      --full             the recipe for a quiet many-core machine: 10 rounds\n"
+	      "                         of 30 s + 5 s warmup, --strict, --busy-cpus 0.1\n"
+	      "                         (-r, -d, -w, --busy-cpus still override)\n"
 	      "      --strict           re-run runs flagged busy (other work on the machine)\n"
 	      "      --strict-tries N   runs at most per flagged run, 2..10 (default 3)\n"
 	      "      --busy-cpus X      flag a run when other work used more than X CPUs\n"
@@ -311,6 +314,7 @@ enum {
 	OPT_STRICT,
 	OPT_STRICT_TRIES,
 	OPT_BUSY_CPUS,
+	OPT_FULL,
 };
 
 #define MAX_ORDER 512
@@ -412,6 +416,7 @@ int main(int argc, char **argv)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "strict-tries", required_argument, NULL, OPT_STRICT_TRIES },
 		{ "busy-cpus", required_argument, NULL, OPT_BUSY_CPUS },
+		{ "full", no_argument, NULL, OPT_FULL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -422,7 +427,7 @@ int main(int argc, char **argv)
 	static char out_dir[PATH_MAX], cmdline[4096];
 	struct bench_paths paths = { 0 };
 	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
-	bool have_seed = false, interrupted = false;
+	bool have_seed = false, interrupted = false, full = false, have_busy = false;
 	struct progress pg = { 0 };
 	bool list = false, dry = false, no_plots = false, no_progress = false;
 	const char *out = NULL;
@@ -500,7 +505,11 @@ int main(int argc, char **argv)
 				return BENCH_EXIT_USAGE;
 			}
 			break;
+		case OPT_FULL:
+			full = true;
+			break;
 		case OPT_BUSY_CPUS:
+			have_busy = true;
 			ro.busy_cpus = strtod(optarg, &end);
 			if (*end || end == optarg || !(ro.busy_cpus >= 0 && ro.busy_cpus <= BENCH_MAX_CPUS)) {
 				fprintf(stderr, "nvmf-bench: --busy-cpus: a number of CPUs, 0..%d\n",
@@ -546,6 +555,22 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* --full: the recipe for a quiet machine; explicit options win */
+	if (full) {
+		if (ov.quick) {
+			fprintf(stderr, "nvmf-bench: --full and --quick exclude each other\n");
+			return BENCH_EXIT_USAGE;
+		}
+		if (!ov.repeat)
+			ov.repeat = 10;
+		if (ov.duration < 0)
+			ov.duration = 30;
+		if (ov.warmup < 0)
+			ov.warmup = 5;
+		if (!have_busy)
+			ro.busy_cpus = 0.1;
+		ro.strict = true;
+	}
 	/* load and validate everything before starting anything */
 	if (optind == argc) {
 		for (i = 0; i < bench_builtin_count(); i++) {

@@ -118,13 +118,18 @@ echo '{"name": "x", "cells": [{"name": "a", "perf": {"rate": 20000, "cpus": "las
 	"target": {"cpus": "first:1"}, "contention": {"kind": "hog", "cpus": "target"}}]}' >"$tmp/iso.json"
 "$NVMF_BENCH" --dry-run "$tmp/iso.json" >/dev/null 2>"$tmp/err" && ok "CPU sets and rate accepted" ||
 	bad "CPU sets and rate rejected: $(cat "$tmp/err")"
-for a in "--seed -1" "--seed x" "--strict-tries 1" "--strict-tries 11" "--busy-cpus -0.5" "--busy-cpus x"; do
+for a in "--full --quick" "--seed -1" "--seed x" "--strict-tries 1" "--strict-tries 11" "--busy-cpus -0.5" "--busy-cpus x"; do
 	# shellcheck disable=SC2086
 	"$NVMF_BENCH" --dry-run $a "$tmp/iso.json" >/dev/null 2>&1; rc=$?
 	[ $rc -eq 2 ] && ok "bad $a: exit 2" || bad "bad $a: exit $rc"
 done
 "$NVMF_BENCH" --dry-run --seed 0x2a "$tmp/iso.json" > "$tmp/out" && grep -q 'order seed 42$' "$tmp/out" &&
 	ok "--seed 0x2a is 42 in the plan" || bad "--seed not in the plan: $(cat "$tmp/out")"
+
+"$NVMF_BENCH" --dry-run --full "$tmp/iso.json" > "$tmp/out" && grep -q '10 x (30 s + 5 s warmup)' "$tmp/out" &&
+	ok "--full plans 10 rounds of 30 s + 5 s" || bad "--full plan: $(cat "$tmp/out")"
+"$NVMF_BENCH" --dry-run --full -r 3 "$tmp/iso.json" > "$tmp/out" && grep -q ' 3 x (30 s' "$tmp/out" &&
+	ok "--full -r 3: -r wins" || bad "--full -r 3 plan: $(cat "$tmp/out")"
 
 # missing file and unknown built-in: exit 2 as well
 "$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?
