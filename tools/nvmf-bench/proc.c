@@ -537,6 +537,57 @@ static int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Call @fn(text, @arg) with /proc/@pid/task/<tid>/@name of every thread.
+ * Return: files read (threads may exit meanwhile); -ESRCH if the process
+ * is gone.
+ */
+static int task_files(pid_t pid, const char *name, void (*fn)(const char *text, void *arg), void *arg)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while ((de = readdir(d))) {
+		char tpath[300];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/%s", pid, de->d_name, name);
+		if (read_file(tpath, buf, sizeof(buf)))
+			continue;
+		fn(buf, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* task_files() callbacks: a status file's context switches (arg: two
+ * counters), a schedstat file's first field (arg: one counter) */
+static void add_ctxsw(const char *text, void *arg)
+{
+	uint64_t **c = arg;
+	const char *l;
+
+	l = strstr(text, "\nvoluntary_ctxt_switches:");
+	if (l)
+		*c[0] += strtoull(l + 25, NULL, 10);
+	l = strstr(text, "\nnonvoluntary_ctxt_switches:");
+	if (l)
+		*c[1] += strtoull(l + 28, NULL, 10);
+}
+
+static void add_first(const char *text, void *arg)
+{
+	*(uint64_t *)arg += strtoull(text, NULL, 10);
+}
+
 /**
  * bench_proc_sample() - CPU time and context switches of process @pid.
  * @pid: any process.
@@ -552,9 +603,8 @@ int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *
 {
 	char path[64], buf[4096];
 	unsigned long long ut, st;
-	struct dirent *de;
+	uint64_t *ctx[2] = { vctx, ictx };
 	char *p;
-	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_file(path, buf, sizeof(buf)))
@@ -565,28 +615,7 @@ int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *
 		return -ESRCH;
 	*cpu_ticks = ut + st;
 	*vctx = *ictx = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while ((de = readdir(d))) {
-		char tpath[300];
-		char *l;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/status", pid, de->d_name);
-		if (read_file(tpath, buf, sizeof(buf)))
-			continue;
-		l = strstr(buf, "\nvoluntary_ctxt_switches:");
-		if (l)
-			*vctx += strtoull(l + 25, NULL, 10);
-		l = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-		if (l)
-			*ictx += strtoull(l + 28, NULL, 10);
-	}
-	closedir(d);
-	return 0;
+	return task_files(pid, "status", add_ctxsw, ctx) < 0 ? -ESRCH : 0;
 }
 
 /**
@@ -603,29 +632,13 @@ int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *
  */
 int bench_proc_cpu_ns(pid_t pid, uint64_t *ns)
 {
-	char path[64], buf[256];
-	struct dirent *de;
-	int found = 0;
-	DIR *d;
+	int n;
 
 	*ns = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while ((de = readdir(d))) {
-		char tpath[300];
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/schedstat", pid, de->d_name);
-		if (read_file(tpath, buf, sizeof(buf)))
-			continue;
-		*ns += strtoull(buf, NULL, 10);
-		found = 1;
-	}
-	closedir(d);
-	return found ? 0 : -ENOENT;
+	n = task_files(pid, "schedstat", add_first, ns);
+	if (n < 0)
+		return n;
+	return n ? 0 : -ENOENT;
 }
 
 /**

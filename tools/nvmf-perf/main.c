@@ -616,6 +616,24 @@ struct stats {
 	const struct nvmfd_hist *hist;
 };
 
+/* Add the counters of @s to @dst (CPU time and switches too; worst lag). */
+static void stats_add(struct stats *dst, const struct stats *s)
+{
+	dst->ios += s->ios;
+	dst->bytes += s->bytes;
+	dst->reads += s->reads;
+	dst->writes += s->writes;
+	dst->usr += s->usr;
+	dst->sys += s->sys;
+	dst->nvcsw += s->nvcsw;
+	dst->nivcsw += s->nivcsw;
+	dst->verified_blocks += s->verified_blocks;
+	dst->unverified_reads += s->unverified_reads;
+	dst->queued += s->queued;
+	if (s->max_lag_ns > dst->max_lag_ns)
+		dst->max_lag_ns = s->max_lag_ns;
+}
+
 static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
 static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
 
@@ -865,28 +883,8 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 			s.hist = w->hist;
 			nvmfd__hist_merge(all, w->hist);
 			nvmfd__hist_merge(call, w->hist);
-			ctot.ios += s.ios;
-			ctot.bytes += s.bytes;
-			ctot.reads += s.reads;
-			ctot.writes += s.writes;
-			ctot.usr += s.usr;
-			ctot.sys += s.sys;
-			ctot.nvcsw += s.nvcsw;
-			ctot.nivcsw += s.nivcsw;
-			ctot.verified_blocks += s.verified_blocks;
-			ctot.unverified_reads += s.unverified_reads;
-			ctot.queued += s.queued;
-			if (s.max_lag_ns > ctot.max_lag_ns)
-				ctot.max_lag_ns = s.max_lag_ns;
-			tot.queued += s.queued;
-			if (s.max_lag_ns > tot.max_lag_ns)
-				tot.max_lag_ns = s.max_lag_ns;
-			tot.ios += s.ios;
-			tot.bytes += s.bytes;
-			tot.reads += s.reads;
-			tot.writes += s.writes;
-			tot.verified_blocks += s.verified_blocks;
-			tot.unverified_reads += s.unverified_reads;
+			stats_add(&ctot, &s);
+			stats_add(&tot, &s); /* CPU and switches: replaced by the process's */
 			if (n > 1)
 				snprintf(name, sizeof(name), "c%uq%u", c + 1, i + 1);
 			else

@@ -10,18 +10,7 @@
 # the test fails only if both differ (a false alarm about 1 run in 400).
 set -u
 : "${NVMF_BENCH:?}" "${BENCH_TESTDIR:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
-
-# col FILE CELL NAME: a column of cells.csv by header name
-col() {
-	awk -F, -v cell="$2" -v name="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
-		$2 == cell { print $c }' "$1"
-}
+. "$BENCH_TESTDIR/lib.sh"
 
 run_aa() { # SEED OUT
 	"$NVMF_BENCH" --no-progress --no-plots --seed "$1" -o "$2" "$BENCH_TESTDIR/aa.json" 2> "$2.err"

@@ -4,12 +4,7 @@
 # bench/scenarios are exactly what --write-scenarios produces.
 set -u
 : "${NVMF_BENCH:?}" "${BENCH_SCENARIOS:?}" "${BENCH_TESTDIR:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+. "$BENCH_TESTDIR/lib.sh"
 
 # expect_bad NAME FIELD-TEXT JSON: exit status 2 and FIELD-TEXT on stderr
 expect_bad() {
