@@ -223,6 +223,55 @@ static void test_builtins(void **state)
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
 }
 
+/* The noise guard's arithmetic on synthetic snapshots, and a real one. */
+static void test_noise_guard(void **state)
+{
+	struct bench_sys_sample a = { 0 }, b = { 0 };
+	double tck = (double)sysconf(_SC_CLK_TCK);
+
+	(void)state;
+	a.t = 100;
+	b.t = 101; /* 1 s */
+	a.busy_ticks = 1000;
+	b.busy_ticks = 1000 + (uint64_t)(2 * tck); /* the machine: 2 CPU-s */
+	a.own_cpu_s = 3;
+	b.own_cpu_s = 3.5; /* the bench and its children: 0.5 CPU-s */
+	assert_true(fabs(bench_sys_foreign_cpus(&a, &b) - 1.5) < 1e-9);
+	b.own_cpu_s = 6; /* more than the machine (tick rounding): never negative */
+	assert_true(bench_sys_foreign_cpus(&a, &b) == 0);
+	b.t = a.t; /* empty interval */
+	assert_true(bench_sys_foreign_cpus(&a, &b) == 0);
+	b.t = 102;
+	a.steal_ticks = 0;
+	b.steal_ticks = (uint64_t)tck; /* 1 CPU-s stolen over 2 s */
+	assert_true(fabs(bench_sys_steal_cpus(&a, &b) - 0.5) < 1e-9);
+	/* this machine: readable, sane */
+	assert_int_equal(bench_sys_sample(&a), 0);
+	bench_sleep(0.05);
+	assert_int_equal(bench_sys_sample(&b), 0);
+	assert_true(b.t > a.t && b.busy_ticks >= a.busy_ticks && b.own_cpu_s >= a.own_cpu_s);
+	assert_true(a.loadavg1 >= 0);
+	assert_true(a.psi_some_avg10 == -1 || (a.psi_some_avg10 >= 0 && a.psi_some_avg10 <= 100));
+	assert_true(bench_sys_foreign_cpus(&a, &b) >= 0);
+}
+
+/* bench_proc_cpu_ns() and bench_proc_sample() on this process. */
+static void test_proc_cpu(void **state)
+{
+	uint64_t ns0, ns1, ticks, v, i;
+	volatile double x = 0;
+
+	(void)state;
+	assert_int_equal(bench_proc_cpu_ns(getpid(), &ns0), 0);
+	for (long k = 0; k < 20000000; k++)
+		x += (double)k;
+	assert_int_equal(bench_proc_cpu_ns(getpid(), &ns1), 0);
+	assert_true(ns1 > ns0);
+	assert_int_equal(bench_proc_sample(getpid(), &ticks, &v, &i), 0);
+	assert_true(v + i > 0 || ticks > 0);
+	assert_int_equal(bench_proc_cpu_ns(0x7ffffff0, &ns0), -ESRCH);
+}
+
 /* A listening UNIX socket at @path (left bound: the file stays). */
 static void make_sock(const char *path)
 {
@@ -309,7 +358,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuset),	   cmocka_unit_test(test_count), cmocka_unit_test(test_defaults_and_quick),
 		cmocka_unit_test(test_aggregate), cmocka_unit_test(test_builtins),
-		cmocka_unit_test(test_sockdir),
+		cmocka_unit_test(test_sockdir),	   cmocka_unit_test(test_noise_guard),
+		cmocka_unit_test(test_proc_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
