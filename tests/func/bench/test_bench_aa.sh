@@ -86,4 +86,23 @@ PY
 [ "$(grep -o -- "-r 'trtype" "$tmp/one/cells.json" | wc -l)" -eq 2 ] && ok "perf command has two -r" ||
 	bad "perf command: $(grep perf_cmd "$tmp/one/cells.json")"
 
+# the noise guard: --busy-cpus 1024 flags nothing; --strict --busy-cpus 0
+# re-runs a run in which any other work was seen (--strict-tries 2: at most
+# one re-run), and says so
+"$NVMF_BENCH" --no-progress --no-plots --busy-cpus 1024 -o "$tmp/calm" "$tmp/one.json" 2>/dev/null
+[ "$(col "$tmp/calm/cells.csv" two-ctrls busy_runs)" = 0 ] && ok "--busy-cpus 1024: no busy run" ||
+	bad "--busy-cpus 1024: busy_runs $(col "$tmp/calm/cells.csv" two-ctrls busy_runs)"
+"$NVMF_BENCH" --no-progress --no-plots --strict --strict-tries 2 --busy-cpus 0 -o "$tmp/strict" "$tmp/one.json" \
+	2> "$tmp/strict.err"
+python3 - "$tmp/strict/cells.json" "$tmp/strict.err" <<'PY' && ok "--strict: busy runs re-run, at most --strict-tries" || bad "--strict: $(cat "$tmp/strict.err")"
+import json, sys
+run = json.load(open(sys.argv[1]))["cells"][0]["runs"][0]
+err = open(sys.argv[2]).read()
+assert run["tries"] in (1, 2), run["tries"]
+# a first try that was not busy is kept; a busy one is re-run once and the re-run kept
+assert (run["tries"] == 2) == ("machine busy" in err and "re-running" in err), (run, err)
+if run["tries"] == 1:
+    assert not run["busy"]
+PY
+
 exit $fail
