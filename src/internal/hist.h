@@ -83,6 +83,16 @@ uint64_t nvmfd__hist_max(const struct nvmfd_hist *h);
 /** nvmfd__hist_mean() - arithmetic mean, 0 when empty. */
 double nvmfd__hist_mean(const struct nvmfd_hist *h);
 
+/**
+ * nvmfd__hist_stddev() - population standard deviation, 0 with fewer
+ * than 2 values. Computed from the buckets around the exact mean: every
+ * value counts as its bucket's midpoint (clamped to min..max), so the
+ * result is within the bucket resolution (0.4 %) of the values' own.
+ * Histograms merged with nvmfd__hist_merge() give the deviation of all
+ * their values together (not an average of deviations).
+ */
+double nvmfd__hist_stddev(const struct nvmfd_hist *h);
+
 /** nvmfd__hist_bucket_of() - bucket index of a value (exposed for tests). */
 uint32_t nvmfd__hist_bucket_of(uint64_t v);
 

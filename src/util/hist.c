@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* hist.c - log-linear latency histogram; see internal/hist.h. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,4 +124,27 @@ uint64_t nvmfd__hist_max(const struct nvmfd_hist *h)
 double nvmfd__hist_mean(const struct nvmfd_hist *h)
 {
 	return h->count ? (double)h->sum / (double)h->count : 0.0;
+}
+
+double nvmfd__hist_stddev(const struct nvmfd_hist *h)
+{
+	double mean, acc = 0;
+
+	if (h->count < 2)
+		return 0.0;
+	mean = nvmfd__hist_mean(h);
+	for (uint32_t i = 0; i < NVMFD_HIST_BUCKETS; i++) {
+		double v, d;
+
+		if (!h->buckets[i])
+			continue;
+		v = (double)nvmfd__hist_bucket_low(i) + (double)(bucket_width(i) - 1) / 2;
+		if (v < (double)h->min)
+			v = (double)h->min;
+		if (v > (double)h->max)
+			v = (double)h->max;
+		d = v - mean;
+		acc += d * d * (double)h->buckets[i];
+	}
+	return sqrt(acc / (double)h->count);
 }

@@ -21,8 +21,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "stats.h"
+
 #define BENCH_MAX_CPUS 1024
-#define BENCH_MAX_ARGS 48
+#define BENCH_MAX_ARGS 200 /* 64 controllers x (-r TRID) fit */
 #define BENCH_MAX_REPEAT 100
 #define BENCH_MAX_CTRLS 64
 #define BENCH_NAME_MAX 64
@@ -58,6 +60,21 @@ enum bench_metric {
 	BM_REQUEUES_PS,
 	BM_IDLE_POLLS_PS,
 	BM_EAGAIN,
+	/* cost per I/O: CPU-seconds per million I/Os, context switches and
+	 * syscalls per I/O */
+	BM_TGT_CPU_S_MIO,
+	BM_HOST_CPU_S_MIO,
+	BM_TGT_CTXSW_IO,
+	BM_HOST_CTXSW_IO,
+	BM_HOST_SYSCALLS_IO,
+	/* noise guard: CPUs used by other work before / during the run, CPU
+	 * steal during it (a VM's host busy), CPU pressure and load average
+	 * just before it */
+	BM_FOREIGN_PRE,
+	BM_FOREIGN_RUN,
+	BM_STEAL,
+	BM_PSI_PRE,
+	BM_LOADAVG_PRE,
 	BM_NR
 };
 
@@ -112,6 +129,8 @@ struct bench_perf {
 	char controllers[32]; /* "N" or "K*ncpu": nvmf-perf processes */
 	char cpus[128]; /* CPU set spec for the perf processes, "" = any */
 	long timeout_ms;
+	long rate; /* --rate IOPS per nvmf-perf process, 0 = closed loop */
+	int one_process; /* all controllers in one nvmf-perf (several -r) */
 	int nr_extra;
 	char *extra[16]; /* owned; appended to nvmf-perf's arguments */
 };
@@ -135,10 +154,24 @@ struct bench_result {
 	double stddev[BM_NR];
 	bool have_median[BM_NR];
 	double ratio; /* primary metric / baseline's, 0 if unknown */
+	/* paired ratio to the baseline (runs of the same round), per metric */
+	struct bench_ci ci[BM_NR];
+	bool have_ci[BM_NR];
+	/* noise guard: run r was made while the machine was busy with other
+	 * work (foreign CPU over the threshold); tries[r] runs were made */
+	bool busy[BENCH_MAX_REPEAT];
+	int tries[BENCH_MAX_REPEAT];
+	int nr_busy;
+	/* order: position of run r in its round (1 = first) */
+	int pos[BENCH_MAX_REPEAT];
 	/* What ran, for the record. */
 	char target_cmd[1024];
-	char perf_cmd[1024];
+	char perf_cmd[8192];
 	char load_desc[256];
+	/* CPU sets as resolved on this machine */
+	char target_cpus[128];
+	char perf_cpus[128];
+	char load_cpus[128];
 };
 
 struct bench_cell {
@@ -180,6 +213,14 @@ struct bench_overrides {
 	const char *cell_filter; /* fnmatch pattern or NULL */
 };
 
+/* How a run goes: order, noise guard. */
+struct bench_run_opts {
+	uint64_t seed; /* run order and bootstrap */
+	bool strict; /* re-run runs flagged busy */
+	int strict_tries; /* at most this many runs per flagged run */
+	double busy_cpus; /* foreign CPUs above which a run is flagged */
+};
+
 /* scenario.c */
 int bench_scenario_parse(struct json_object *root, const char *source, struct bench_scenario *sc,
 			 char *err, size_t errlen);
@@ -207,6 +248,21 @@ void bench_proc_kill_all(void);
 int bench_proc_alive(void);
 int bench_proc_poll_exit(pid_t pid, int *status);
 int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx);
+int bench_proc_cpu_ns(pid_t pid, uint64_t *ns);
+
+/* A snapshot of the whole machine for the noise guard (proc.c). */
+struct bench_sys_sample {
+	double t; /* bench_now() */
+	uint64_t busy_ticks; /* /proc/stat user+nice+system+irq+softirq */
+	uint64_t steal_ticks;
+	double own_cpu_s; /* this process + its reaped children, CPU-seconds */
+	double psi_some_avg10; /* /proc/pressure/cpu, %; -1 if unavailable */
+	uint64_t psi_some_total_us;
+	double loadavg1;
+};
+int bench_sys_sample(struct bench_sys_sample *s);
+double bench_sys_foreign_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
+double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
 int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len);
 /* Control sockets live in <base>/nvmf-bench.<pid>/ (base: /tmp). */
 #define BENCH_SOCKDIR_PREFIX "nvmf-bench."
@@ -227,12 +283,13 @@ struct bench_paths {
 };
 
 int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,
-			const struct bench_paths *paths, void (*tick)(void *arg), void *tick_arg);
+			const struct bench_paths *paths, const struct bench_run_opts *ro, void (*tick)(void *arg),
+			void *tick_arg);
 
 /* report.c */
-void bench_result_aggregate(struct bench_scenario *sc);
+void bench_result_aggregate(struct bench_scenario *sc, uint64_t seed);
 int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_paths *paths,
-		       const char *cmdline, double elapsed_s, bool interrupted);
+		       const struct bench_run_opts *ro, const char *cmdline, double elapsed_s, bool interrupted);
 int bench_metric_lookup(const char *key);
 
 #endif

@@ -16,10 +16,10 @@
 
 #include "bench.h"
 
-#define NR_BUILTIN 5
+#define NR_BUILTIN 6
 
 static const char *const names[NR_BUILTIN] = { "seed-a-unbound", "seed-b-cpu-heavy", "seed-c-idle-poll",
-					       "seed-d-cq-pool", "seed-e-host-scaling" };
+					       "seed-d-cq-pool", "seed-e-host-scaling", "self-check-aa" };
 
 static char texts[NR_BUILTIN][65536];
 
@@ -104,7 +104,7 @@ static struct json_object *finish(struct json_object *sc, struct json_object *d,
 /* A: bound vs unbound x 4K/1M randrw 50 % x no / medium / heavy load. */
 static struct json_object *seed_a(void)
 {
-	static const char *const cols[] = { "iops", "lat_avg", "p99", "mib_s", "target_cpu", NULL };
+	static const char *const cols[] = { "iops", "lat_avg", "p50", "p99", "target_cpu_s_mio", NULL };
 	static const char *const sizes[] = { "4k", "1m" };
 	static const char *const loads[] = { "none", "medium", "heavy" };
 	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
@@ -115,9 +115,11 @@ static struct json_object *seed_a(void)
 		      "4K and 1M random 50/50 read/write, without and with competing load on the target's CPUs "
 		      "(medium: stress-ng at 45 % per CPU plus a 256 MiB memory worker; heavy: the seed's hog, "
 		      "one thread per CPU at nice -20 rewriting a 128 MiB buffer then sleeping 10 ms). "
-		      "Ratios: unbound against bound at the same size and load; bound against bound without "
-		      "load at the same size.",
-		      "bound-4k-none", 10, 2, 3, cols, 3, 1, 1);
+		      "Then latency against load: 4K random reads sent open loop at 2k, 10k and 30k IOPS "
+		      "(nvmf-perf --rate; latency from the intended send time), no contention. "
+		      "Ratios: unbound against bound at the same size and load (or rate); bound against bound "
+		      "without load at the same size.",
+		      "bound-4k-none", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend", jstr("null"));
 	add(sub(d, "perf"), "pattern", jstr("randrw"));
 	add(sub(d, "perf"), "read_pct", jint(50));
@@ -158,6 +160,30 @@ static struct json_object *seed_a(void)
 			}
 		}
 	}
+	/*
+	 * latency vs load (what discussion A's reviewer asked for): 4K random
+	 * reads at fixed open-loop rates, no contention, per mode; the report
+	 * plots p50/p99 against the rate
+	 */
+	for (l = 0; l < 3; l++) {
+		static const long rates[] = { 2000, 10000, 30000 };
+
+		for (e = 0; e < 2; e++) {
+			char name[64], group[64], base[64];
+			struct json_object *c;
+
+			snprintf(name, sizeof(name), "%s-4k-rate-%ldk", e ? "unbound" : "bound", rates[l] / 1000);
+			snprintf(group, sizeof(group), "4k-rate-%ldk", rates[l] / 1000);
+			snprintf(base, sizeof(base), "bound-4k-rate-%ldk", rates[l] / 1000);
+			c = cell(name, group, e ? "unbound" : "bound", base);
+			add(sub(c, "target"), "exec", jstr(e ? "unbound" : "bound"));
+			add(sub(c, "perf"), "io_size", jstr("4k"));
+			add(sub(c, "perf"), "pattern", jstr("randread"));
+			add(sub(c, "perf"), "rate", jint(rates[l]));
+			add(sub(c, "contention"), "kind", jstr("none"));
+			json_object_array_add(cells, c);
+		}
+	}
 	return finish(sc, d, 2, cells);
 }
 
@@ -174,7 +200,7 @@ static struct json_object *seed_b(void)
 		      "Seed B (bench/seeds.md): CPU-bound per-request work (CRC32C data digest on every 128 KiB read) with one "
 		      "stream (one queue) and several (2 per CPU), bound vs unbound. Spreading should help the "
 		      "single stream most.",
-		      "bound-1stream", 10, 2, 3, cols, 3, 1, 1);
+		      "bound-1stream", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend", jstr("null"));
 	add(sub(d, "perf"), "pattern", jstr("read"));
 	add(sub(d, "perf"), "io_size", jstr("128k"));
@@ -207,7 +233,7 @@ static struct json_object *seed_c(void)
 		      "Seed C (bench/seeds.md): 4K random reads, QD 32, 4 connections per CPU on a file backend (io_uring): "
 		      "event driven vs idle polling (750 ms, as in the seed) vs idle polling plus backend "
 		      "completion polling. Context switches are nvmfd's, counted over the measured window.",
-		      "baseline", 10, 2, 3, cols, 3, 1, 1);
+		      "baseline", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend", jstr("file"));
 	add(sub(d, "target"), "backend_size", jstr("256M"));
 	add(sub(d, "perf"), "pattern", jstr("randread"));
@@ -238,7 +264,7 @@ static struct json_object *seed_d(void)
 		      "controllers per CPU (each controller = one nvmf-perf process with one queue, QD 32, 4K "
 		      "random reads, file backend). Completion events/s and completions per event come from "
 		      "nvmfd's per-queue stats. Ratio: shared against per-queue at the same density.",
-		      "per-queue-1", 10, 2, 3, cols, 3, 1, 1);
+		      "per-queue-1", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend", jstr("file"));
 	add(sub(d, "target"), "backend_size", jstr("256M"));
 	add(sub(d, "perf"), "pattern", jstr("randread"));
@@ -280,7 +306,7 @@ static struct json_object *seed_e(void)
 		      "baseline; + rx/tx budgets in bytes (64 KiB each; target also a 100 us io_work "
 		      "deadline); + least-loaded io_cpu placement; + per-controller worker pools (target). "
 		      "Ratio: against the baseline of the same workload and backend.",
-		      "null-write-baseline", 10, 2, 3, cols, 3, 1, 1);
+		      "null-write-baseline", 10, 2, 5, cols, 2, 1, 5);
 	add(sub(d, "target"), "backend_size", jstr("1G"));
 	add(sub(d, "perf"), "qd", jint(32));
 	add(sub(d, "perf"), "io_size", jstr("4k"));
@@ -324,12 +350,40 @@ static struct json_object *seed_e(void)
 					}
 					add(sub(c, "perf"), "extra_args", x);
 				}
-				if (b == 1)
+				/* --quick: null backend, write and randread only */
+				if (b == 1 || w == 1 || w == 2)
 					add(c, "quick", json_object_new_boolean(0));
 				json_object_array_add(cells, c);
 			}
 		}
 	}
+	return finish(sc, d, 1, cells);
+}
+
+/*
+ * The A/A self-check: the same configuration as both series. Its report
+ * must say "no difference" for every metric; a difference here means the
+ * method invents effects (or the machine changed under a series, which
+ * the interleaving should have spread over both).
+ */
+static struct json_object *self_check(void)
+{
+	static const char *const cols[] = { "iops", "lat_avg", "p99", "target_cpu_s_mio", "host_cpu_s_mio", NULL };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+
+	sc = scenario("self-check-aa",
+		      "A/A self-check: two cells with the same configuration (bound target, 4K random reads, QD "
+		      "16, one queue, RAM namespace). Every ratio must come out as \"no difference\"; with a 95 % "
+		      "interval about one metric in twenty may differ by chance.",
+		      "a", 10, 2, 5, cols, 2, 1, 5);
+	add(sub(d, "target"), "backend", jstr("ram"));
+	add(sub(d, "target"), "backend_size", jstr("256M"));
+	add(sub(d, "target"), "exec", jstr("bound"));
+	add(sub(d, "perf"), "pattern", jstr("randread"));
+	add(sub(d, "perf"), "qd", jint(16));
+	add(sub(d, "perf"), "queues", jint(1));
+	json_object_array_add(cells, cell("a", "4k-randread", "a", NULL));
+	json_object_array_add(cells, cell("a-again", "4k-randread", "a-again", NULL));
 	return finish(sc, d, 1, cells);
 }
 
@@ -366,7 +420,7 @@ const char *bench_builtin_name(int i)
  */
 const char *bench_builtin_text(const char *name)
 {
-	struct json_object *(*const gen[NR_BUILTIN])(void) = { seed_a, seed_b, seed_c, seed_d, seed_e };
+	struct json_object *(*const gen[NR_BUILTIN])(void) = { seed_a, seed_b, seed_c, seed_d, seed_e, self_check };
 	int i;
 
 	for (i = 0; i < NR_BUILTIN; i++) {

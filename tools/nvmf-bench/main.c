@@ -44,31 +44,68 @@ static void usage(FILE *f)
 	      "  2. starts the cell's contention, if any: stress-ng on chosen CPUs, or the\n"
 	      "     builtin hog (one thread pinned per CPU, nice -20 if permitted, rewriting\n"
 	      "     a large buffer then sleeping 10 ms, as in seed A of bench/seeds.md);\n"
-	      "  3. runs one nvmf-perf --json per controller against it, polling nvmfd's\n"
-	      "     stats and /proc/<nvmfd> meanwhile;\n"
+	      "  3. runs one nvmf-perf --json per controller against it (or one for all,\n"
+	      "     with several -r: perf.one_process), pinned to the initiator's CPUs,\n"
+	      "     polling nvmfd's stats and /proc/<nvmfd> meanwhile;\n"
 	      "  4. stops everything (SIGTERM to each process group, SIGKILL after a grace\n"
 	      "     period, every process reaped) and records the metrics.\n"
-	      "Every cell runs --repeat times; the report shows medians, the standard\n"
-	      "deviation of the first column and the ratio to the cell's baseline.\n"
+	      "\n"
+	      "Runs are paired and interleaved: a scenario runs in --repeat rounds (5 by\n"
+	      "default), each round runs every cell once, in an order shuffled per round\n"
+	      "by a seeded generator (the seed is printed; --seed repeats it). Run i of a\n"
+	      "cell and run i of its baseline are a pair. The report shows medians and,\n"
+	      "for every ratio to the baseline, the geometric mean of the per-pair ratios\n"
+	      "with a 95 % bootstrap confidence interval over the pairs (expanded\n"
+	      "percentile, see bench/README.md); an interval containing 1.0 is printed\n"
+	      "as \"no difference\".\n"
+	      "\n"
+	      "Isolation: every cell has CPU sets for the target, the initiator and the\n"
+	      "contention (default: target on the lower half of the online CPUs,\n"
+	      "nvmf-perf on the upper half, contention on the target's; on 2 CPUs: 0, 1\n"
+	      "and 0). nvmfd and nvmf-perf are pinned to them with sched_setaffinity\n"
+	      "and get them as --cpus; the report prints the sets.\n"
+	      "\n"
+	      "Noise guard: before each run nothing of the bench runs for 0.25 s and the\n"
+	      "CPU the machine uses meanwhile is other work; during the run, other work\n"
+	      "is the machine's busy time (/proc/stat) minus the CPU time of the bench\n"
+	      "and its children. A run where either exceeds --busy-cpus is flagged\n"
+	      "\"busy\" in the report; with --strict it is re-run (up to --strict-tries\n"
+	      "runs). CPU pressure (/proc/pressure/cpu) and the load average before each\n"
+	      "run are recorded too.\n"
 	      "\n"
 	      "Built-in scenarios (bench/seeds.md A-E, scaled to the online CPUs):\n"
 	      "  seed-a-unbound       bound vs unbound x 4K/1M randrw 50 % x no, medium,\n"
-	      "                       heavy load on the target's CPUs\n"
+	      "                       heavy load on the target's CPUs; 4K open loop at\n"
+	      "                       2k/10k/30k IOPS (latency vs load)\n"
 	      "  seed-b-cpu-heavy     data digest on, 1 vs several streams, bound vs unbound\n"
 	      "  seed-c-idle-poll     event driven vs --idle-poll-us vs + --backend-poll\n"
 	      "  seed-d-cq-pool       --cq-pool per-queue vs shared x 1,2,4,8 controllers/CPU\n"
 	      "  seed-e-host-scaling  4K seq/rand read/write x baseline, +budgets,\n"
 	      "                       +least-loaded, +per-controller pools; null and file\n"
+	      "  self-check-aa        A/A: the same configuration twice; must show\n"
+	      "                       \"no difference\"\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --out DIR          results folder (default results/<UTC timestamp>);\n"
 	      "                         created if missing\n"
-	      "  -r, --repeat N         runs per cell, 1..100 (default: the scenario's, 3)\n"
+	      "  -r, --repeat N         rounds (runs per cell), 1..100 (default: the\n"
+	      "                         scenario's, 5)\n"
+	      "  -S, --seed N           seed of the run order and the bootstrap (default:\n"
+	      "                         from the clock; printed at the start and in the\n"
+	      "                         report)\n"
+	      "      --full             the recipe for a quiet many-core machine: 10 rounds\n"
+	      "                         of 30 s + 5 s warmup, --strict, --busy-cpus 0.1\n"
+	      "                         (-r, -d, -w, --busy-cpus still override)\n"
+	      "      --strict           re-run runs flagged busy (other work on the machine)\n"
+	      "      --strict-tries N   runs at most per flagged run, 2..10 (default 3)\n"
+	      "      --busy-cpus X      flag a run when other work used more than X CPUs\n"
+	      "                         before or during it (default 0.25)\n"
 	      "  -d, --duration S       measured seconds per run (default: the scenario's)\n"
 	      "  -w, --warmup S         warmup seconds per run (default: the scenario's)\n"
 	      "  -q, --quick            the reduced matrix: each scenario's \"quick\" run\n"
-	      "                         lengths and repeat count, cells marked quick:false\n"
-	      "                         dropped; all built-ins take a few minutes on 2 CPUs\n"
+	      "                         lengths and repeat count (built-ins: 5 rounds of\n"
+	      "                         2 s + 1 s warmup), cells marked quick:false\n"
+	      "                         dropped; all built-ins take about 15 min on 2 CPUs\n"
 	      "  -c, --cells GLOB       run only cells whose name matches GLOB (fnmatch)\n"
 	      "  -l, --list             list the built-in scenarios and their cells, exit\n"
 	      "  -n, --dry-run          validate the scenarios and print the plan (cells,\n"
@@ -94,12 +131,18 @@ static void usage(FILE *f)
 	      "  raw/<scenario>/<cell>/rep<N>/  perf-K.json, nvmfd.log, stats.json (end),\n"
 	      "              stats-live.json (last snapshot with queues), nvmfd-config.json\n"
 	      "\n"
-	      "Metrics: iops, mib_s, lat_min/avg/max, p50..p99.99 (nvmf-perf, summed over\n"
-	      "controllers; latencies IOPS-weighted), host_cpu, host_ctxsw (nvmf-perf),\n"
-	      "target_cpu (utime+stime of nvmfd over the measured window, % of one CPU),\n"
+	      "Metrics: iops, mib_s, lat_min/avg/max, p50..p99.99, lat_stdev (nvmf-perf,\n"
+	      "summed over controllers; latencies IOPS-weighted), host_cpu, host_ctxsw\n"
+	      "(nvmf-perf), target_cpu (CPU time of nvmfd's threads from their schedstat\n"
+	      "over the measured window, % of one CPU),\n"
 	      "target_ctxsw and target_ctxsw_s (voluntary + involuntary, summed over\n"
 	      "/proc/<pid>/task/*), cq_events_s, compl_per_event, requeues_s, idle_polls_s,\n"
-	      "eagain_sends (deltas of nvmfd's per-queue stats over the window).\n"
+	      "eagain_sends (deltas of nvmfd's per-queue stats over the window);\n"
+	      "cost: target_cpu_s_mio, host_cpu_s_mio (CPU-seconds per million I/Os),\n"
+	      "target_ctxsw_io, host_ctxsw_io (context switches per I/O),\n"
+	      "host_syscalls_io (sendmsg + recv + blocking waits of nvmf-perf's queues\n"
+	      "per completion); noise: foreign_cpus_pre, foreign_cpus, steal_cpus,\n"
+	      "psi_cpu_pre, loadavg_pre.\n"
 	      "\n"
 	      "Signals: SIGINT, SIGTERM and SIGHUP stop the run: every child process group\n"
 	      "is killed and reaped, the report is written for the runs done so far.\n"
@@ -111,6 +154,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Examples:\n"
 	      "  nvmf-bench --quick\n"
+	      "  nvmf-bench --seed 42 self-check-aa\n"
 	      "  nvmf-bench -r 5 -d 60 seed-e-host-scaling -o results/e-60s\n"
 	      "  nvmf-bench --cells 'bound-4k-*' seed-a-unbound\n"
 	      "  nvmf-bench --write-scenarios bench/scenarios && nvmf-bench bench/scenarios/seed-c-idle-poll.json\n",
@@ -265,7 +309,96 @@ static int write_scenarios(const char *dir)
 	return 0;
 }
 
-enum { OPT_WRITE = 256, OPT_NVMFD, OPT_PERF, OPT_STRESS, OPT_GNUPLOT, OPT_NO_PLOTS, OPT_NO_PROGRESS };
+enum {
+	OPT_WRITE = 256,
+	OPT_NVMFD,
+	OPT_PERF,
+	OPT_STRESS,
+	OPT_GNUPLOT,
+	OPT_NO_PLOTS,
+	OPT_NO_PROGRESS,
+	OPT_STRICT,
+	OPT_STRICT_TRIES,
+	OPT_BUSY_CPUS,
+	OPT_FULL,
+};
+
+#define MAX_ORDER 512
+
+/*
+ * One scenario in paired, interleaved rounds: round r runs every cell
+ * that has a run r, in an order shuffled per round. Return: runs that
+ * failed; *interrupted set on a signal.
+ */
+static int run_scenario(struct bench_scenario *sc, int si, const char *out_dir, const struct bench_paths *paths,
+			const struct bench_run_opts *ro, struct progress *pg, bool *interrupted)
+{
+	int order[MAX_ORDER], rounds = 0, n, c, r, k, t, ret, failed = 0;
+	struct bench_rng rng;
+
+	for (c = 0; c < sc->nr_cells; c++)
+		if (sc->cells[c].repeat > rounds)
+			rounds = sc->cells[c].repeat;
+	/* one stream per scenario, from the seed and the scenario's position */
+	bench_rng_seed(&rng, ro->seed + 0x9e3779b97f4a7c15ull * (uint64_t)(si + 1));
+	for (r = 0; r < rounds; r++) {
+		n = 0;
+		for (c = 0; c < sc->nr_cells && n < MAX_ORDER; c++)
+			if (sc->cells[c].repeat > r)
+				order[n++] = c;
+		bench_shuffle(&rng, order, n);
+		for (k = 0; k < n; k++) {
+			struct bench_cell *cl = &sc->cells[order[k]];
+
+			if (bench_stop_sig) {
+				*interrupted = true;
+				return failed;
+			}
+			cl->res.pos[r] = k + 1;
+			for (t = 0;; t++) {
+				pg->scenario = sc->name;
+				pg->cell = cl->name;
+				pg->rep = r + 1;
+				pg->reps = cl->repeat;
+				pg->last_draw = 0;
+				pg->run_start = bench_now();
+				pg->run_est = cl->duration + cl->warmup + RUN_OVERHEAD_S;
+				progress_draw(pg);
+				ret = bench_cell_run_once(sc, cl, r, out_dir, paths, ro, progress_draw, pg);
+				if (ret == -EINTR) {
+					*interrupted = true;
+					return failed;
+				}
+				if (!ro->strict || ret || !cl->res.busy[r] || t + 1 >= ro->strict_tries)
+					break;
+				if (pg->tty)
+					fprintf(stderr, "\r\033[K");
+				fprintf(stderr, "nvmf-bench: %s/%s run %d: machine busy (%.2f CPUs of other work), "
+						"re-running\n", sc->name, cl->name, r + 1,
+					cl->res.v[r][BM_FOREIGN_RUN] > cl->res.v[r][BM_FOREIGN_PRE] ?
+						cl->res.v[r][BM_FOREIGN_RUN] :
+						cl->res.v[r][BM_FOREIGN_PRE]);
+			}
+			cl->res.tries[r] = t + 1;
+			cl->res.nr = r + 1;
+			pg->done_runs++;
+			pg->est_done += cl->duration + cl->warmup + RUN_OVERHEAD_S;
+			if (ret) {
+				failed++;
+				if (pg->tty)
+					fprintf(stderr, "\r\033[K");
+				fprintf(stderr, "nvmf-bench: %s/%s run %d: %s\n", sc->name, cl->name, r + 1,
+					cl->res.err[r]);
+			} else if (!pg->tty) {
+				fprintf(stderr, "[%d/%d] %s/%s run %d/%d: %.0f IOPS, %.1f MiB/s, avg %.1f us%s\n",
+					pg->done_runs, pg->total_runs, sc->name, cl->name, r + 1, cl->repeat,
+					cl->res.v[r][BM_IOPS], cl->res.v[r][BM_MIBS], cl->res.v[r][BM_LAT_AVG],
+					cl->res.busy[r] ? " (busy)" : "");
+			}
+		}
+	}
+	return failed;
+}
 
 int main(int argc, char **argv)
 {
@@ -285,6 +418,11 @@ int main(int argc, char **argv)
 		{ "gnuplot", required_argument, NULL, OPT_GNUPLOT },
 		{ "no-plots", no_argument, NULL, OPT_NO_PLOTS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "strict-tries", required_argument, NULL, OPT_STRICT_TRIES },
+		{ "busy-cpus", required_argument, NULL, OPT_BUSY_CPUS },
+		{ "full", no_argument, NULL, OPT_FULL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -295,11 +433,13 @@ int main(int argc, char **argv)
 	static char exe_dir[PATH_MAX], nvmfd[PATH_MAX], perf[PATH_MAX], stress[PATH_MAX], gnuplot[PATH_MAX];
 	static char out_dir[PATH_MAX], cmdline[4096];
 	struct bench_paths paths = { 0 };
+	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
+	bool have_seed = false, interrupted = false, full = false, have_busy = false;
 	struct progress pg = { 0 };
 	bool list = false, dry = false, no_plots = false, no_progress = false;
 	const char *out = NULL;
 	struct sigaction sa;
-	int nr = 0, opt, i, s, c, r, failed = 0, ret;
+	int nr = 0, opt, i, s, c, failed = 0, ret;
 	double t_start;
 	ssize_t n;
 	char *end;
@@ -324,7 +464,7 @@ int main(int argc, char **argv)
 	find_in_path("stress-ng", stress, sizeof(stress));
 	find_in_path("gnuplot", gnuplot, sizeof(gnuplot));
 
-	while ((opt = getopt_long(argc, argv, "o:r:d:w:qc:lnhV", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:r:d:w:qc:lnS:hV", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -352,6 +492,37 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			ov.quick = true;
+			break;
+		case 'S':
+			errno = 0;
+			ro.seed = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || *optarg == '-') {
+				fprintf(stderr, "nvmf-bench: --seed: an unsigned 64-bit integer\n");
+				return BENCH_EXIT_USAGE;
+			}
+			have_seed = true;
+			break;
+		case OPT_STRICT:
+			ro.strict = true;
+			break;
+		case OPT_STRICT_TRIES:
+			ro.strict_tries = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || ro.strict_tries < 2 || ro.strict_tries > 10) {
+				fprintf(stderr, "nvmf-bench: --strict-tries: 2..10\n");
+				return BENCH_EXIT_USAGE;
+			}
+			break;
+		case OPT_FULL:
+			full = true;
+			break;
+		case OPT_BUSY_CPUS:
+			have_busy = true;
+			ro.busy_cpus = strtod(optarg, &end);
+			if (*end || end == optarg || !(ro.busy_cpus >= 0 && ro.busy_cpus <= BENCH_MAX_CPUS)) {
+				fprintf(stderr, "nvmf-bench: --busy-cpus: a number of CPUs, 0..%d\n",
+					BENCH_MAX_CPUS);
+				return BENCH_EXIT_USAGE;
+			}
 			break;
 		case 'c':
 			ov.cell_filter = optarg;
@@ -394,6 +565,22 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* --full: the recipe for a quiet machine; explicit options win */
+	if (full) {
+		if (ov.quick) {
+			fprintf(stderr, "nvmf-bench: --full and --quick exclude each other\n");
+			return BENCH_EXIT_USAGE;
+		}
+		if (!ov.repeat)
+			ov.repeat = 10;
+		if (ov.duration < 0)
+			ov.duration = 30;
+		if (ov.warmup < 0)
+			ov.warmup = 5;
+		if (!have_busy)
+			ro.busy_cpus = 0.1;
+		ro.strict = true;
+	}
 	/* load and validate everything before starting anything */
 	if (optind == argc) {
 		for (i = 0; i < bench_builtin_count(); i++) {
@@ -430,6 +617,12 @@ int main(int argc, char **argv)
 			pg.est_total += cl->repeat * (cl->duration + cl->warmup + RUN_OVERHEAD_S);
 		}
 	}
+	if (!have_seed) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ro.seed = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+	}
 	/* control sockets of killed runs (sockets whose owner pid is gone) */
 	bench_sockdir_clean_stale("/tmp");
 	if (list || dry) {
@@ -447,7 +640,8 @@ int main(int argc, char **argv)
 			}
 		}
 		fmt_dur(pg.est_total, e, sizeof(e));
-		printf("%d runs, about %s\n", pg.total_runs, e);
+		printf("%d runs, about %s; interleaved rounds, order seed %llu\n", pg.total_runs, e,
+		       (unsigned long long)ro.seed);
 		/* a dry run fails where the real run would (exit 2) */
 		if (dry && !pg.total_runs) {
 			fprintf(stderr, "nvmf-bench: no cell to run (check --cells)\n");
@@ -507,44 +701,15 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	pg.tty = isatty(2) && !no_progress;
+	fprintf(stderr, "nvmf-bench: seed %llu (--seed %llu repeats the run order and the intervals)\n",
+		(unsigned long long)ro.seed, (unsigned long long)ro.seed);
 	pg.t_start = t_start = bench_now();
-	for (s = 0; s < nr && !bench_stop_sig; s++) {
-		for (c = 0; c < scs[s].nr_cells && !bench_stop_sig; c++) {
-			struct bench_cell *cl = &scs[s].cells[c];
-
-			for (r = 0; r < cl->repeat && !bench_stop_sig; r++) {
-				pg.scenario = scs[s].name;
-				pg.cell = cl->name;
-				pg.rep = r + 1;
-				pg.reps = cl->repeat;
-				pg.last_draw = 0;
-				pg.run_start = bench_now();
-				pg.run_est = cl->duration + cl->warmup + RUN_OVERHEAD_S;
-				progress_draw(&pg);
-				ret = bench_cell_run_once(&scs[s], cl, r, out_dir, &paths, progress_draw, &pg);
-				if (ret == -EINTR)
-					break;
-				cl->res.nr = r + 1;
-				pg.done_runs++;
-				pg.est_done += cl->duration + cl->warmup + RUN_OVERHEAD_S;
-				if (ret) {
-					failed++;
-					if (pg.tty)
-						fprintf(stderr, "\r\033[K");
-					fprintf(stderr, "nvmf-bench: %s/%s run %d: %s\n", scs[s].name, cl->name, r + 1,
-						cl->res.err[r]);
-				} else if (!pg.tty) {
-					fprintf(stderr, "[%d/%d] %s/%s run %d/%d: %.0f IOPS, %.1f MiB/s, avg %.1f us\n",
-						pg.done_runs, pg.total_runs, scs[s].name, cl->name, r + 1, cl->repeat,
-						cl->res.v[r][BM_IOPS], cl->res.v[r][BM_MIBS], cl->res.v[r][BM_LAT_AVG]);
-				}
-			}
-		}
-	}
+	for (s = 0; s < nr && !interrupted; s++)
+		failed += run_scenario(&scs[s], s, out_dir, &paths, &ro, &pg, &interrupted);
 	bench_proc_kill_all();
 	if (pg.tty)
 		fprintf(stderr, "\r\033[K");
-	ret = bench_report_write(scs, nr, out_dir, &paths, cmdline, bench_now() - t_start, bench_stop_sig != 0);
+	ret = bench_report_write(scs, nr, out_dir, &paths, &ro, cmdline, bench_now() - t_start, bench_stop_sig != 0);
 	bench_proc_kill_all();
 	bench_sockdir_destroy(sock_dir);
 	if (ret)

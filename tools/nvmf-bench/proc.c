@@ -537,6 +537,57 @@ static int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Call @fn(text, @arg) with /proc/@pid/task/<tid>/@name of every thread.
+ * Return: files read (threads may exit meanwhile); -ESRCH if the process
+ * is gone.
+ */
+static int task_files(pid_t pid, const char *name, void (*fn)(const char *text, void *arg), void *arg)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while ((de = readdir(d))) {
+		char tpath[300];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/%s", pid, de->d_name, name);
+		if (read_file(tpath, buf, sizeof(buf)))
+			continue;
+		fn(buf, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* task_files() callbacks: a status file's context switches (arg: two
+ * counters), a schedstat file's first field (arg: one counter) */
+static void add_ctxsw(const char *text, void *arg)
+{
+	uint64_t **c = arg;
+	const char *l;
+
+	l = strstr(text, "\nvoluntary_ctxt_switches:");
+	if (l)
+		*c[0] += strtoull(l + 25, NULL, 10);
+	l = strstr(text, "\nnonvoluntary_ctxt_switches:");
+	if (l)
+		*c[1] += strtoull(l + 28, NULL, 10);
+}
+
+static void add_first(const char *text, void *arg)
+{
+	*(uint64_t *)arg += strtoull(text, NULL, 10);
+}
+
 /**
  * bench_proc_sample() - CPU time and context switches of process @pid.
  * @pid: any process.
@@ -552,9 +603,8 @@ int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *
 {
 	char path[64], buf[4096];
 	unsigned long long ut, st;
-	struct dirent *de;
+	uint64_t *ctx[2] = { vctx, ictx };
 	char *p;
-	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_file(path, buf, sizeof(buf)))
@@ -565,28 +615,107 @@ int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *
 		return -ESRCH;
 	*cpu_ticks = ut + st;
 	*vctx = *ictx = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while ((de = readdir(d))) {
-		char tpath[300];
-		char *l;
+	return task_files(pid, "status", add_ctxsw, ctx) < 0 ? -ESRCH : 0;
+}
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/status", pid, de->d_name);
-		if (read_file(tpath, buf, sizeof(buf)))
-			continue;
-		l = strstr(buf, "\nvoluntary_ctxt_switches:");
-		if (l)
-			*vctx += strtoull(l + 25, NULL, 10);
-		l = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-		if (l)
-			*ictx += strtoull(l + 28, NULL, 10);
+/**
+ * bench_proc_cpu_ns() - CPU time of process @pid from per-thread schedstat.
+ * @pid: any process.
+ * @ns:  out: the first field of /proc/@pid/task/ * /schedstat (time on a
+ *       CPU, ns) summed over the threads alive now; threads that have
+ *       exited are not counted, so take deltas over a window in which
+ *       the process keeps its threads.
+ *
+ * Return: 0; -ESRCH if the process is gone; -ENOENT if the kernel has no
+ * schedstat files.
+ * Context: any.
+ */
+int bench_proc_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	int n;
+
+	*ns = 0;
+	n = task_files(pid, "schedstat", add_first, ns);
+	if (n < 0)
+		return n;
+	return n ? 0 : -ENOENT;
+}
+
+/**
+ * bench_sys_sample() - snapshot the machine for the noise guard.
+ * @s: out. Fields that cannot be read are 0 (psi_some_avg10: -1).
+ *
+ * busy_ticks counts what /proc/stat charges to tasks and interrupts
+ * (user, nice, system, irq, softirq); own_cpu_s is this process plus its
+ * reaped children (RUSAGE_SELF + RUSAGE_CHILDREN), so the difference of
+ * two snapshots taken while every child of the interval has been reaped
+ * is the CPU time of everything else on the machine.
+ *
+ * Return: 0; -EIO if /proc/stat is unreadable.
+ * Context: main thread.
+ */
+int bench_sys_sample(struct bench_sys_sample *s)
+{
+	unsigned long long v[8] = { 0 };
+	struct rusage self, kids;
+	char buf[1024];
+	char *p;
+
+	memset(s, 0, sizeof(*s));
+	s->psi_some_avg10 = -1;
+	s->t = bench_now();
+	if (read_file("/proc/stat", buf, sizeof(buf)) ||
+	    sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &v[6], &v[7]) < 8)
+		return -EIO;
+	/* user nice system idle iowait irq softirq steal */
+	s->busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6];
+	s->steal_ticks = v[7];
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	s->own_cpu_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + self.ru_stime.tv_sec +
+		       self.ru_stime.tv_usec / 1e6 + kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
+		       kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
+	if (!read_file("/proc/pressure/cpu", buf, sizeof(buf)) && !strncmp(buf, "some ", 5)) {
+		p = strstr(buf, "avg10=");
+		if (p)
+			s->psi_some_avg10 = strtod(p + 6, NULL);
+		p = strstr(buf, "total=");
+		if (p)
+			s->psi_some_total_us = strtoull(p + 6, NULL, 10);
 	}
-	closedir(d);
+	if (!read_file("/proc/loadavg", buf, sizeof(buf)))
+		s->loadavg1 = strtod(buf, NULL);
 	return 0;
+}
+
+/**
+ * bench_sys_foreign_cpus() - CPUs used by other work between @a and @b.
+ * @a: earlier snapshot.
+ * @b: later snapshot.
+ *
+ * Return: (machine busy time - own time) / wall time, in CPUs (0.5 =
+ * half of one CPU), never negative; 0 if the interval is empty.
+ * Context: any.
+ */
+double bench_sys_foreign_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b)
+{
+	double wall = b->t - a->t, tck = (double)sysconf(_SC_CLK_TCK), f;
+
+	if (wall <= 0 || tck <= 0)
+		return 0;
+	f = ((double)(b->busy_ticks - a->busy_ticks) / tck - (b->own_cpu_s - a->own_cpu_s)) / wall;
+	return f > 0 ? f : 0;
+}
+
+/** bench_sys_steal_cpus() - CPUs stolen by the hypervisor between @a and @b. */
+double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b)
+{
+	double wall = b->t - a->t, tck = (double)sysconf(_SC_CLK_TCK);
+
+	if (wall <= 0 || tck <= 0)
+		return 0;
+	return (double)(b->steal_ticks - a->steal_ticks) / tck / wall;
 }
 
 /**

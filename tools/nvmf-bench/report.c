@@ -44,6 +44,16 @@ const struct bench_metric_info bench_metrics[BM_NR] = {
 	[BM_REQUEUES_PS] = { "requeues_s", "requeues/s (k)", "%.1f", 1000 },
 	[BM_IDLE_POLLS_PS] = { "idle_polls_s", "idle polls/s (k)", "%.1f", 1000 },
 	[BM_EAGAIN] = { "eagain_sends", "would-block sends", "%.0f", 1 },
+	[BM_TGT_CPU_S_MIO] = { "target_cpu_s_mio", "target CPU-s/M I/O", "%.2f", 1 },
+	[BM_HOST_CPU_S_MIO] = { "host_cpu_s_mio", "host CPU-s/M I/O", "%.2f", 1 },
+	[BM_TGT_CTXSW_IO] = { "target_ctxsw_io", "target ctx sw/I/O", "%.3f", 1 },
+	[BM_HOST_CTXSW_IO] = { "host_ctxsw_io", "host ctx sw/I/O", "%.3f", 1 },
+	[BM_HOST_SYSCALLS_IO] = { "host_syscalls_io", "host syscalls/I/O", "%.2f", 1 },
+	[BM_FOREIGN_PRE] = { "foreign_cpus_pre", "other work before (CPUs)", "%.2f", 1 },
+	[BM_FOREIGN_RUN] = { "foreign_cpus", "other work during (CPUs)", "%.2f", 1 },
+	[BM_STEAL] = { "steal_cpus", "steal (CPUs)", "%.2f", 1 },
+	[BM_PSI_PRE] = { "psi_cpu_pre", "CPU pressure before %", "%.1f", 1 },
+	[BM_LOADAVG_PRE] = { "loadavg_pre", "loadavg before", "%.2f", 1 },
 };
 
 /**
@@ -80,15 +90,43 @@ static const struct bench_cell *find_cell(const struct bench_scenario *sc, const
 	return NULL;
 }
 
+/*
+ * Paired ratios of @c to its baseline @b for every metric: pair i is run
+ * i of both (the same round), used when both runs succeeded.
+ */
+static void paired_ci(struct bench_cell *c, const struct bench_cell *b, uint64_t seed)
+{
+	int k, r, n;
+
+	for (k = 0; k < BM_NR; k++) {
+		double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
+
+		c->res.have_ci[k] = false;
+		n = 0;
+		for (r = 0; r < c->res.nr && r < b->res.nr; r++) {
+			if (!c->res.ok[r] || !b->res.ok[r] || !c->res.have[r][k] || !b->res.have[r][k])
+				continue;
+			x[n] = c->res.v[r][k];
+			y[n] = b->res.v[r][k];
+			n++;
+		}
+		if (!n || bench_paired_ratio_ci(x, y, n, seed + (uint64_t)k, &c->res.ci[k]) || !c->res.ci[k].n)
+			continue;
+		c->res.have_ci[k] = true;
+	}
+}
+
 /**
  * bench_result_aggregate() - medians, sample stddevs and baseline ratios.
  * @sc: scenario whose cells have run (borrowed, results updated).
+ * @seed: seeds the bootstrap (the run's --seed).
  *
  * The ratio is the median of the scenario's first column over the
- * baseline cell's median of the same metric.
+ * baseline cell's median of the same metric; the paired ratio with its
+ * confidence interval (res.ci) is computed for every metric.
  * Context: main thread.
  */
-void bench_result_aggregate(struct bench_scenario *sc)
+void bench_result_aggregate(struct bench_scenario *sc, uint64_t seed)
 {
 	enum bench_metric prim = sc->columns[0];
 	int i, k, r;
@@ -96,9 +134,11 @@ void bench_result_aggregate(struct bench_scenario *sc)
 	for (i = 0; i < sc->nr_cells; i++) {
 		struct bench_result *res = &sc->cells[i].res;
 
-		res->nr_ok = 0;
-		for (r = 0; r < res->nr; r++)
+		res->nr_ok = res->nr_busy = 0;
+		for (r = 0; r < res->nr; r++) {
 			res->nr_ok += res->ok[r];
+			res->nr_busy += res->ok[r] && res->busy[r];
+		}
 		for (k = 0; k < BM_NR; k++) {
 			double vals[BENCH_MAX_REPEAT], sum = 0, sq = 0;
 			int n = 0;
@@ -126,6 +166,10 @@ void bench_result_aggregate(struct bench_scenario *sc)
 		c->res.ratio = 0;
 		if (b && b->res.have_median[prim] && c->res.have_median[prim] && b->res.median[prim] != 0)
 			c->res.ratio = c->res.median[prim] / b->res.median[prim];
+		for (k = 0; k < BM_NR; k++)
+			c->res.have_ci[k] = false;
+		if (b && b != c)
+			paired_ci(c, b, seed + 1000003ull * (uint64_t)i);
 	}
 }
 
@@ -224,8 +268,98 @@ static void write_pivot(FILE *f, const struct bench_scenario *sc)
 	}
 }
 
-static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const char *cmdline,
-		    double elapsed_s, bool interrupted, bool plots)
+/*
+ * A paired ratio: "1.12 [1.05, 1.19]" when its interval excludes 1.0,
+ * "no difference (0.98 [0.91, 1.05])" when it does not, "0.98 (1 pair,
+ * no interval)" with a single pair.
+ */
+static void fmt_ci(char *buf, size_t len, const struct bench_ci *ci)
+{
+	if (!ci->valid)
+		snprintf(buf, len, "%.2f (%d pair, no interval)", ci->est, ci->n);
+	else if (bench_ci_differs(ci))
+		snprintf(buf, len, "%.2f [%.2f, %.2f]", ci->est, ci->lo, ci->hi);
+	else
+		snprintf(buf, len, "no difference (%.2f [%.2f, %.2f])", ci->est, ci->lo, ci->hi);
+}
+
+static const struct bench_cell *cell_baseline(const struct bench_scenario *sc, const struct bench_cell *c)
+{
+	return find_cell(sc, *c->baseline ? c->baseline : sc->baseline);
+}
+
+/* One row per compared cell, one column per scenario column: the ratios. */
+static void write_effects(FILE *f, const struct bench_scenario *sc)
+{
+	int i, k;
+	bool any = false;
+
+	for (i = 0; i < sc->nr_cells; i++)
+		any |= cell_ran(&sc->cells[i]) && sc->cells[i].res.have_ci[sc->columns[0]];
+	if (!any)
+		return;
+	fprintf(f, "\nPaired ratios to the baseline (geometric mean of the per-round ratios, 95 %% bootstrap "
+		   "interval over the rounds):\n\n| cell | vs | pairs |");
+	for (k = 0; k < sc->nr_columns; k++)
+		fprintf(f, " %s |", bench_metrics[sc->columns[k]].heading);
+	fprintf(f, "\n|---|---|---|");
+	for (k = 0; k < sc->nr_columns; k++)
+		fprintf(f, "---|");
+	fprintf(f, "\n");
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i], *b = cell_baseline(sc, c);
+		char v[96];
+
+		if (!cell_ran(c) || !b || b == c || !c->res.have_ci[sc->columns[0]])
+			continue;
+		fprintf(f, "| %s | %s | %d |", c->name, b->name, c->res.ci[sc->columns[0]].n);
+		for (k = 0; k < sc->nr_columns; k++) {
+			if (c->res.have_ci[sc->columns[k]])
+				fmt_ci(v, sizeof(v), &c->res.ci[sc->columns[k]]);
+			else
+				snprintf(v, sizeof(v), "n/a");
+			fprintf(f, " %s |", v);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+/* Cost and noise of every cell (medians). */
+static void write_cost(FILE *f, const struct bench_scenario *sc)
+{
+	static const enum bench_metric cols[] = { BM_IOPS,	     BM_LAT_AVG,	  BM_LAT_STDEV,
+						  BM_TGT_CPU_S_MIO,  BM_HOST_CPU_S_MIO, BM_TGT_CTXSW_IO,
+						  BM_HOST_CTXSW_IO,  BM_HOST_SYSCALLS_IO, BM_FOREIGN_PRE,
+						  BM_FOREIGN_RUN,    BM_STEAL,		  BM_PSI_PRE,
+						  BM_LOADAVG_PRE };
+	size_t k;
+	int i;
+
+	fprintf(f, "\nCost per I/O and noise (medians; the CPU sets each cell ran on):\n\n| cell | CPUs target / "
+		   "initiator / load |");
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+		fprintf(f, " %s |", bench_metrics[cols[k]].heading);
+	fprintf(f, "\n|---|---|");
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+		fprintf(f, "---|");
+	fprintf(f, "\n");
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i];
+		char v[64];
+
+		if (!cell_ran(c))
+			continue;
+		fprintf(f, "| %s | %s / %s / %s |", c->name, c->res.target_cpus, c->res.perf_cpus, c->res.load_cpus);
+		for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+			fmt_metric(v, sizeof(v), &c->res, cols[k]);
+			fprintf(f, " %s |", v);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_run_opts *ro,
+		    const char *cmdline, double elapsed_s, bool interrupted, bool plots)
 {
 	struct bench_cpuset online;
 	struct utsname u;
@@ -260,8 +394,15 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 		/* other work on the machine skews everything: say how busy it was */
 		fprintf(f, "- /proc/loadavg at the end: %s\n", la);
 	}
-	fprintf(f, "- values are medians over the repeats; `±` is the sample standard deviation of the first "
-		   "column; ratio = first column / the baseline cell's.\n");
+	fprintf(f, "- seed: %llu (`--seed %llu` repeats the run order and the intervals); runs are paired and "
+		   "interleaved: each round runs every cell once in a shuffled order\n",
+		(unsigned long long)ro->seed, (unsigned long long)ro->seed);
+	fprintf(f, "- values are medians over the rounds; `±` is the sample standard deviation of the first "
+		   "column; ratio = paired ratio of the first column to the baseline cell's with its 95 %% "
+		   "bootstrap interval; \"no difference\" when the interval contains 1.0\n");
+	fprintf(f, "- noise guard: a run is **busy** when other work used more than %.2f CPUs in the 0.25 s "
+		   "before it or during it%s\n",
+		ro->busy_cpus, ro->strict ? " (--strict: busy runs were re-run)" : "");
 	fprintf(f, "- target CPU %% and context switches: /proc deltas of nvmfd over the measured window; "
 		   "completion events from nvmfd's per-queue stats.\n\n");
 	for (s = 0; s < nr; s++) {
@@ -280,8 +421,8 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 		fprintf(f, "| cell | runs |");
 		for (k = 0; k < sc->nr_columns; k++)
 			fprintf(f, " %s |", bench_metrics[sc->columns[k]].heading);
-		fprintf(f, " ratio |\n|---|---|");
-		for (k = 0; k <= sc->nr_columns; k++)
+		fprintf(f, " ratio [95 %% CI] | busy runs |\n|---|---|");
+		for (k = 0; k <= sc->nr_columns + 1; k++)
 			fprintf(f, "---|");
 		fprintf(f, "\n");
 		for (i = 0; i < sc->nr_cells; i++) {
@@ -301,12 +442,19 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 				}
 				fprintf(f, " |");
 			}
-			if (c->res.ratio > 0)
-				fprintf(f, " %.2f |\n", c->res.ratio);
-			else
-				fprintf(f, " – |\n");
+			if (cell_baseline(sc, c) == c) {
+				fprintf(f, " baseline |");
+			} else if (c->res.have_ci[prim]) {
+				fmt_ci(v, sizeof(v), &c->res.ci[prim]);
+				fprintf(f, " %s |", v);
+			} else {
+				fprintf(f, " – |");
+			}
+			fprintf(f, " %d |\n", c->res.nr_busy);
 		}
 		write_pivot(f, sc);
+		write_effects(f, sc);
+		write_cost(f, sc);
 		fprintf(f, "\n<details><summary>cells: commands and contention</summary>\n\n");
 		for (i = 0; i < sc->nr_cells; i++) {
 			struct bench_cell *c = &sc->cells[i];
@@ -316,6 +464,13 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 				continue;
 			fprintf(f, "- **%s** (%.0f s + %.0f s warmup, baseline `%s`)\n", c->name, c->duration, c->warmup,
 				*c->baseline ? c->baseline : sc->baseline);
+			fprintf(f, "  - CPUs: target %s, initiator %s, contention %s\n", c->res.target_cpus,
+				c->res.perf_cpus, c->res.load_cpus);
+			fprintf(f, "  - run order (position in its round): ");
+			for (r = 0; r < c->res.nr; r++)
+				fprintf(f, "%s%d%s", r ? ", " : "", c->res.pos[r],
+					c->res.busy[r] ? " busy" : "");
+			fprintf(f, "\n");
 			fprintf(f, "  - target: `");
 			md_escape(f, c->res.target_cmd);
 			fprintf(f, "`\n  - perf: `");
@@ -326,9 +481,18 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 					fprintf(f, "  - run %d: %s\n", r + 1, c->res.err[r]);
 		}
 		fprintf(f, "\n</details>\n\n");
-		if (plots)
-			fprintf(f, "![%s](plots/%s-bars.png)\n![%s latency](plots/%s-latency.png)\n\n", sc->name, sc->name,
+		if (plots) {
+			fprintf(f, "![%s](plots/%s-bars.png)\n![%s latency](plots/%s-latency.png)\n", sc->name, sc->name,
 				sc->name, sc->name);
+			for (i = 0; i < sc->nr_cells; i++) {
+				if (cell_ran(&sc->cells[i]) && sc->cells[i].perf.rate > 0) {
+					fprintf(f, "![%s latency vs load](plots/%s-latency-load.png)\n", sc->name,
+						sc->name);
+					break;
+				}
+			}
+			fprintf(f, "\n");
+		}
 	}
 	fclose(f);
 	return 0;
@@ -358,7 +522,8 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 	fprintf(f, "scenario,cell,group,series,baseline,runs,runs_ok,duration_s,warmup_s");
 	for (k = 0; k < BM_NR; k++)
 		fprintf(f, ",%s,%s_stddev", bench_metrics[k].key, bench_metrics[k].key);
-	fprintf(f, ",ratio,target_cmd,perf_cmd,contention\n");
+	fprintf(f, ",ratio,pairs,ratio_paired,ci_lo,ci_hi,effect,busy_runs,target_cpus,perf_cpus,load_cpus,"
+		   "target_cmd,perf_cmd,contention\n");
 	for (s = 0; s < nr; s++) {
 		for (i = 0; i < scs[s].nr_cells; i++) {
 			struct bench_cell *c = &scs[s].cells[i];
@@ -375,9 +540,22 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 					fprintf(f, ",,");
 			}
 			if (c->res.ratio > 0)
-				fprintf(f, ",%.4f,", c->res.ratio);
+				fprintf(f, ",%.4f", c->res.ratio);
 			else
-				fprintf(f, ",,");
+				fprintf(f, ",");
+			{
+				const struct bench_ci *ci = &c->res.ci[scs[s].columns[0]];
+
+				if (c->res.have_ci[scs[s].columns[0]] && ci->valid)
+					fprintf(f, ",%d,%.4f,%.4f,%.4f,%s", ci->n, ci->est, ci->lo, ci->hi,
+						bench_ci_differs(ci) ? "yes" : "no difference");
+				else if (c->res.have_ci[scs[s].columns[0]])
+					fprintf(f, ",%d,%.4f,,,", ci->n, ci->est);
+				else
+					fprintf(f, ",,,,,");
+			}
+			fprintf(f, ",%d,%s,%s,%s,", c->res.nr_busy, c->res.target_cpus, c->res.perf_cpus,
+				c->res.load_cpus);
 			csv_str(f, c->res.target_cmd);
 			fputc(',', f);
 			csv_str(f, c->res.perf_cmd);
@@ -402,7 +580,7 @@ static struct json_object *metrics_obj(const double *v, const bool *have)
 }
 
 static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, const char *cmdline,
-		      bool interrupted)
+		      bool interrupted, uint64_t seed)
 {
 	struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
 	char path[1100];
@@ -410,6 +588,7 @@ static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, c
 
 	json_object_object_add(root, "command", json_object_new_string(cmdline));
 	json_object_object_add(root, "interrupted", json_object_new_boolean(interrupted));
+	json_object_object_add(root, "seed", json_object_new_int64((int64_t)seed));
 	for (s = 0; s < nr; s++) {
 		for (i = 0; i < scs[s].nr_cells; i++) {
 			struct bench_cell *c = &scs[s].cells[i];
@@ -439,11 +618,41 @@ static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, c
 			json_object_object_add(o, "stddev", sd);
 			if (c->res.ratio > 0)
 				json_object_object_add(o, "ratio", json_object_new_double(c->res.ratio));
+			json_object_object_add(o, "target_cpus", json_object_new_string(c->res.target_cpus));
+			json_object_object_add(o, "perf_cpus", json_object_new_string(c->res.perf_cpus));
+			json_object_object_add(o, "load_cpus", json_object_new_string(c->res.load_cpus));
+			json_object_object_add(o, "busy_runs", json_object_new_int(c->res.nr_busy));
+			{
+				struct json_object *pr = json_object_new_object();
+
+				for (k = 0; k < BM_NR; k++) {
+					const struct bench_ci *ci = &c->res.ci[k];
+					struct json_object *co;
+
+					if (!c->res.have_ci[k])
+						continue;
+					co = json_object_new_object();
+					json_object_object_add(co, "pairs", json_object_new_int(ci->n));
+					json_object_object_add(co, "ratio", json_object_new_double(ci->est));
+					if (ci->valid) {
+						json_object_object_add(co, "ci_lo", json_object_new_double(ci->lo));
+						json_object_object_add(co, "ci_hi", json_object_new_double(ci->hi));
+					}
+					json_object_object_add(co, "differs",
+							       json_object_new_boolean(bench_ci_differs(ci)));
+					json_object_object_add(pr, bench_metrics[k].key, co);
+				}
+				json_object_object_add(o, "paired_ratio", pr);
+			}
 			runs = json_object_new_array();
 			for (r = 0; r < c->res.nr; r++) {
 				struct json_object *ro = json_object_new_object();
 
 				json_object_object_add(ro, "ok", json_object_new_boolean(c->res.ok[r]));
+				json_object_object_add(ro, "round", json_object_new_int(r + 1));
+				json_object_object_add(ro, "position", json_object_new_int(c->res.pos[r]));
+				json_object_object_add(ro, "busy", json_object_new_boolean(c->res.busy[r]));
+				json_object_object_add(ro, "tries", json_object_new_int(c->res.tries[r]));
 				if (c->res.err[r][0])
 					json_object_object_add(ro, "error", json_object_new_string(c->res.err[r]));
 				json_object_object_add(ro, "metrics", metrics_obj(c->res.v[r], c->res.have[r]));
@@ -563,6 +772,89 @@ static int write_plot(const struct bench_scenario *sc, const char *pdir)
 	return 0;
 }
 
+/*
+ * Latency against offered load: for the cells with a fixed rate
+ * (perf.rate), p50 and p99 per series against the rate. Writes
+ * <scenario>-latency-load.{dat,gp}; 1 if there was something to plot.
+ */
+static int write_load_plot(const struct bench_scenario *sc, const char *pdir)
+{
+	static char series[64][BENCH_NAME_MAX];
+	long rates[64];
+	int nr = 0, ns = 0, i, r, s, k;
+	char path[1200];
+	FILE *f;
+
+	for (i = 0; i < sc->nr_cells; i++) {
+		const struct bench_cell *c = &sc->cells[i];
+		const char *sn = *c->series ? c->series : c->name;
+		bool seen = false;
+
+		if (!cell_ran(c) || c->perf.rate <= 0)
+			continue;
+		if (!in_list(series, ns, sn) && ns < 64)
+			snprintf(series[ns++], BENCH_NAME_MAX, "%s", sn);
+		for (r = 0; r < nr; r++)
+			seen |= rates[r] == c->perf.rate;
+		if (!seen && nr < 64)
+			rates[nr++] = c->perf.rate;
+	}
+	if (!nr)
+		return 0;
+	for (r = 1; r < nr; r++) /* ascending */
+		for (k = r; k > 0 && rates[k - 1] > rates[k]; k--) {
+			long t = rates[k];
+
+			rates[k] = rates[k - 1];
+			rates[k - 1] = t;
+		}
+	snprintf(path, sizeof(path), "%s/%s-latency-load.dat", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "rate");
+	for (s = 0; s < ns; s++)
+		fprintf(f, " \"%s p50\" \"%s p99\"", series[s], series[s]);
+	fprintf(f, "\n");
+	for (r = 0; r < nr; r++) {
+		fprintf(f, "%ld", rates[r]);
+		for (s = 0; s < ns; s++) {
+			const struct bench_cell *hit = NULL;
+
+			for (i = 0; i < sc->nr_cells; i++) {
+				const struct bench_cell *c = &sc->cells[i];
+				const char *sn = *c->series ? c->series : c->name;
+
+				if (cell_ran(c) && c->perf.rate == rates[r] && !strcmp(sn, series[s]))
+					hit = c;
+			}
+			for (k = 0; k < 2; k++) {
+				int m = k ? BM_P99 : BM_P50;
+
+				if (hit && hit->res.have_median[m] && hit->res.median[m] > 0)
+					fprintf(f, " %g", hit->res.median[m]);
+				else
+					fprintf(f, " -");
+			}
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s-latency-load.gp", pdir, sc->name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "set terminal pngcairo size 1000,600 noenhanced font ',10'\n");
+	fprintf(f, "set datafile missing '-'\nset key outside right top\nset grid\nset logscale y\n");
+	fprintf(f, "set output '%s/%s-latency-load.png'\n", pdir, sc->name);
+	fprintf(f, "set title '%s: latency vs offered load (open loop, median over rounds)'\n", sc->name);
+	fprintf(f, "set xlabel 'offered load (IOPS, nvmf-perf --rate)'\nset ylabel 'latency (us)'\n");
+	fprintf(f, "plot for [i=2:%d] '%s/%s-latency-load.dat' using 1:i with linespoints title columnheader(i)\n",
+		2 * ns + 1, pdir, sc->name);
+	fclose(f);
+	return 1;
+}
+
 static int cells_ran(const struct bench_scenario *sc)
 {
 	int i, n = 0;
@@ -579,6 +871,7 @@ static int cells_ran(const struct bench_scenario *sc)
  * @nr: number of scenarios.
  * @out_dir: existing results folder.
  * @paths: executables (gnuplot; NULL path or missing file = no plots).
+ * @ro: seed and noise-guard settings, for the record and the bootstrap.
  * @cmdline: the bench's command line, for the record.
  * @elapsed_s: wall time of the whole run.
  * @interrupted: the run was cut short by a signal.
@@ -587,14 +880,14 @@ static int cells_ran(const struct bench_scenario *sc)
  * Context: main thread.
  */
 int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_paths *paths,
-		       const char *cmdline, double elapsed_s, bool interrupted)
+		       const struct bench_run_opts *ro, const char *cmdline, double elapsed_s, bool interrupted)
 {
 	bool plots = paths->gnuplot && access(paths->gnuplot, X_OK) == 0;
 	char pdir[1100];
 	int s, ret = 0;
 
 	for (s = 0; s < nr; s++)
-		bench_result_aggregate(&scs[s]);
+		bench_result_aggregate(&scs[s], ro->seed);
 	if (plots) {
 		snprintf(pdir, sizeof(pdir), "%s/plots", out_dir);
 		mkdir(pdir, 0755);
@@ -615,16 +908,22 @@ int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, 
 			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
 			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
 				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
+			if (write_load_plot(&scs[s], pdir) <= 0)
+				continue;
+			snprintf(gp, sizeof(gp), "%s/%s-latency-load.gp", pdir, scs[s].name);
+			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
+			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
+				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
 		}
 	} else if (paths->gnuplot) {
 		/* NULL: --no-plots, or not found (the caller said so already) */
 		fprintf(stderr, "nvmf-bench: warning: gnuplot %s is not executable, no plots\n",
 			paths->gnuplot);
 	}
-	ret = write_md(scs, nr, out_dir, cmdline, elapsed_s, interrupted, plots);
+	ret = write_md(scs, nr, out_dir, ro, cmdline, elapsed_s, interrupted, plots);
 	if (!ret)
 		ret = write_csv(scs, nr, out_dir);
 	if (!ret)
-		ret = write_json(scs, nr, out_dir, cmdline, interrupted);
+		ret = write_json(scs, nr, out_dir, cmdline, interrupted, ro->seed);
 	return ret;
 }

@@ -234,10 +234,11 @@ static double jget(struct json_object *o, const char *k, bool *have)
 }
 
 /*
- * Merge the perf reports of @n controllers: throughput and CPU add up;
- * latency avg and percentiles are IOPS-weighted means (an approximation
- * when controllers differ: the histograms are not in the JSON), min/max
- * are min/max.
+ * Merge the reports of @n nvmf-perf processes: throughput and CPU add
+ * up; latency avg and percentiles are IOPS-weighted means (an
+ * approximation when processes differ: the histograms are not in the
+ * JSON; perf.one_process runs every controller in one nvmf-perf, whose
+ * total merges the histograms exactly), min/max are min/max.
  */
 static int parse_perf_reports(const char *dir, int n, double *v, bool *have, char *err, size_t elen)
 {
@@ -246,7 +247,7 @@ static int parse_perf_reports(const char *dir, int n, double *v, bool *have, cha
 		int m;
 	} lat[] = { { "avg", BM_LAT_AVG },   { "p50", BM_P50 },	    { "p90", BM_P90 }, { "p99", BM_P99 },
 		    { "p99.9", BM_P999 }, { "p99.99", BM_P9999 }, { "stdev", BM_LAT_STDEV } };
-	double wsum = 0;
+	double wsum = 0, cpu_s = 0, ios_sum = 0, ctxsw = 0, sysc = 0, compl = 0;
 	int i, k;
 
 	for (k = 0; k < BM_NR; k++) {
@@ -278,6 +279,24 @@ static int parse_perf_reports(const char *dir, int n, double *v, bool *have, cha
 		v[BM_MIBS] += jget(tot, "mib_per_s", NULL);
 		v[BM_HOST_CPU] += jget(tot, "cpu_user_pct", NULL) + jget(tot, "cpu_sys_pct", NULL);
 		v[BM_HOST_CTXSW] += jget(tot, "voluntary_ctxsw", NULL) + jget(tot, "involuntary_ctxsw", NULL);
+		/* cost per I/O over the measured window of this process */
+		cpu_s += (jget(tot, "cpu_user_pct", NULL) + jget(tot, "cpu_sys_pct", NULL)) / 100.0 *
+			 jget(tot, "seconds", NULL);
+		ios_sum += jget(tot, "ios", NULL);
+		ctxsw += jget(tot, "voluntary_ctxsw", NULL) + jget(tot, "involuntary_ctxsw", NULL);
+		/* syscalls of the queue threads (whole run): sends, receives, waits */
+		if (json_object_object_get_ex(root, "queues", &l) && json_object_is_type(l, json_type_array)) {
+			for (size_t q = 0; q < json_object_array_length(l); q++) {
+				struct json_object *qo = json_object_array_get_idx(l, q), *tr, *ex;
+
+				if (json_object_object_get_ex(qo, "transport", &tr)) {
+					sysc += jget(tr, "sendmsgs", NULL) + jget(tr, "recvs", NULL);
+					compl += jget(tr, "completed", NULL);
+				}
+				if (json_object_object_get_ex(qo, "exec", &ex))
+					sysc += jget(ex, "blocking_waits", NULL);
+			}
+		}
 		if (json_object_object_get_ex(tot, "latency_us", &l)) {
 			double mn = jget(l, "min", NULL), mx = jget(l, "max", NULL);
 
@@ -304,6 +323,15 @@ static int parse_perf_reports(const char *dir, int n, double *v, bool *have, cha
 		if (have[lat[k].m] && wsum > 0)
 			v[lat[k].m] /= wsum;
 	have[BM_IOPS] = have[BM_MIBS] = have[BM_HOST_CPU] = have[BM_HOST_CTXSW] = true;
+	if (ios_sum > 0) {
+		v[BM_HOST_CPU_S_MIO] = cpu_s / ios_sum * 1e6;
+		v[BM_HOST_CTXSW_IO] = ctxsw / ios_sum;
+		have[BM_HOST_CPU_S_MIO] = have[BM_HOST_CTXSW_IO] = true;
+	}
+	if (compl > 0) {
+		v[BM_HOST_SYSCALLS_IO] = sysc / compl;
+		have[BM_HOST_SYSCALLS_IO] = true;
+	}
 	if (!have[BM_LAT_MIN])
 		v[BM_LAT_MIN] = 0;
 	return 0;
@@ -392,17 +420,20 @@ static int build_target_argv(const struct bench_cell *c, const char *nvmfd, cons
 	return argc;
 }
 
-static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, char **argv,
-			   char *store, size_t cap)
+/* nvmf-perf's arguments; @nr_r controllers (-r each) in this process. */
+static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, long nr_r,
+			   const struct bench_cpuset *pcpus, char **argv, char *store, size_t cap)
 {
 	const struct bench_perf *p = &c->perf;
 	size_t off = 0;
 	int argc = 0, i;
 
 	append_arg(argv, &argc, store, &off, cap, "%s", perf);
-	append_arg(argv, &argc, store, &off, cap, "-r");
-	append_arg(argv, &argc, store, &off, cap, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s",
-		   port, NQN);
+	for (i = 0; i < nr_r; i++) {
+		append_arg(argv, &argc, store, &off, cap, "-r");
+		append_arg(argv, &argc, store, &off, cap,
+			   "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s", port, NQN);
+	}
 	append_arg(argv, &argc, store, &off, cap, "-q");
 	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
 	append_arg(argv, &argc, store, &off, cap, "-o");
@@ -428,6 +459,18 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	}
 	if (p->busy_poll > 0)
 		append_arg(argv, &argc, store, &off, cap, "--busy-poll");
+	if (p->rate > 0) {
+		append_arg(argv, &argc, store, &off, cap, "--rate");
+		append_arg(argv, &argc, store, &off, cap, "%ld", p->rate);
+	}
+	if (pcpus->nr) {
+		char cpus[512];
+
+		/* its queue threads pin themselves inside this list */
+		bench_cpuset_format(pcpus, cpus, sizeof(cpus));
+		append_arg(argv, &argc, store, &off, cap, "--cpus");
+		append_arg(argv, &argc, store, &off, cap, "%s", cpus);
+	}
 	for (i = 0; i < p->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
 	append_arg(argv, &argc, store, &off, cap, "--json");
@@ -484,6 +527,7 @@ static bool have_exe(const char *path)
  * @rep: repeat index, 0..BENCH_MAX_REPEAT-1.
  * @out_dir: results folder; raw files go to raw/<scenario>/<cell>/rep<N>.
  * @paths: executables (borrowed).
+ * @ro: noise-guard threshold (borrowed).
  * @tick: called about every 200 ms while waiting (progress bar), or NULL.
  * @tick_arg: passed to @tick.
  *
@@ -495,26 +539,29 @@ static bool have_exe(const char *path)
  * Context: main thread.
  */
 int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,
-			const struct bench_paths *paths, void (*tick)(void *arg), void *tick_arg)
+			const struct bench_paths *paths, const struct bench_run_opts *ro, void (*tick)(void *arg),
+			void *tick_arg)
 {
 	struct bench_result *res = &cell->res;
 	char *targv[BENCH_MAX_ARGS], *pargv[BENCH_MAX_ARGS];
-	char tstore[4096], pstore[2048];
+	char tstore[4096], pstore[16384];
 	char dir[1024], path[1100], logp[1100];
 	struct bench_cpuset online, tcpus, lcpus, pcpus;
 	pid_t tpid = 0, lpid = 0, ppid[BENCH_MAX_CTRLS] = { 0 };
 	bool pdone[BENCH_MAX_CTRLS] = { false };
 	int pstatus[BENCH_MAX_CTRLS];
-	long nctrl, queues;
+	long nctrl, queues, nproc;
 	struct run_state *rs;
 	double t_start, t0, t1, deadline, q0[QF_NR], q1[QF_NR];
-	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0;
-	bool s0 = false, s1 = false;
+	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0, ns0 = 0, ns1 = 0;
+	bool s0 = false, s1 = false, have_ns = false;
+	struct bench_sys_sample sys_pre, sys0, sys1;
 	char *err = res->err[rep];
 	int ret = -EIO, i, st, ndone = 0;
 	long tck = sysconf(_SC_CLK_TCK);
 
 	res->ok[rep] = false;
+	res->busy[rep] = false;
 	err[0] = 0;
 	rs = calloc(1, sizeof(*rs));
 	if (!rs) {
@@ -547,16 +594,35 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 	if (nctrl > BENCH_MAX_CTRLS)
 		nctrl = BENCH_MAX_CTRLS;
+	/* one nvmf-perf per controller, or one for all (merged histograms) */
+	nproc = cell->perf.one_process > 0 ? 1 : nctrl;
+	bench_cpuset_format(&tcpus, res->target_cpus, sizeof(res->target_cpus));
+	if (pcpus.nr)
+		bench_cpuset_format(&pcpus, res->perf_cpus, sizeof(res->perf_cpus));
+	else
+		snprintf(res->perf_cpus, sizeof(res->perf_cpus), "any");
+	if (cell->load.kind != BENCH_LOAD_NONE)
+		bench_cpuset_format(&lcpus, res->load_cpus, sizeof(res->load_cpus));
+	else
+		snprintf(res->load_cpus, sizeof(res->load_cpus), "-");
 	if (cell->load.kind == BENCH_LOAD_STRESS && !have_exe(paths->stress_ng)) {
 		snprintf(err, sizeof(res->err[0]), "stress-ng not found (%s)", paths->stress_ng);
 		goto out_free;
 	}
 
-	/* target */
+	/*
+	 * noise guard, before: nothing of ours runs for a quarter second, so
+	 * whatever CPU the machine uses meanwhile is other work
+	 */
+	bench_sys_sample(&sys_pre);
+	bench_sleep(0.25);
+	bench_sys_sample(&sys0);
+
+	/* target, pinned to its CPU set (and told it with --cpus) */
 	build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
 	join_argv(targv, res->target_cmd, sizeof(res->target_cmd));
 	snprintf(logp, sizeof(logp), "%s/nvmfd.log", dir);
-	tpid = bench_proc_spawn(targv, NULL, logp, NULL, 0);
+	tpid = bench_proc_spawn(targv, NULL, logp, &tcpus, 0);
 	if (tpid < 0) {
 		snprintf(err, sizeof(res->err[0]), "fork: %s", strerror(-tpid));
 		tpid = 0;
@@ -614,13 +680,18 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 
 	/* initiators */
-	build_perf_argv(cell, paths->perf, rs->port, queues, pargv, pstore, sizeof(pstore));
+	i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
+			    sizeof(pstore));
+	if (i < 1 || strcmp(pargv[i - 1], "--json")) {
+		snprintf(err, sizeof(res->err[0]), "nvmf-perf argument list too long");
+		goto out_stop;
+	}
 	join_argv(pargv, res->perf_cmd, sizeof(res->perf_cmd));
-	if (nctrl > 1)
+	if (nproc > 1)
 		snprintf(res->perf_cmd + strlen(res->perf_cmd), sizeof(res->perf_cmd) - strlen(res->perf_cmd),
-			 "  (x%ld controllers)", nctrl);
+			 "  (x%ld processes, one controller each)", nproc);
 	t_start = bench_now();
-	for (i = 0; i < nctrl; i++) {
+	for (i = 0; i < nproc; i++) {
 		char outp[1100], errp[1100];
 
 		snprintf(outp, sizeof(outp), "%s/perf-%d.json", dir, i);
@@ -635,14 +706,14 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	t0 = t_start + cell->warmup + 0.1;
 	t1 = t0 + cell->duration - 0.2;
 	deadline = t_start + cell->warmup + cell->duration + cell->perf.timeout_ms / 1000.0 + 15;
-	while (ndone < nctrl) {
+	while (ndone < nproc) {
 		double now;
 
 		if (bench_stop_sig) {
 			ret = -EINTR;
 			goto out_stop;
 		}
-		for (i = 0; i < nctrl; i++) {
+		for (i = 0; i < nproc; i++) {
 			if (!pdone[i] && bench_proc_poll_exit(ppid[i], &pstatus[i]) == 1) {
 				pdone[i] = true;
 				ndone++;
@@ -654,12 +725,14 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		now = bench_now();
 		if (!s0 && (now >= t0 || ndone)) {
 			bench_proc_sample(tpid, &c0, &v0, &i0);
+			have_ns = bench_proc_cpu_ns(tpid, &ns0) == 0;
 			qsum(rs, q0);
 			t0 = now;
 			s0 = true;
 		}
 		if (s0 && !s1 && (now >= t1 || ndone)) {
 			bench_proc_sample(tpid, &c1, &v1, &i1);
+			have_ns = have_ns && bench_proc_cpu_ns(tpid, &ns1) == 0;
 			qsum(rs, q1);
 			t1 = now;
 			s1 = true;
@@ -688,7 +761,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		snprintf(path, sizeof(path), "%s/stats.json", dir);
 		write_text(path, rs->stats_buf);
 	}
-	for (i = 0; i < nctrl; i++) {
+	for (i = 0; i < nproc; i++) {
 		if (!WIFEXITED(pstatus[i]) || WEXITSTATUS(pstatus[i])) {
 			char tail[200];
 
@@ -699,17 +772,25 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			goto out_stop;
 		}
 	}
-	if (parse_perf_reports(dir, (int)nctrl, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
+	if (parse_perf_reports(dir, (int)nproc, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
 		goto out_stop;
 	if (s0 && s1 && t1 > t0) {
 		double w = t1 - t0;
 		double *v = res->v[rep];
 		bool *h = res->have[rep];
 
-		v[BM_TGT_CPU] = 100.0 * (double)(c1 - c0) / tck / w;
+		double cpu_s = have_ns && ns1 >= ns0 ? (double)(ns1 - ns0) / 1e9 : (double)(c1 - c0) / tck;
+		double ios = v[BM_IOPS] * w; /* I/Os in the window */
+
+		v[BM_TGT_CPU] = 100.0 * cpu_s / w;
 		v[BM_TGT_CTXSW] = (double)(v1 - v0 + i1 - i0);
 		v[BM_TGT_CTXSW_PS] = v[BM_TGT_CTXSW] / w;
 		h[BM_TGT_CPU] = h[BM_TGT_CTXSW] = h[BM_TGT_CTXSW_PS] = true;
+		if (ios > 0) {
+			v[BM_TGT_CPU_S_MIO] = cpu_s / ios * 1e6;
+			v[BM_TGT_CTXSW_IO] = v[BM_TGT_CTXSW] / ios;
+			h[BM_TGT_CPU_S_MIO] = h[BM_TGT_CTXSW_IO] = true;
+		}
 		if (rs->nr_q) {
 			double ev = q1[QF_EVENTS] - q0[QF_EVENTS];
 
@@ -726,7 +807,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	ret = 0;
 
 out_stop:
-	for (i = 0; i < nctrl; i++)
+	for (i = 0; i < nproc; i++)
 		if (ppid[i] > 0)
 			bench_proc_reap_group(ppid[i], NULL, 1);
 	if (lpid > 0)
@@ -734,6 +815,22 @@ out_stop:
 	if (tpid > 0 && bench_proc_reap_group(tpid, &st, 10) == 0 && ret == 0 && WIFSIGNALED(st) &&
 	    WTERMSIG(st) != SIGTERM)
 		snprintf(err, sizeof(res->err[0]), "warning: nvmfd ended by signal %d at teardown", WTERMSIG(st));
+	if (ret == 0) {
+		/* noise guard, during: every child is reaped, so our own CPU time
+		 * is all in RUSAGE_CHILDREN and the rest of the machine's is not */
+		double *v = res->v[rep];
+		bool *h = res->have[rep];
+
+		bench_sys_sample(&sys1);
+		v[BM_FOREIGN_PRE] = bench_sys_foreign_cpus(&sys_pre, &sys0);
+		v[BM_PSI_PRE] = sys0.psi_some_avg10;
+		v[BM_LOADAVG_PRE] = sys0.loadavg1;
+		v[BM_FOREIGN_RUN] = bench_sys_foreign_cpus(&sys0, &sys1);
+		v[BM_STEAL] = bench_sys_steal_cpus(&sys0, &sys1);
+		h[BM_FOREIGN_PRE] = h[BM_FOREIGN_RUN] = h[BM_STEAL] = h[BM_LOADAVG_PRE] = true;
+		h[BM_PSI_PRE] = v[BM_PSI_PRE] >= 0;
+		res->busy[rep] = v[BM_FOREIGN_PRE] > ro->busy_cpus || v[BM_FOREIGN_RUN] > ro->busy_cpus;
+	}
 out_free:
 	if (!strcmp(cell->target.backend, "file")) {
 		snprintf(path, sizeof(path), "%s/backing.img", dir);

@@ -593,7 +593,8 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 static int parse_perf(struct json_object *o, const char *path, struct bench_perf *pf, char *err, size_t len)
 {
 	static const char *const keys[] = { "pattern", "io_size", "qd", "queues", "read_pct", "digest",
-					    "busy_poll", "controllers", "cpus", "timeout_ms", "extra_args", NULL };
+					    "busy_poll", "controllers", "cpus", "timeout_ms", "rate", "one_process",
+					    "extra_args", NULL };
 	char p[256];
 
 	TRY(check_keys(o, path, keys, err, len));
@@ -613,6 +614,10 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 		      len));
 	TRY(get_cpus(o, "cpus", path, pf->cpus, sizeof(pf->cpus), err, len));
 	TRY(get_long(o, "timeout_ms", path, &pf->timeout_ms, 100, 600000, false, err, len));
+	/* open-loop arrivals (nvmf-perf --rate), IOPS per nvmf-perf process */
+	TRY(get_long(o, "rate", path, &pf->rate, 0, 100000000, false, err, len));
+	/* several controllers as several -r of one nvmf-perf (exact merged percentiles) */
+	TRY(get_bool(o, "one_process", path, &pf->one_process, err, len));
 	if (parse_extra(o, path, pf->extra, &pf->nr_extra, err, len))
 		return -EINVAL;
 	return 0;
@@ -644,7 +649,7 @@ static void cell_defaults(struct bench_cell *c)
 	c->quick = true;
 	c->duration = 10;
 	c->warmup = 1;
-	c->repeat = 3;
+	c->repeat = 5;
 	c->target.affinity_strict = -1;
 	c->target.max_active = -1;
 	c->target.wq_per_ctrl = -1;
@@ -657,6 +662,13 @@ static void cell_defaults(struct bench_cell *c)
 	c->target.io_work_deadline_us = -1;
 	snprintf(c->target.backend, sizeof(c->target.backend), "null");
 	snprintf(c->target.backend_size, sizeof(c->target.backend_size), "1G");
+	/*
+	 * isolation by default: target on the lower half of the CPUs, the
+	 * initiator on the upper half, contention on the target's (2 CPUs:
+	 * target 0, initiator 1, load 0)
+	 */
+	snprintf(c->target.cpus, sizeof(c->target.cpus), "half");
+	snprintf(c->perf.cpus, sizeof(c->perf.cpus), "upper-half");
 	snprintf(c->perf.pattern, sizeof(c->perf.pattern), "randread");
 	c->perf.io_size = 4096;
 	c->perf.qd = 32;
@@ -1058,7 +1070,7 @@ void bench_scenario_apply(struct bench_scenario *sc, const struct bench_override
 				      c->duration < 3	     ? c->duration :
 							       3;
 			c->warmup = sc->quick_warmup >= 0 ? sc->quick_warmup : c->warmup < 1 ? c->warmup : 1;
-			c->repeat = sc->quick_repeat > 0 ? sc->quick_repeat : 1;
+			c->repeat = sc->quick_repeat > 0 ? sc->quick_repeat : 5;
 		}
 		if (ov->duration > 0)
 			c->duration = ov->duration;

@@ -18,6 +18,7 @@
  * lose the per-queue thread statistics the report is about.
  */
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <pthread.h>
@@ -106,6 +107,12 @@ struct worker {
 	struct nvmfd_idle_poll idle;
 	struct perf_schedstat ss0;
 	struct perf_schedstat ss1;
+	/* --rate (open loop; owner only) */
+	uint64_t rate_ns; /* interval between this queue's arrivals */
+	uint64_t next_ns; /* intended send time of the next arrival */
+	bool next_waiting; /* that arrival already found every slot busy */
+	uint64_t queued; /* arrivals that found every slot busy */
+	uint64_t max_lag_ns; /* latest a send left after its intended time */
 	/* Progress (relaxed atomics, read by the main thread). */
 	uint64_t progress_ios;
 	uint64_t progress_bytes;
@@ -127,6 +134,13 @@ struct perf_run {
 	cpu_set_t rt_cpus; /* the runtime's CPUs */
 	uint64_t vm_hwm_kib;
 	int signo; /* SIGINT/SIGTERM that ended the run early, 0 if none */
+	/* several -r: this controller's index, the index of its first queue
+	 * among all controllers' queues and their total (1 controller: 0,
+	 * 0, -P); @rt is then controller 0's (@rt_borrowed) */
+	uint32_t ctrl_idx;
+	uint32_t qbase;
+	uint32_t qtotal;
+	bool rt_borrowed;
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -197,7 +211,7 @@ static void worker_fail(struct worker *w, int code, const char *fmt, ...)
 	__atomic_store_n(&w->run->stop, 1, __ATOMIC_RELAXED);
 }
 
-static int submit_one(struct worker *w, struct io_ctx *io);
+static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns);
 
 static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 {
@@ -261,8 +275,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	}
 	/* Resubmit from the callback (SPDK perf style): the library batches
 	 * these into one send at the end of the poll. */
-	if (end < run->end_ns && !__atomic_load_n(&run->stop, __ATOMIC_RELAXED))
-		submit_one(w, io);
+	if (!run->o.rate && end < run->end_ns && !__atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+		submit_one(w, io, 0);
 }
 
 static bool pattern_is_random(enum perf_pattern p)
@@ -284,8 +298,11 @@ static bool pick_read(struct worker *w)
 	}
 }
 
-/* Submit one I/O; 1 if submitted, 0 if nothing could be, <0 on error. */
-static int submit_one(struct worker *w, struct io_ctx *io)
+/*
+ * Submit one I/O; 1 if submitted, 0 if nothing could be, <0 on error.
+ * Its latency counts from @intended_ns (open loop), or from now if 0.
+ */
+static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns)
 {
 	struct perf_run *run = w->run;
 	uint32_t lba_size = run->ns->lba_size;
@@ -315,6 +332,11 @@ static int submit_one(struct worker *w, struct io_ctx *io)
 			perf_verify_fill(io->buf + (size_t)b * lba_size, lba_size, lba + b, io->gen);
 	}
 	io->start_ns = now_ns();
+	if (intended_ns && intended_ns < io->start_ns) {
+		if (io->start_ns - intended_ns > w->max_lag_ns)
+			w->max_lag_ns = io->start_ns - intended_ns;
+		io->start_ns = intended_ns;
+	}
 	if (io->read)
 		ret = nvmfd_host_qp_read(w->qp, run->ns->nsid, lba, run->nlb, io->buf, io_done, io);
 	else
@@ -361,6 +383,68 @@ static void worker_repatriate(struct worker *w)
 		w->repatriations++;
 }
 
+/*
+ * --rate: send every arrival whose intended time has come, while a slot
+ * is free. Return: <0 on a submit error.
+ */
+static int rate_submit(struct worker *w, uint64_t now)
+{
+	struct perf_run *run = w->run;
+
+	while (w->next_ns <= now && w->next_ns < run->end_ns) {
+		struct io_ctx *io = NULL;
+		int ret;
+
+		for (uint32_t i = 0; i < run->o.depth; i++) {
+			if (!w->ios[i].busy) {
+				io = &w->ios[i];
+				break;
+			}
+		}
+		if (!io) {
+			if (!w->next_waiting)
+				w->queued++;
+			w->next_waiting = true;
+			return 0;
+		}
+		ret = submit_one(w, io, w->next_ns);
+		if (ret <= 0)
+			return ret;
+		w->next_waiting = false;
+		w->next_ns += w->rate_ns;
+	}
+	return 0;
+}
+
+static int wait_ms(const struct perf_run *run, uint64_t now);
+
+/*
+ * --rate: wait for the next arrival or a completion, whichever comes
+ * first: poll(2) on the queue's socket with a nanosecond timeout (ppoll),
+ * so neither an arrival nor a completion waits for a millisecond tick and
+ * no thread spins (queue threads sharing a CPU would starve each other).
+ * The caller's loop then sends and reaps. Return: 0; -errno of ppoll().
+ */
+static int rate_wait(struct worker *w)
+{
+	struct perf_run *run = w->run;
+	uint64_t now = now_ns(), until = w->next_ns;
+	struct pollfd pfd = { .fd = nvmfd_host_qp_fd(w->qp), .events = POLLIN };
+	struct timespec ts;
+
+	/* every slot busy: only a completion can make progress */
+	if (w->outstanding >= run->o.depth || until > run->end_ns)
+		until = now + (uint64_t)wait_ms(run, now) * 1000000ull;
+	if (until <= now)
+		return 0;
+	ts.tv_sec = (time_t)((until - now) / 1000000000ull);
+	ts.tv_nsec = (long)((until - now) % 1000000000ull);
+	w->waits++;
+	if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
 /* Milliseconds to block at most: until the end of the run, <= 50 ms. */
 static int wait_ms(const struct perf_run *run, uint64_t now)
 {
@@ -384,6 +468,13 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	nvmfd_idle_poll_init(&w->idle, run->o.idle_poll_us);
+	if (run->o.rate) {
+		/* each queue takes its share; queues start staggered */
+		w->rate_ns = (uint64_t)(1e9 * run->qtotal / (double)run->o.rate);
+		if (!w->rate_ns)
+			w->rate_ns = 1;
+		w->next_ns = run->start_ns + w->rate_ns * (run->qbase + w->idx) / run->qtotal;
+	}
 	for (;;) {
 		uint64_t now = now_ns();
 		bool progressed;
@@ -398,11 +489,16 @@ static void *worker_main(void *arg)
 			perf_read_schedstat(&w->ss0);
 		}
 		w->loops++;
-		for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
-			if (w->ios[i].busy)
-				continue;
-			if (submit_one(w, &w->ios[i]) <= 0)
+		if (run->o.rate) {
+			if (rate_submit(w, now) < 0)
 				break;
+		} else {
+			for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
+				if (w->ios[i].busy)
+					continue;
+				if (submit_one(w, &w->ios[i], 0) <= 0)
+					break;
+			}
 		}
 		n = nvmfd_host_qp_poll(w->qp, 0);
 		if (n < 0) {
@@ -412,6 +508,14 @@ static void *worker_main(void *arg)
 		}
 		if (run->o.busy_poll)
 			continue;
+		if (run->o.rate) {
+			if (rate_wait(w) < 0) {
+				worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+					    nvmfd_host_qp_errmsg(w->qp));
+				break;
+			}
+			continue;
+		}
 		progressed = n > 0;
 		if (!progressed) {
 			/* bytes moved without a completion (part of a large read,
@@ -521,6 +625,8 @@ struct stats {
 	uint64_t unverified_reads;
 	uint64_t errors;
 	const char *error; /* the first error, NULL if none */
+	uint64_t queued; /* --rate */
+	uint64_t max_lag_ns;
 	const struct nvmfd_hist *hist;
 };
 
@@ -531,6 +637,35 @@ static double cpu_pct(const struct stats *s, double t)
 	return w > 0 ? 100.0 * t / w : 0;
 }
 
+/*
+ * Add the counters of @s to @dst (CPU time and switches too; errors, the
+ * first error message; worst lag). The queues run side by side: @dst's
+ * rate window is the longest of theirs, so a run that one error stopped
+ * early gives the same IOPS in a queue and in the total (not over the main
+ * thread's wake-up, up to a second later).
+ */
+static void stats_add(struct stats *dst, const struct stats *s)
+{
+	if (s->secs > dst->secs)
+		dst->secs = s->secs;
+	dst->ios += s->ios;
+	dst->bytes += s->bytes;
+	dst->reads += s->reads;
+	dst->writes += s->writes;
+	dst->usr += s->usr;
+	dst->sys += s->sys;
+	dst->nvcsw += s->nvcsw;
+	dst->nivcsw += s->nivcsw;
+	dst->verified_blocks += s->verified_blocks;
+	dst->unverified_reads += s->unverified_reads;
+	dst->errors += s->errors;
+	if (s->error && !dst->error)
+		dst->error = s->error;
+	dst->queued += s->queued;
+	if (s->max_lag_ns > dst->max_lag_ns)
+		dst->max_lag_ns = s->max_lag_ns;
+}
+
 static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
 static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
 
@@ -539,9 +674,9 @@ static void print_stats(const char *name, const struct stats *s)
 	double iops = s->secs > 0 ? (double)s->ios / s->secs : 0;
 	double mib = s->secs > 0 ? (double)s->bytes / s->secs / 1048576.0 : 0;
 
-	printf("%-8s %12.1f %10.2f %9.1f %9.1f %9.1f", name, iops, mib,
+	printf("%-8s %12.1f %10.2f %9.1f %9.1f %9.1f %9.1f", name, iops, mib,
 	       (double)nvmfd__hist_min(s->hist) / 1e3, nvmfd__hist_mean(s->hist) / 1e3,
-	       (double)nvmfd__hist_max(s->hist) / 1e3);
+	       (double)nvmfd__hist_max(s->hist) / 1e3, nvmfd__hist_stddev(s->hist) / 1e3);
 	for (size_t i = 0; i < 5; i++)
 		printf(" %9.1f", (double)nvmfd__hist_percentile(s->hist, pcts[i]) / 1e3);
 	printf(" %6.1f %6.1f %8ld %8ld %8" PRIu64 "\n", cpu_pct(s, s->usr), cpu_pct(s, s->sys),
@@ -566,6 +701,7 @@ static struct json_object *json_stats(const struct stats *s)
 	json_object_object_add(lat, "min", json_object_new_double((double)nvmfd__hist_min(s->hist) / 1e3));
 	json_object_object_add(lat, "avg", json_object_new_double(nvmfd__hist_mean(s->hist) / 1e3));
 	json_object_object_add(lat, "max", json_object_new_double((double)nvmfd__hist_max(s->hist) / 1e3));
+	json_object_object_add(lat, "stdev", json_object_new_double(nvmfd__hist_stddev(s->hist) / 1e3));
 	for (size_t i = 0; i < 5; i++)
 		json_object_object_add(lat, pct_names[i],
 				       json_object_new_double(
@@ -584,7 +720,41 @@ static struct json_object *json_stats(const struct stats *s)
 			       json_object_new_int64((int64_t)s->verified_blocks));
 	json_object_object_add(o, "unverified_reads",
 			       json_object_new_int64((int64_t)s->unverified_reads));
+	/* --rate: arrivals that found all -q slots busy, the worst send lag */
+	json_object_object_add(o, "queued_arrivals", json_object_new_int64((int64_t)s->queued));
+	json_object_object_add(o, "max_send_lag_us", json_object_new_double((double)s->max_lag_ns / 1e3));
 	return o;
+}
+
+/* Whole-run transport counters of a queue (warmup included). */
+static struct json_object *json_transport(const struct worker *w)
+{
+	struct json_object *h = json_object_new_object();
+	struct nvmfd_host_qp_stats hs;
+
+	/* Whole-run transport counters (warmup included). */
+	nvmfd_host_qp_get_stats(w->qp, &hs);
+	json_object_object_add(h, "submitted", json_object_new_int64((int64_t)hs.submitted));
+	json_object_object_add(h, "tx_pdus", json_object_new_int64((int64_t)hs.tx_pdus));
+	json_object_object_add(h, "rx_pdus", json_object_new_int64((int64_t)hs.rx_pdus));
+	json_object_object_add(h, "h2c_pdus", json_object_new_int64((int64_t)hs.h2c_pdus));
+	json_object_object_add(h, "c2h_pdus", json_object_new_int64((int64_t)hs.c2h_pdus));
+	json_object_object_add(h, "r2ts", json_object_new_int64((int64_t)hs.r2ts));
+	json_object_object_add(h, "sendmsgs", json_object_new_int64((int64_t)hs.sendmsgs));
+	json_object_object_add(h, "send_eagain",
+			       json_object_new_int64((int64_t)hs.send_eagain));
+	json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
+	json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
+	json_object_object_add(h, "empty_polls",
+			       json_object_new_int64((int64_t)hs.empty_polls));
+	json_object_object_add(h, "completed", json_object_new_int64((int64_t)hs.completed));
+	json_object_object_add(h, "tx_bytes", json_object_new_int64((int64_t)hs.tx_bytes));
+	json_object_object_add(h, "rx_bytes", json_object_new_int64((int64_t)hs.rx_bytes));
+	json_object_object_add(h, "rx_budget_stops",
+			       json_object_new_int64((int64_t)hs.rx_budget_stops));
+	json_object_object_add(h, "tx_budget_stops",
+			       json_object_new_int64((int64_t)hs.tx_budget_stops));
+	return h;
 }
 
 /* Execution counters of one queue thread (measured window for schedstat). */
@@ -621,20 +791,60 @@ static struct json_object *json_exec(const struct worker *w)
 	return e;
 }
 
-static void print_exec(const struct perf_run *run)
+/*
+ * The DH-HMAC-CHAP line of one controller, if its queues authenticated
+ * (what the controller chose); @ctrl (1-based) names it if not 0.
+ */
+static void print_dhchap(const struct perf_run *run, uint32_t ctrl)
 {
-	printf("%-8s %6s %-10s %-10s %8s %10s %12s %12s %10s %10s %10s %10s %10s\n", "queue",
+	const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+	char name[32] = "";
+
+	if (!ci->dhchap_queues)
+		return;
+	if (ctrl)
+		snprintf(name, sizeof(name), "ctrl%u ", ctrl);
+	printf("DH-HMAC-CHAP: %s%s, %s, %s, %u queues authenticated\n", name,
+	       ci->dhchap_bidirectional ? "bidirectional" : "unidirectional",
+	       nvmfd_auth_hash_name(ci->dhchap_hash), nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup),
+	       ci->dhchap_queues);
+}
+
+/* What one controller chose for DH-HMAC-CHAP, into the JSON object @o. */
+static void json_dhchap(struct json_object *o, const struct perf_run *run)
+{
+	const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+
+	/* the kernel target asks per host */
+	json_object_object_add(o, "dhchap_queues", json_object_new_int64(ci->dhchap_queues));
+	if (ci->dhchap_queues) {
+		json_object_object_add(o, "dhchap_hash",
+				       json_object_new_string(nvmfd_auth_hash_name(ci->dhchap_hash)));
+		json_object_object_add(o, "dhchap_dhgroup",
+				       json_object_new_string(
+					       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup)));
+	}
+}
+
+/* Per-queue execution lines; @ctrl (1-based) prefixes the names if not 0. */
+static void print_exec(const struct perf_run *run, uint32_t ctrl)
+{
+	if (ctrl <= 1)
+		printf("%-8s %6s %-10s %-10s %8s %10s %12s %12s %10s %10s %10s %10s %10s\n", "queue",
 	       "io_cpu", "unit", "allowed", "last_cpu", "rq_delay_ms", "polls", "empty_polls",
 	       "waits", "rx_pdus", "rx_MiB", "tx_pdus", "tx_MiB");
 	for (uint32_t i = 0; i < run->o.queues; i++) {
 		const struct worker *w = &run->workers[i];
 		struct nvmfd_host_qp_stats hs;
-		char unit[64], allowed[64], name[16];
+		char unit[64], allowed[64], name[32];
 
 		nvmfd_host_qp_get_stats(w->qp, &hs);
 		nvmfd__cpulist_format(&w->unit, unit, sizeof(unit));
 		nvmfd__cpulist_format(&w->allowed, allowed, sizeof(allowed));
-		snprintf(name, sizeof(name), "q%u", i + 1);
+		if (ctrl)
+			snprintf(name, sizeof(name), "c%uq%u", ctrl, i + 1);
+		else
+			snprintf(name, sizeof(name), "q%u", i + 1);
 		printf("%-8s %6d %-10s %-10s %8d %10.2f %12" PRIu64 " %12" PRIu64 " %10" PRIu64
 		       " %10" PRIu64 " %10.1f %10" PRIu64 " %10.1f\n",
 		       name, w->io_cpu, unit, allowed, w->last_cpu,
@@ -644,16 +854,26 @@ static void print_exec(const struct perf_run *run)
 	}
 }
 
-static void report(struct perf_run *run, const struct rusage *ru0, const struct rusage *ru1,
-		   double total_secs)
+/*
+ * The report of @n controllers (one perf_run each): per queue, per
+ * controller when there are several (its queues' histograms merged, CPU
+ * time of its queue threads) and in total (every queue's histogram
+ * merged: percentiles of all I/Os, not averages of percentiles).
+ */
+static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
+		   const struct rusage *ru1, double total_secs)
 {
-	struct nvmfd_hist *all = nvmfd__hist_create();
-	struct json_object *root = NULL, *qarr = NULL;
+	struct nvmfd_hist *all = nvmfd__hist_create(), *call = nvmfd__hist_create();
+	struct json_object *root = NULL, *qarr = NULL, *carr = NULL;
+	struct perf_run *run = &runs[0];
 	struct stats tot;
 	char cpus[256];
 
-	if (!all)
+	if (!all || !call) {
+		nvmfd__hist_destroy(all);
+		nvmfd__hist_destroy(call);
 		return;
+	}
 	memset(&tot, 0, sizeof(tot));
 	if (run->o.json) {
 		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
@@ -682,17 +902,9 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 							      run->o.dhchap_secret[0] ?
 								      "unidirectional" :
 								      "none"));
-		/* What the controller chose: the kernel target asks per host. */
-		json_object_object_add(cfg, "dhchap_queues",
-				       json_object_new_int64(ci->dhchap_queues));
-		if (ci->dhchap_queues) {
-			json_object_object_add(cfg, "dhchap_hash",
-					       json_object_new_string(
-						       nvmfd_auth_hash_name(ci->dhchap_hash)));
-			json_object_object_add(cfg, "dhchap_dhgroup",
-					       json_object_new_string(
-						       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup)));
-		}
+		/* what the (first, with several -r) controller chose; each
+		 * controller's in "controllers" */
+		json_dhchap(cfg, run);
 		json_object_object_add(cfg, "disable_sqflow",
 				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
@@ -708,86 +920,90 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		json_object_object_add(cfg, "cpus", json_object_new_string(cpus));
 		json_object_object_add(cfg, "idle_poll_us", json_object_new_int64(run->o.idle_poll_us));
 		json_object_object_add(cfg, "busy_poll", json_object_new_boolean(run->o.busy_poll));
+		json_object_object_add(cfg, "rate_iops", json_object_new_int64((int64_t)run->o.rate));
 		json_object_object_add(cfg, "rx_budget", json_object_new_int64(run->o.rx_budget));
 		json_object_object_add(cfg, "tx_budget", json_object_new_int64(run->o.tx_budget));
+		json_object_object_add(cfg, "controllers", json_object_new_int64(n));
 		json_object_object_add(root, "config", cfg);
 		qarr = json_object_new_array();
+		carr = json_object_new_array();
 	} else {
-		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s %8s\n",
-		       "queue", "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "p50", "p90", "p99",
-		       "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw", "errors");
+		printf("%-8s %12s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s %8s\n",
+		       "queue", "IOPS", "MiB/s", "min_us", "avg_us", "max_us", "stdev_us", "p50", "p90",
+		       "p99", "p99.9", "p99.99", "usr%", "sys%", "vcsw", "ivcsw", "errors");
 	}
-	for (uint32_t i = 0; i < run->o.queues; i++) {
-		struct worker *w = &run->workers[i];
-		struct stats s;
-		char name[16];
+	for (uint32_t c = 0; c < n; c++) {
+		struct stats ctot;
 
-		memset(&s, 0, sizeof(s));
-		s.secs = w->measuring ? (double)(w->t1_ns - w->t0_ns) / 1e9 : 0;
-		s.ios = w->ios_done;
-		s.bytes = w->bytes_done;
-		s.reads = w->reads;
-		s.writes = w->writes;
-		s.usr = w->measuring ? tv_sec(w->ru1.ru_utime) - tv_sec(w->ru0.ru_utime) : 0;
-		s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
-		s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
-		s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
-		s.verified_blocks = w->verified_blocks;
-		s.unverified_reads = w->unverified_reads;
-		s.errors = w->errors;
-		s.error = w->exit_code ? w->errmsg : NULL;
-		if (s.error && !tot.error)
-			tot.error = s.error;
-		/* the queues run side by side: the total's rates are over the
-		 * longest queue window, so a run that one error stopped early
-		 * gives the same IOPS in both (not over the main thread's
-		 * wake-up, up to a second later) */
-		if (s.secs > tot.secs)
-			tot.secs = s.secs;
-		s.hist = w->hist;
-		nvmfd__hist_merge(all, w->hist);
-		tot.ios += s.ios;
-		tot.bytes += s.bytes;
-		tot.reads += s.reads;
-		tot.writes += s.writes;
-		tot.verified_blocks += s.verified_blocks;
-		tot.unverified_reads += s.unverified_reads;
-		tot.errors += s.errors;
-		snprintf(name, sizeof(name), "q%u", i + 1);
+		run = &runs[c];
+		memset(&ctot, 0, sizeof(ctot));
+		nvmfd__hist_init(call);
+		for (uint32_t i = 0; i < run->o.queues; i++) {
+			struct worker *w = &run->workers[i];
+			struct stats s;
+			char name[32];
+
+			memset(&s, 0, sizeof(s));
+			s.secs = w->measuring ? (double)(w->t1_ns - w->t0_ns) / 1e9 : 0;
+			s.ios = w->ios_done;
+			s.bytes = w->bytes_done;
+			s.reads = w->reads;
+			s.writes = w->writes;
+			s.usr = w->measuring ? tv_sec(w->ru1.ru_utime) - tv_sec(w->ru0.ru_utime) : 0;
+			s.sys = w->measuring ? tv_sec(w->ru1.ru_stime) - tv_sec(w->ru0.ru_stime) : 0;
+			s.nvcsw = w->ru1.ru_nvcsw - w->ru0.ru_nvcsw;
+			s.nivcsw = w->ru1.ru_nivcsw - w->ru0.ru_nivcsw;
+			s.verified_blocks = w->verified_blocks;
+			s.unverified_reads = w->unverified_reads;
+			s.errors = w->errors;
+			s.error = w->exit_code ? w->errmsg : NULL;
+			s.queued = w->queued;
+			s.max_lag_ns = w->max_lag_ns;
+			s.hist = w->hist;
+			nvmfd__hist_merge(all, w->hist);
+			nvmfd__hist_merge(call, w->hist);
+			stats_add(&ctot, &s);
+			stats_add(&tot, &s); /* CPU and switches: replaced by the process's */
+			if (n > 1)
+				snprintf(name, sizeof(name), "c%uq%u", c + 1, i + 1);
+			else
+				snprintf(name, sizeof(name), "q%u", i + 1);
+			if (root) {
+				struct json_object *q = json_stats(&s);
+
+				json_object_object_add(q, "qid", json_object_new_int64(i + 1));
+				json_object_object_add(q, "ctrl", json_object_new_int64(c + 1));
+				json_object_object_add(q, "transport", json_transport(w));
+				json_object_object_add(q, "exec", json_exec(w));
+				json_object_array_add(qarr, q);
+			} else {
+				print_stats(name, &s);
+			}
+		}
+		/* the controller: its queues together (CPU: its queue threads) */
+		if (ctot.secs <= 0)
+			ctot.secs = total_secs;
+		ctot.cpu_secs = total_secs;
+		ctot.hist = call;
 		if (root) {
-			struct json_object *q = json_stats(&s), *h = json_object_new_object();
-			struct nvmfd_host_qp_stats hs;
+			struct json_object *co = json_object_new_object();
 
-			json_object_object_add(q, "qid", json_object_new_int64(i + 1));
-			/* Whole-run transport counters (warmup included). */
-			nvmfd_host_qp_get_stats(w->qp, &hs);
-			json_object_object_add(h, "submitted", json_object_new_int64((int64_t)hs.submitted));
-			json_object_object_add(h, "tx_pdus", json_object_new_int64((int64_t)hs.tx_pdus));
-			json_object_object_add(h, "rx_pdus", json_object_new_int64((int64_t)hs.rx_pdus));
-			json_object_object_add(h, "h2c_pdus", json_object_new_int64((int64_t)hs.h2c_pdus));
-			json_object_object_add(h, "c2h_pdus", json_object_new_int64((int64_t)hs.c2h_pdus));
-			json_object_object_add(h, "r2ts", json_object_new_int64((int64_t)hs.r2ts));
-			json_object_object_add(h, "sendmsgs", json_object_new_int64((int64_t)hs.sendmsgs));
-			json_object_object_add(h, "send_eagain",
-					       json_object_new_int64((int64_t)hs.send_eagain));
-			json_object_object_add(h, "recvs", json_object_new_int64((int64_t)hs.recvs));
-			json_object_object_add(h, "polls", json_object_new_int64((int64_t)hs.polls));
-			json_object_object_add(h, "empty_polls",
-					       json_object_new_int64((int64_t)hs.empty_polls));
-			json_object_object_add(h, "completed", json_object_new_int64((int64_t)hs.completed));
-			json_object_object_add(h, "tx_bytes", json_object_new_int64((int64_t)hs.tx_bytes));
-			json_object_object_add(h, "rx_bytes", json_object_new_int64((int64_t)hs.rx_bytes));
-			json_object_object_add(h, "rx_budget_stops",
-					       json_object_new_int64((int64_t)hs.rx_budget_stops));
-			json_object_object_add(h, "tx_budget_stops",
-					       json_object_new_int64((int64_t)hs.tx_budget_stops));
-			json_object_object_add(q, "transport", h);
-			json_object_object_add(q, "exec", json_exec(w));
-			json_object_array_add(qarr, q);
-		} else {
-			print_stats(name, &s);
+			json_object_object_add(co, "ctrl", json_object_new_int64(c + 1));
+			json_object_object_add(co, "traddr", json_object_new_string(run->o.trid.traddr));
+			json_object_object_add(co, "trsvcid", json_object_new_string(run->o.trid.trsvcid));
+			json_object_object_add(co, "subnqn", json_object_new_string(run->o.trid.subnqn));
+			json_object_object_add(co, "queues", json_object_new_int64(run->o.queues));
+			json_dhchap(co, run);
+			json_object_object_add(co, "total", json_stats(&ctot));
+			json_object_array_add(carr, co);
+		} else if (n > 1) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "ctrl%u", c + 1);
+			print_stats(name, &ctot);
 		}
 	}
+	run = &runs[0];
 	if (tot.secs <= 0)
 		tot.secs = total_secs;
 	tot.cpu_secs = total_secs;
@@ -798,6 +1014,7 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 	tot.hist = all;
 	if (root) {
 		json_object_object_add(root, "queues", qarr);
+		json_object_object_add(root, "controllers", carr);
 		json_object_object_add(root, "total", json_stats(&tot));
 		json_object_object_add(root, "vm_hwm_kib",
 				       json_object_new_int64((int64_t)run->vm_hwm_kib));
@@ -822,22 +1039,21 @@ static void report(struct perf_run *run, const struct rusage *ru0, const struct 
 		if (!run->o.busy_poll)
 			printf("idle poll %u us", run->o.idle_poll_us);
 		printf("; peak RSS (VmHWM) %" PRIu64 " KiB\n", run->vm_hwm_kib);
+		if (run->o.rate)
+			printf("open loop at %" PRIu64 " IOPS: %" PRIu64 " arrivals found all -q slots "
+			       "busy, worst send lag %.1f us (latency counts from the intended time)\n",
+			       run->o.rate, tot.queued, (double)tot.max_lag_ns / 1e3);
 		if (run->o.verify)
 			printf("verify: %" PRIu64 " blocks verified; %" PRIu64 " reads of blocks not "
 			       "written in this run were not checked\n", tot.verified_blocks,
 			       tot.unverified_reads);
-		{
-			const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
-
-			if (ci->dhchap_queues)
-				printf("DH-HMAC-CHAP: %s, %s, %s, %u queues authenticated\n",
-				       ci->dhchap_bidirectional ? "bidirectional" : "unidirectional",
-				       nvmfd_auth_hash_name(ci->dhchap_hash),
-				       nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup), ci->dhchap_queues);
-		}
-		print_exec(run);
+		for (uint32_t c = 0; c < n; c++)
+			print_dhchap(&runs[c], n > 1 ? c + 1 : 0);
+		for (uint32_t c = 0; c < n; c++)
+			print_exec(&runs[c], n > 1 ? c + 1 : 0);
 	}
 	nvmfd__hist_destroy(all);
+	nvmfd__hist_destroy(call);
 }
 
 static const char *trtype_str(uint8_t t)
@@ -1029,21 +1245,32 @@ out_destroy:
 	return code;
 }
 
-static void progress(struct perf_run *run, uint64_t *last_ios, uint64_t *last_bytes)
+/* One progress line a second for all controllers' queues together. */
+static void progress(struct perf_run *runs, uint32_t n, uint64_t *last_ios, uint64_t *last_bytes)
 {
+	static uint64_t last_ns;
 	uint64_t ios = 0, bytes = 0, now = now_ns();
+	double secs;
 
-	for (uint32_t i = 0; i < run->o.queues; i++) {
-		ios += __atomic_load_n(&run->workers[i].progress_ios, __ATOMIC_RELAXED);
-		bytes += __atomic_load_n(&run->workers[i].progress_bytes, __ATOMIC_RELAXED);
+	if (!last_ns)
+		last_ns = runs[0].start_ns;
+	if (now - last_ns < 900000000ull)
+		return;
+	secs = (double)(now - last_ns) / 1e9;
+	for (uint32_t c = 0; c < n; c++) {
+		for (uint32_t i = 0; i < runs[c].o.queues; i++) {
+			ios += __atomic_load_n(&runs[c].workers[i].progress_ios, __ATOMIC_RELAXED);
+			bytes += __atomic_load_n(&runs[c].workers[i].progress_bytes, __ATOMIC_RELAXED);
+		}
 	}
 	fprintf(stderr, "\r[%5.0fs%s] %12.0f IOPS %10.2f MiB/s   ",
-		(double)(now - run->start_ns) / 1e9,
+		(double)(now - runs[0].start_ns) / 1e9,
 		/* the second just reported started before the warmup ended */
-		now < run->warmup_end_ns + 500000000ull ? " warmup" : "",
-		(double)(ios - *last_ios), (double)(bytes - *last_bytes) / 1048576.0);
+		now < runs[0].warmup_end_ns + 500000000ull ? " warmup" : "",
+		(double)(ios - *last_ios) / secs, (double)(bytes - *last_bytes) / 1048576.0 / secs);
 	*last_ios = ios;
 	*last_bytes = bytes;
+	last_ns = now;
 }
 
 static int rt_place_cb(void *ctx, enum nvmfd_rt_place policy, unsigned int qid,
@@ -1073,7 +1300,7 @@ static int exec_setup(struct perf_run *run)
 	ro.name = "perf";
 	if (o->have_cpus)
 		ro.cpus = o->cpus;
-	ret = nvmfd_rt_create(&ro, &run->rt);
+	ret = run->rt_borrowed ? 0 : nvmfd_rt_create(&ro, &run->rt);
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: execution runtime: %s%s\n", strerror(-ret),
 			ret == -EINVAL ? " (--cpus not usable by this process?)" : "");
@@ -1100,8 +1327,9 @@ static int exec_setup(struct perf_run *run)
 		struct worker *w = &run->workers[i];
 		struct nvmfd_rt_pool_stats ps;
 
-		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, o->queues, i, rt_place_cb,
-					       run->rt);
+		/* all controllers' queues are placed as one list */
+		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, run->qtotal, run->qbase + i,
+					       rt_place_cb, run->rt);
 		if (w->io_cpu < 0) {
 			fprintf(stderr, "nvmf-perf: queue %u: no io_cpu: %s\n", i + 1,
 				strerror(-w->io_cpu));
@@ -1131,20 +1359,21 @@ static void exec_teardown(struct perf_run *run)
 		if (run->workers[i].qp && run->workers[i].io_cpu >= 0)
 			nvmfd_rt_unplace(run->rt, run->workers[i].io_cpu);
 	}
-	nvmfd_rt_destroy(run->rt);
+	if (!run->rt_borrowed)
+		nvmfd_rt_destroy(run->rt);
 	run->rt = NULL;
 }
 
-static int run_perf(struct perf_run *run)
+/*
+ * Connect one controller (@run->o.trid) and prepare its queues' workers.
+ * Return: PERF_EXIT_OK, or the exit code (message printed); what was set
+ * up is released by ctrl_teardown() either way.
+ */
+static int ctrl_setup(struct perf_run *run)
 {
 	struct perf_opts *o = &run->o;
 	struct nvmfd_host_ctrl_opts copts;
-	struct rusage ru0, ru1;
-	sigset_t sigs, oldsigs;
-	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0;
-	bool tty = isatty(STDERR_FILENO), snap = false;
-	int ret, code = PERF_EXIT_OK;
-	uint32_t started = 0;
+	int ret;
 
 	nvmfd_host_ctrl_opts_init(&copts, sizeof(copts));
 	copts.hdgst = o->hdgst;
@@ -1169,8 +1398,7 @@ static int run_perf(struct perf_run *run)
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: connect to %s:%s %s failed: %s\n", o->trid.traddr,
 			o->trid.trsvcid, o->trid.subnqn, nvmfd_host_ctrl_errmsg(run->ctrl));
-		code = PERF_EXIT_CONN;
-		goto out_destroy;
+		return PERF_EXIT_CONN;
 	}
 	{
 		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
@@ -1181,18 +1409,15 @@ static int run_perf(struct perf_run *run)
 			fprintf(stderr, "nvmf-perf: I/O size %u exceeds the controller's maximum "
 				"transfer size %" PRIu64 " (MDTS); use -o %" PRIu64 " or less\n",
 				o->io_size, max, max);
-			code = PERF_EXIT_USAGE;
-			goto out_destroy;
+			return PERF_EXIT_USAGE;
 		}
 	}
 	if (nvmfd_host_ctrl_qp_count(run->ctrl) < o->queues) {
 		fprintf(stderr, "nvmf-perf: controller granted %u I/O queues, %u requested\n",
 			nvmfd_host_ctrl_qp_count(run->ctrl), o->queues);
 		o->queues = nvmfd_host_ctrl_qp_count(run->ctrl);
-		if (!o->queues) {
-			code = PERF_EXIT_CONN;
-			goto out_destroy;
-		}
+		if (!o->queues)
+			return PERF_EXIT_CONN;
 	}
 	if (nvmfd_host_qp_depth(nvmfd_host_ctrl_qp(run->ctrl, 0)) < o->depth) {
 		fprintf(stderr, "nvmf-perf: controller queues hold %u commands; -q %u lowered\n",
@@ -1204,48 +1429,99 @@ static int run_perf(struct perf_run *run)
 	if (!run->ns) {
 		fprintf(stderr, "nvmf-perf: namespace %u not found (%u active)\n", o->nsid,
 			nvmfd_host_ctrl_ns_count(run->ctrl));
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
+		return PERF_EXIT_USAGE;
 	}
 	if (o->io_size % run->ns->lba_size) {
 		fprintf(stderr, "nvmf-perf: -o %u is not a multiple of the LBA size %u\n",
 			o->io_size, run->ns->lba_size);
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
+		return PERF_EXIT_USAGE;
 	}
 	if (o->io_size / run->ns->lba_size > 65536) {
 		fprintf(stderr, "nvmf-perf: -o %u is more than 65536 blocks of %u bytes, the most one "
 			"NVMe command can move (NLB is 16 bits); use -o %u or less\n",
 			o->io_size, run->ns->lba_size, 65536u * run->ns->lba_size);
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
+		return PERF_EXIT_USAGE;
 	}
-	if (o->verify && run->ns->lba_size < 64) {
-		code = PERF_EXIT_USAGE;
-		goto out_destroy;
-	}
+	if (o->verify && run->ns->lba_size < 64)
+		return PERF_EXIT_USAGE;
 	run->nlb = o->io_size / run->ns->lba_size;
 	run->workers = calloc(o->queues, sizeof(*run->workers));
-	if (!run->workers) {
-		code = PERF_EXIT_CONN;
-		goto out_destroy;
-	}
+	if (!run->workers)
+		return PERF_EXIT_CONN;
 	for (uint32_t i = 0; i < o->queues; i++) {
 		ret = worker_init(run, &run->workers[i], i);
 		if (ret < 0) {
 			fprintf(stderr, "nvmf-perf: queue %u: %s\n", i + 1,
 				ret == -ENOSPC ? "namespace too small for -o and -P" : strerror(-ret));
-			code = PERF_EXIT_USAGE;
-			goto out_workers;
+			return PERF_EXIT_USAGE;
 		}
 	}
-	if (exec_setup(run) < 0) {
-		code = PERF_EXIT_USAGE;
-		goto out_exec;
+	return PERF_EXIT_OK;
+}
+
+static void ctrl_teardown(struct perf_run *run)
+{
+	for (uint32_t i = 0; i < run->o.queues && run->workers; i++)
+		worker_fini(&run->workers[i]);
+	free(run->workers);
+	run->workers = NULL;
+	nvmfd_host_ctrl_destroy(&run->ctrl);
+}
+
+static bool any_stop(struct perf_run *runs, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		if (__atomic_load_n(&runs[c].stop, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+static void stop_all(struct perf_run *runs, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		__atomic_store_n(&runs[c].stop, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Run @n controllers (one perf_run each, all from this process): connect
+ * all, share one runtime for CPU placement (the queues of all are placed
+ * as one list), start every queue thread, stop together.
+ */
+static int run_perf(struct perf_run *runs, uint32_t n)
+{
+	struct rusage ru0, ru1;
+	sigset_t sigs, oldsigs;
+	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0, start;
+	bool tty = isatty(STDERR_FILENO), snap = false;
+	int code = PERF_EXIT_OK, signo = 0;
+	uint32_t started[PERF_MAX_CTRLS] = { 0 }, qtotal = 0, c, setup = 0, placed = 0;
+
+	for (c = 0; c < n; c++, setup++) {
+		code = ctrl_setup(&runs[c]);
+		if (code)
+			goto out_ctrls;
 	}
-	run->start_ns = now_ns();
-	run->warmup_end_ns = run->start_ns + (uint64_t)o->warmup * 1000000000ull;
-	run->end_ns = run->warmup_end_ns + (uint64_t)o->seconds * 1000000000ull;
+	for (c = 0; c < n; c++)
+		qtotal += runs[c].o.queues;
+	for (c = 0; c < n; c++, placed++) {
+		runs[c].qbase = c ? runs[c - 1].qbase + runs[c - 1].o.queues : 0;
+		runs[c].qtotal = qtotal;
+		if (c) {
+			runs[c].rt = runs[0].rt; /* borrowed */
+			runs[c].rt_borrowed = true;
+		}
+		if (exec_setup(&runs[c]) < 0) {
+			code = PERF_EXIT_USAGE;
+			placed++;
+			goto out_exec;
+		}
+	}
+	start = now_ns();
+	for (c = 0; c < n; c++) {
+		runs[c].start_ns = start;
+		runs[c].warmup_end_ns = start + (uint64_t)runs[c].o.warmup * 1000000000ull;
+		runs[c].end_ns = runs[c].warmup_end_ns + (uint64_t)runs[c].o.seconds * 1000000000ull;
+	}
 	getrusage(RUSAGE_SELF, &ru0);
 	catch_signals();
 	/* the queue threads inherit a mask without SIGINT/SIGTERM, so the
@@ -1254,104 +1530,123 @@ static int run_perf(struct perf_run *run)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
-	for (; started < o->queues; started++) {
-		ret = pthread_create(&run->workers[started].thread, NULL, worker_main,
-				     &run->workers[started]);
-		if (ret) {
-			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
-			code = PERF_EXIT_CONN;
-			break;
+	for (c = 0; c < n && !code; c++) {
+		for (; started[c] < runs[c].o.queues; started[c]++) {
+			if (pthread_create(&runs[c].workers[started[c]].thread, NULL, worker_main,
+					   &runs[c].workers[started[c]])) {
+				stop_all(runs, n);
+				code = PERF_EXIT_CONN;
+				break;
+			}
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), step;
 
 		if (got_signal) {
-			run->signo = got_signal;
-			__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
+			signo = got_signal;
+			stop_all(runs, n);
 			break;
 		}
 
-		if (!snap && now >= run->warmup_end_ns) {
+		if (!snap && now >= runs[0].warmup_end_ns) {
 			getrusage(RUSAGE_SELF, &ru0);
 			t0 = now;
 			snap = true;
 		}
-		if (now >= run->end_ns || __atomic_load_n(&run->stop, __ATOMIC_RELAXED))
+		if (now >= runs[0].end_ns || any_stop(runs, n)) {
+			/* an error in one controller's queue ends them all */
+			stop_all(runs, n);
 			break;
-		usleep(now + 1000000000ull < run->end_ns ? 1000000 :
-			   (useconds_t)((run->end_ns - now) / 1000 + 1));
+		}
+		/* several controllers: look at their stop flags more often */
+		step = n > 1 ? 100000000ull : 1000000000ull;
+		usleep(now + step < runs[0].end_ns ? (useconds_t)(step / 1000) :
+						     (useconds_t)((runs[0].end_ns - now) / 1000 + 1));
 		if (tty && !got_signal)
-			progress(run, &last_ios, &last_bytes);
+			progress(runs, n, &last_ios, &last_bytes);
 	}
-	for (uint32_t i = 0; i < started; i++)
-		pthread_join(run->workers[i].thread, NULL);
+	for (c = 0; c < n; c++)
+		for (uint32_t i = 0; i < started[c]; i++)
+			pthread_join(runs[c].workers[i].thread, NULL);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (tty)
 		fprintf(stderr, "\n");
 	if (!snap)
 		t0 = t1;
-	if (!run->signo)
-		run->signo = got_signal; /* came while the queues drained */
-	if (run->signo)
+	if (!signo)
+		signo = got_signal; /* came while the queues drained */
+	for (c = 0; c < n; c++)
+		runs[c].signo = signo;
+	if (signo)
 		fprintf(stderr, "nvmf-perf: interrupted by %s: the report covers the %.3f s "
-			"measured so far\n", signal_name(run->signo), (double)(t1 - t0) / 1e9);
-	for (uint32_t i = 0; i < o->queues; i++) {
-		struct worker *w = &run->workers[i];
+			"measured so far\n", signal_name(signo), (double)(t1 - t0) / 1e9);
+	for (c = 0; c < n; c++) {
+		for (uint32_t i = 0; i < runs[c].o.queues; i++) {
+			struct worker *w = &runs[c].workers[i];
 
-		if (w->exit_code) {
-			fprintf(stderr, "nvmf-perf: %s\n", w->errmsg);
-			if (!code || w->exit_code == PERF_EXIT_IO)
-				code = w->exit_code;
+			if (w->exit_code) {
+				if (n > 1)
+					fprintf(stderr, "nvmf-perf: controller %u: %s\n", c + 1, w->errmsg);
+				else
+					fprintf(stderr, "nvmf-perf: %s\n", w->errmsg);
+				if (!code || w->exit_code == PERF_EXIT_IO)
+					code = w->exit_code;
+			}
 		}
 	}
-	run->vm_hwm_kib = perf_vm_hwm_kib();
-	report(run, &ru0, &ru1, (double)(t1 - t0) / 1e9);
-	if (o->verify) {
+	runs[0].vm_hwm_kib = perf_vm_hwm_kib();
+	report(runs, n, &ru0, &ru1, (double)(t1 - t0) / 1e9);
+	if (runs[0].o.verify) {
 		uint64_t verified = 0;
 
-		for (uint32_t i = 0; i < o->queues; i++)
-			verified += run->workers[i].verified_blocks;
+		for (c = 0; c < n; c++)
+			for (uint32_t i = 0; i < runs[c].o.queues; i++)
+				verified += runs[c].workers[i].verified_blocks;
 		if (!verified && !code)
 			fprintf(stderr, "nvmf-perf: --verify checked no block: no read found a block "
 				"written earlier in this run\n");
 	}
 	/* an error found before the signal keeps its own status */
-	if (run->signo && !code)
-		code = PERF_EXIT_SIGNAL + run->signo;
+	if (signo && !code)
+		code = PERF_EXIT_SIGNAL + signo;
 out_exec:
-	exec_teardown(run);
-out_workers:
-	for (uint32_t i = 0; i < o->queues && run->workers; i++)
-		worker_fini(&run->workers[i]);
-	free(run->workers);
-out_destroy:
-	nvmfd_host_ctrl_destroy(&run->ctrl);
+	/* the borrowed runtimes first: runs[0] owns it */
+	while (placed--)
+		exec_teardown(&runs[placed]);
+out_ctrls:
+	for (c = 0; c < n && c <= setup; c++)
+		ctrl_teardown(&runs[c]);
 	return code;
 }
 
 int main(int argc, char **argv)
 {
-	struct perf_run run;
+	static struct perf_run runs[PERF_MAX_CTRLS];
 	char err[512];
 
 	nvmfd_log_set_ident("nvmf-perf");
-	memset(&run, 0, sizeof(run));
-	if (perf_parse_args(argc, argv, &run.o, err, sizeof(err))) {
+	if (perf_parse_args(argc, argv, &runs[0].o, err, sizeof(err))) {
 		fprintf(stderr, "nvmf-perf: %s\nTry 'nvmf-perf --help'.\n", err);
 		return PERF_EXIT_USAGE;
 	}
-	if (run.o.help) {
+	if (runs[0].o.help) {
 		fputs(perf_usage(), stdout);
 		return PERF_EXIT_OK;
 	}
-	if (run.o.version) {
+	if (runs[0].o.version) {
 		printf("nvmf-perf %s\n", NVMFD_VERSION);
 		return PERF_EXIT_OK;
 	}
-	if (run.o.discover)
-		return run_discover(&run.o);
-	return run_perf(&run);
+	if (runs[0].o.discover)
+		return run_discover(&runs[0].o);
+	/* one perf_run per -r: the same options, its own transport ID */
+	for (uint32_t c = 1; c < runs[0].o.nr_trids; c++) {
+		runs[c].o = runs[0].o;
+		runs[c].o.trid = runs[0].o.trids[c];
+		runs[c].ctrl_idx = c;
+	}
+	return run_perf(runs, runs[0].o.nr_trids ? runs[0].o.nr_trids : 1);
 }

@@ -12,12 +12,12 @@
 
 static const char usage_text[] =
 "Usage:\n"
-"  nvmf-perf -r TRID [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
+"  nvmf-perf -r TRID [-r TRID]... [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
 "            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
 "            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
-"            [--rx-budget BYTES] [--tx-budget BYTES]\n"
+"            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
@@ -44,6 +44,10 @@ static const char usage_text[] =
 "                    trsvcid:4420 to discover it); subnqn defaults to the\n"
 "                    discovery NQN. IPv6: traddr:::1 or traddr:[::1] (adrfam\n"
 "                    IPv6 is implied; the port goes in trsvcid). Required.\n"
+"                    Several -r (up to 64, I/O only) drive several\n"
+"                    controllers from this process, each with -P queues;\n"
+"                    the report has per-controller and merged statistics\n"
+"                    (percentiles from the merged histograms).\n"
 "  -q, --depth N     outstanding I/Os per queue (default 32).\n"
 "  -o, --size BYTES  bytes per I/O, a multiple of the LBA size and at most\n"
 "                    the controller's MDTS (checked after connecting);\n"
@@ -105,25 +109,43 @@ static const char usage_text[] =
 "                    it from the first line of FILE, which must not be\n"
 "                    readable by group or others. Used when a Connect\n"
 "                    response asks for authentication (NVMe in-band\n"
-"                    authentication, every queue), offering SHA-256/384/512\n"
-"                    and the DH groups null, ffdhe2048..ffdhe8192.\n"
+"                    authentication, every queue of every -r), offering\n"
+"                    SHA-256/384/512 and the DH groups null,\n"
+"                    ffdhe2048..ffdhe8192.\n"
 "      --dhchap-ctrl-secret KEY  controller secret (same forms): also\n"
 "                    authenticate the controller (bidirectional); a\n"
 "                    controller that does not know it, or does not ask for\n"
 "                    authentication, is refused. Needs --dhchap-secret.\n"
-"                    Secrets are never printed; the report says what the\n"
+"                    Secrets are never printed; the report says what each\n"
 "                    controller chose and how many queues authenticated\n"
 "                    (--json: dhchap, dhchap_hash, dhchap_dhgroup,\n"
-"                    dhchap_queues).\n"
+"                    dhchap_queues; per controller in \"controllers\").\n"
+"      --rate IOPS   open loop: send IOPS I/Os per second in total, spread\n"
+"                    evenly over the queues, each at its intended time\n"
+"                    whether or not earlier ones have completed (-q is then\n"
+"                    the most in flight per queue; an arrival that finds\n"
+"                    them all busy waits and counts in queued_arrivals).\n"
+"                    Latency is measured from the intended send time, so\n"
+"                    queueing in the target or in nvmf-perf is not hidden\n"
+"                    (no coordinated omission). Between arrivals a queue\n"
+"                    thread sleeps in ppoll(2) on its socket until the next\n"
+"                    arrival or a completion (ns timeout, no spinning;\n"
+"                    --busy-poll polls instead). 1..100000000.\n"
 "  -h, --help        this text.\n"
 "  -V, --version     print the version and exit.\n"
 "\n"
-"Output: per queue and in total: IOPS, MiB/s, latency min/avg/max and\n"
-"p50/p90/p99/p99.9/p99.99 in microseconds (log-linear histogram, <1 %\n"
+"Output: per queue (c<N>q<M> with several -r), per controller (ctrl<N>,\n"
+"with several -r) and in total: IOPS, MiB/s, latency min/avg/max,\n"
+"standard deviation and p50/p90/p99/p99.9/p99.99 in microseconds\n"
+"(log-linear histogram merged over the queues, <1 %\n"
 "error), CPU % user/system of the queue's thread (total: the process),\n"
-"voluntary/involuntary context switches; then per queue its io_cpu, the\n"
-"CPUs it may run on, run-queue delay (schedstat), polls, empty polls,\n"
-"blocking waits and PDUs/bytes received and sent; and the peak RSS\n"
+"voluntary/involuntary context switches and the I/Os that completed with\n"
+"an error (errors; a controller's are its queues', the total's the sum;\n"
+"a line names the first). Rates are over the longest queue's measured\n"
+"time. Then the DH-HMAC-CHAP line of each controller that authenticated;\n"
+"per queue its io_cpu, the CPUs it may run on, run-queue delay\n"
+"(schedstat), polls, empty polls, blocking waits and PDUs/bytes received\n"
+"and sent; and the peak RSS\n"
 "(VmHWM); with --verify the blocks verified. --json has all of it. While\n"
 "running, a one-line progress report is written to stderr each second if\n"
 "stderr is a terminal. SIGINT or SIGTERM ends the run early: the report\n"
@@ -247,6 +269,7 @@ enum {
 	OPT_TX_BUDGET,
 	OPT_DHCHAP,
 	OPT_DHCHAP_CTRL,
+	OPT_RATE,
 };
 
 /*
@@ -314,12 +337,15 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP },
 		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL },
+		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool port_given = false, mix_given = false;
+	const char *trid_strs[PERF_MAX_CTRLS];
 	const char *trid_str = NULL;
+	uint32_t nr_trid = 0;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -343,7 +369,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			trid_str = optarg;
+			if (nr_trid == PERF_MAX_CTRLS)
+				return seterr(err, len, "-r: at most %d controllers", PERF_MAX_CTRLS);
+			trid_strs[nr_trid++] = optarg;
+			trid_str = trid_strs[0];
 			break;
 		case 'q':
 			if (parse_u32(optarg, 1, 65535, &o->depth, false))
@@ -466,6 +495,14 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			if (parse_u32(optarg, 0, 1u << 30, &o->rx_budget, true))
 				return seterr(err, len, "--rx-budget: 0 .. 1 GiB");
 			break;
+		case OPT_RATE: {
+			uint32_t r;
+
+			if (parse_u32(optarg, 1, 100000000, &r, false))
+				return seterr(err, len, "--rate: 1 .. 100000000 I/Os per second");
+			o->rate = r;
+			break;
+		}
 		case OPT_TX_BUDGET:
 			if (parse_u32(optarg, 0, 1u << 30, &o->tx_budget, true))
 				return seterr(err, len, "--tx-budget: 0 .. 1 GiB");
@@ -499,9 +536,22 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])
 		return seterr(err, len, "--dhchap-ctrl-secret needs --dhchap-secret "
 					"(bidirectional authentication includes the host's)");
+	if (o->discover && nr_trid > 1)
+		return seterr(err, len, "discover takes one -r");
 	port_given = strstr(trid_str, "trsvcid") != NULL;
 	if (nvmfd_host_trid_parse(trid_str, &o->trid, err, len))
 		return -EINVAL;
+	o->trids[0] = o->trid;
+	o->nr_trids = nr_trid;
+	for (uint32_t i = 1; i < nr_trid; i++) {
+		char e[256];
+
+		if (nvmfd_host_trid_parse(trid_strs[i], &o->trids[i], e, sizeof(e)))
+			return seterr(err, len, "-r #%u: %s", i + 1, e);
+		if (!o->trids[i].subnqn[0] || !strcmp(o->trids[i].subnqn, NVMFD_DISC_NQN))
+			return seterr(err, len, "-r #%u: subnqn of an NVM subsystem is required for I/O",
+				      i + 1);
+	}
 	if (o->discover && !port_given)
 		snprintf(o->trid.trsvcid, sizeof(o->trid.trsvcid), "%u", NVMFD_TCP_DISC_PORT);
 	if (o->discover && !o->trid.subnqn[0])

@@ -16,6 +16,9 @@
 #include "internal/cpulist.h" /* nvmfd__cpulist_format() for the reports */
 #include "internal/rt.h"
 
+/* Most -r options of one run (controllers driven by one process). */
+#define PERF_MAX_CTRLS 64
+
 /* Exit codes (documented in --help). */
 #define PERF_EXIT_OK 0
 #define PERF_EXIT_IO 1 /* verify mismatch or I/O error status */
@@ -47,7 +50,10 @@ enum perf_pattern {
  * @discover: "discover" sub-command.
  * @help:     -h/--help was given (usage printed by the caller).
  * @version:  -V/--version was given (printed by the caller).
- * @trid:     -r transport ID.
+ * @trid:     -r transport ID (the first -r).
+ * @trids:    every -r, in order (@nr_trids of them; @trids[0] == @trid).
+ * @nr_trids: 1..PERF_MAX_CTRLS; I/O only: each -r is one controller with
+ *            -P queues, all driven by this process.
  * @depth:    -q outstanding I/Os per queue.
  * @io_size:  -o bytes per I/O.
  * @pattern:  -w workload.
@@ -72,12 +78,16 @@ enum perf_pattern {
  *            progress before blocking in poll(2) (0 = block at once).
  * @rx_budget, @tx_budget: --rx-budget/--tx-budget bytes per poll call
  *            (0 = unlimited), nvmfd_host_qp_set_budget().
+ * @rate:     --rate: I/Os per second over all queues, sent open loop at
+ *            evenly spaced intended times (0 = closed loop, the default).
  */
 struct perf_opts {
 	bool discover;
 	bool help;
 	bool version;
 	struct nvmfd_host_trid trid;
+	struct nvmfd_host_trid trids[PERF_MAX_CTRLS];
+	uint32_t nr_trids;
 	bool have_trid;
 	uint32_t depth;
 	uint32_t io_size;
@@ -106,6 +116,7 @@ struct perf_opts {
 	/* --dhchap-secret / --dhchap-ctrl-secret: validated DHHC-1 strings. */
 	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
 	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
+	uint64_t rate;
 };
 
 /**

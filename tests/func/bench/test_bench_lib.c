@@ -123,6 +123,11 @@ static void test_defaults_and_quick(void **state)
 	assert_string_equal(sc.cells[1].target.extra[1], "--z");
 	assert_int_equal(sc.cells[0].repeat, 5);
 	assert_int_equal(sc.cells[1].repeat, 4);
+	/* isolation by default: target lower half, initiator upper half */
+	assert_string_equal(sc.cells[0].target.cpus, "half");
+	assert_string_equal(sc.cells[0].perf.cpus, "upper-half");
+	assert_string_equal(sc.cells[0].load.cpus, "target");
+	assert_int_equal(sc.cells[0].perf.rate, 0);
 	assert_true(sc.cells[0].duration == 20);
 
 	ov.quick = true;
@@ -173,7 +178,7 @@ static void test_aggregate(void **state)
 	b->have[0][BM_IOPS] = b->have[1][BM_IOPS] = true;
 	/* c: no successful run */
 	c->nr = 1;
-	bench_result_aggregate(&sc);
+	bench_result_aggregate(&sc, 1);
 	assert_int_equal(a->nr_ok, 3);
 	assert_true(a->have_median[BM_IOPS]);
 	assert_true(fabs(a->median[BM_IOPS] - 200) < 1e-9);
@@ -185,6 +190,14 @@ static void test_aggregate(void **state)
 	assert_true(fabs(b->ratio - 0.3) < 1e-9);
 	assert_int_equal(c->nr_ok, 0);
 	assert_true(c->ratio == 0);
+	/* paired: rounds 1 and 2 of b against a (50/100, 70/300) */
+	assert_false(a->have_ci[BM_IOPS]); /* the baseline itself */
+	assert_true(b->have_ci[BM_IOPS]);
+	assert_int_equal(b->ci[BM_IOPS].n, 2);
+	assert_true(fabs(b->ci[BM_IOPS].est - sqrt(0.5 * 70.0 / 300.0)) < 1e-9);
+	assert_true(b->ci[BM_IOPS].lo >= 70.0 / 300.0 - 1e-9 && b->ci[BM_IOPS].hi <= 0.5 + 1e-9);
+	assert_false(b->have_ci[BM_P99]);
+	assert_false(c->have_ci[BM_IOPS]);
 	bench_scenario_free(&sc);
 }
 
@@ -193,21 +206,70 @@ static void test_builtins(void **state)
 	int i, total = 0;
 
 	(void)state;
-	assert_int_equal(bench_builtin_count(), 5);
+	assert_int_equal(bench_builtin_count(), 6);
 	for (i = 0; i < bench_builtin_count(); i++) {
 		struct bench_scenario sc;
 		char err[256];
 
 		assert_int_equal(parse_text(bench_builtin_text(bench_builtin_name(i)), &sc, err, sizeof(err)), 0);
 		assert_string_equal(sc.name, bench_builtin_name(i));
-		assert_true(sc.nr_cells >= 3);
+		assert_true(sc.nr_cells >= 2);
 		total += sc.nr_cells;
 		bench_scenario_free(&sc);
 	}
-	assert_int_equal(total, 12 + 4 + 3 + 8 + 32);
+	assert_int_equal(total, 12 + 6 + 4 + 3 + 8 + 32 + 2);
 	assert_null(bench_builtin_text("nope"));
 	assert_int_equal(bench_metric_lookup("p99.99"), BM_P9999);
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
+}
+
+/* The noise guard's arithmetic on synthetic snapshots, and a real one. */
+static void test_noise_guard(void **state)
+{
+	struct bench_sys_sample a = { 0 }, b = { 0 };
+	double tck = (double)sysconf(_SC_CLK_TCK);
+
+	(void)state;
+	a.t = 100;
+	b.t = 101; /* 1 s */
+	a.busy_ticks = 1000;
+	b.busy_ticks = 1000 + (uint64_t)(2 * tck); /* the machine: 2 CPU-s */
+	a.own_cpu_s = 3;
+	b.own_cpu_s = 3.5; /* the bench and its children: 0.5 CPU-s */
+	assert_true(fabs(bench_sys_foreign_cpus(&a, &b) - 1.5) < 1e-9);
+	b.own_cpu_s = 6; /* more than the machine (tick rounding): never negative */
+	assert_true(bench_sys_foreign_cpus(&a, &b) == 0);
+	b.t = a.t; /* empty interval */
+	assert_true(bench_sys_foreign_cpus(&a, &b) == 0);
+	b.t = 102;
+	a.steal_ticks = 0;
+	b.steal_ticks = (uint64_t)tck; /* 1 CPU-s stolen over 2 s */
+	assert_true(fabs(bench_sys_steal_cpus(&a, &b) - 0.5) < 1e-9);
+	/* this machine: readable, sane */
+	assert_int_equal(bench_sys_sample(&a), 0);
+	bench_sleep(0.05);
+	assert_int_equal(bench_sys_sample(&b), 0);
+	assert_true(b.t > a.t && b.busy_ticks >= a.busy_ticks && b.own_cpu_s >= a.own_cpu_s);
+	assert_true(a.loadavg1 >= 0);
+	assert_true(a.psi_some_avg10 == -1 || (a.psi_some_avg10 >= 0 && a.psi_some_avg10 <= 100));
+	assert_true(bench_sys_foreign_cpus(&a, &b) >= 0);
+}
+
+/* bench_proc_cpu_ns() and bench_proc_sample() on this process. */
+static void test_proc_cpu(void **state)
+{
+	uint64_t ns0, ns1, ticks, v, i;
+	volatile double x = 0;
+
+	(void)state;
+	assert_int_equal(bench_proc_cpu_ns(getpid(), &ns0), 0);
+	for (long k = 0; k < 20000000; k++)
+		x += (double)k;
+	assert_int_equal(bench_proc_cpu_ns(getpid(), &ns1), 0);
+	assert_true(ns1 > ns0);
+	assert_int_equal(bench_proc_sample(getpid(), &ticks, &v, &i), 0);
+	assert_true(v + i > 0 || ticks > 0);
+	assert_int_equal(bench_proc_cpu_ns(0x7ffffff0, &ns0), -ESRCH);
 }
 
 /* A listening UNIX socket at @path (left bound: the file stays). */
@@ -296,7 +358,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuset),	   cmocka_unit_test(test_count), cmocka_unit_test(test_defaults_and_quick),
 		cmocka_unit_test(test_aggregate), cmocka_unit_test(test_builtins),
-		cmocka_unit_test(test_sockdir),
+		cmocka_unit_test(test_sockdir),	   cmocka_unit_test(test_noise_guard),
+		cmocka_unit_test(test_proc_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

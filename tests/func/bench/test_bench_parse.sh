@@ -4,12 +4,7 @@
 # bench/scenarios are exactly what --write-scenarios produces.
 set -u
 : "${NVMF_BENCH:?}" "${BENCH_SCENARIOS:?}" "${BENCH_TESTDIR:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+. "$BENCH_TESTDIR/lib.sh"
 
 # expect_bad NAME FIELD-TEXT JSON: exit status 2 and FIELD-TEXT on stderr
 expect_bad() {
@@ -99,6 +94,38 @@ echo '{"name": "x", "cells": [{"name": "a", "target": {"io_work_deadline_us": 0}
 [ -n "${BENCH_README:-}" ] && { grep -qF '`--io-work-deadline-us` | 0..10000000' "$BENCH_README" &&
 	ok "README range 0..10000000" || bad "bench/README io_work_deadline_us range"; }
 
+# the keys of issue 11: CPU sets of every role, the open-loop rate
+expect_bad target-cpus-offline 'cells[0].target.cpus: "1023" names a CPU that is not online' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"cpus": "1023"}}]}'
+expect_bad perf-cpus-syntax 'defaults.perf.cpus: "1-0" is not a CPU set' \
+	'{"name": "x", "defaults": {"perf": {"cpus": "1-0"}}, "cells": [{"name": "a"}]}'
+expect_bad perf-cpus-type 'cells[0].perf.cpus: must be a string' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"cpus": 1}}]}'
+expect_bad rate-negative 'cells[0].perf.rate: -5 is out of range 0..100000000' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"rate": -5}}]}'
+expect_bad rate-type 'cells[1].perf.rate: must be an integer' \
+	'{"name": "x", "cells": [{"name": "a"}, {"name": "b", "perf": {"rate": "fast"}}]}'
+expect_bad rate-big 'defaults.perf.rate: 100000001 is out of range' \
+	'{"name": "x", "defaults": {"perf": {"rate": 100000001}}, "cells": [{"name": "a"}]}'
+expect_bad one-process-type 'cells[0].perf.one_process: must be true or false' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"one_process": "yes"}}]}'
+echo '{"name": "x", "cells": [{"name": "a", "perf": {"rate": 20000, "cpus": "last:1"},
+	"target": {"cpus": "first:1"}, "contention": {"kind": "hog", "cpus": "target"}}]}' >"$tmp/iso.json"
+"$NVMF_BENCH" --dry-run "$tmp/iso.json" >/dev/null 2>"$tmp/err" && ok "CPU sets and rate accepted" ||
+	bad "CPU sets and rate rejected: $(cat "$tmp/err")"
+for a in "--full --quick" "--seed -1" "--seed x" "--strict-tries 1" "--strict-tries 11" "--busy-cpus -0.5" "--busy-cpus x"; do
+	# shellcheck disable=SC2086
+	"$NVMF_BENCH" --dry-run $a "$tmp/iso.json" >/dev/null 2>&1; rc=$?
+	[ $rc -eq 2 ] && ok "bad $a: exit 2" || bad "bad $a: exit $rc"
+done
+"$NVMF_BENCH" --dry-run --seed 0x2a "$tmp/iso.json" > "$tmp/out" && grep -q 'order seed 42$' "$tmp/out" &&
+	ok "--seed 0x2a is 42 in the plan" || bad "--seed not in the plan: $(cat "$tmp/out")"
+
+"$NVMF_BENCH" --dry-run --full "$tmp/iso.json" > "$tmp/out" && grep -q '10 x (30 s + 5 s warmup)' "$tmp/out" &&
+	ok "--full plans 10 rounds of 30 s + 5 s" || bad "--full plan: $(cat "$tmp/out")"
+"$NVMF_BENCH" --dry-run --full -r 3 "$tmp/iso.json" > "$tmp/out" && grep -q ' 3 x (30 s' "$tmp/out" &&
+	ok "--full -r 3: -r wins" || bad "--full -r 3 plan: $(cat "$tmp/out")"
+
 # missing file and unknown built-in: exit 2 as well
 "$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'No such file' "$tmp/err" && ok "missing file" || bad "missing file: $rc $(cat "$tmp/err")"
@@ -111,7 +138,8 @@ echo '{"name": "x", "cells": [{"name": "a", "target": {"io_work_deadline_us": 0}
 
 # --help is the manual
 "$NVMF_BENCH" --help > "$tmp/help"; rc=$?
-for w in --quick --repeat --out 'Exit status' seed-a-unbound seed-e-host-scaling report.md; do
+for w in --quick --repeat --out --seed --strict --busy-cpus 'no difference' 'Exit status' seed-a-unbound \
+	seed-e-host-scaling self-check-aa report.md; do
 	grep -qF -- "$w" "$tmp/help" || { bad "--help lacks $w"; }
 done
 [ $rc -eq 0 ] && ok "--help" || bad "--help exit $rc"
@@ -123,7 +151,7 @@ full=$(tail -1 "$tmp/plan" | awk '{print $1}')
 quick=$(tail -1 "$tmp/qplan" | awk '{print $1}')
 [ "$quick" -gt 0 ] && [ "$quick" -lt "$full" ] && ok "quick plan $quick runs < full $full" ||
 	bad "quick plan $quick vs full $full"
-for s in seed-a-unbound seed-b-cpu-heavy seed-c-idle-poll seed-d-cq-pool seed-e-host-scaling; do
+for s in seed-a-unbound seed-b-cpu-heavy seed-c-idle-poll seed-d-cq-pool seed-e-host-scaling self-check-aa; do
 	grep -q "^$s " "$tmp/plan" || bad "built-in $s missing from the plan"
 done
 "$NVMF_BENCH" --dry-run "$BENCH_TESTDIR/smoke.json" > /dev/null || bad "smoke.json does not validate"
@@ -136,6 +164,6 @@ for f in "$tmp"/scen/*.json; do
 		bad "bench/scenarios/$b differs from the built-in (run nvmf-bench --write-scenarios bench/scenarios)"
 	"$NVMF_BENCH" --dry-run "$f" > /dev/null || bad "$b does not validate as a file"
 done
-[ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 5 ] || bad "want 5 built-in scenario files"
+[ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 6 ] || bad "want 6 built-in scenario files"
 
 exit $fail

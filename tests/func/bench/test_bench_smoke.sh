@@ -7,11 +7,7 @@
 # session id and can be looked for afterwards.
 set -u
 : "${NVMF_BENCH:?}" "${BENCH_TESTDIR:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+. "$BENCH_TESTDIR/lib.sh"
 
 command -v setsid > /dev/null || { echo "SKIP: no setsid"; exit 77; }
 
@@ -29,12 +25,6 @@ leftovers() {
 	ps -e -o sid= -o pid= -o comm= | awk -v s="$1" '$1 == s'
 }
 
-# col FILE CELL NAME: a column of cells.csv by header name
-col() {
-	awk -F, -v cell="$2" -v name="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
-		$2 == cell { print $c }' "$1"
-}
 
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 

@@ -12,7 +12,10 @@ Checks, each a regression test of a defect seen:
                 nvmf-perf -w write --json exits 1, every queue's and the
                 total's iops agree (the total used to be over the main
                 thread's 1 s wake-up), errors > 0 and named (Capacity
-                Exceeded); nvmfd logs the failed write with ENOSPC.
+                Exceeded); nvmfd logs the failed write with ENOSPC. With two
+                -r, the errors of each controller are those of its queues
+                and the total's are their sum (JSON and text, whose table
+                has both the stdev_us and the errors column).
   exclusive     a second nvmfd exporting the same file exits 1 naming the
                 path as in use; two 'readonly' exporters share a file.
   signals       SIGUSR1 writes a stats line and nvmfd keeps running; SIGHUP
@@ -167,6 +170,41 @@ def main():
                       q1 is not None and tl is not None and q1.group(1) == tl.group(1),
                       "enospc: text report names the errors, q1 and total IOPS agree: %r" %
                       p.stdout[-600:])
+                # several -r (two controllers of the subsystem in one
+                # process): errors per queue, per controller, summed in total
+                p = subprocess.run([perf, "-r", trid, "-r", trid, "-w", "write", "-o", "64k",
+                                    "-q", "4", "-P", "2", "-t", "5", "--json"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   timeout=TIMEOUT)
+                ok = p.returncode == 1
+                what = "rc %d" % p.returncode
+                if ok:
+                    d = json.loads(p.stdout)
+                    tot, cs, qs = d["total"], d["controllers"], d["queues"]
+                    cerr = [sum(q["errors"] for q in qs if q["ctrl"] == c["ctrl"]) for c in cs]
+                    ok = (len(cs) == 2 and len(qs) == 4 and tot["errors"] > 0 and
+                          [c["total"]["errors"] for c in cs] == cerr and
+                          tot["errors"] == sum(cerr) and tot["error"] and
+                          all(c["dhchap_queues"] == 0 for c in cs) and
+                          abs(tot["seconds"] - max(q["seconds"] for q in qs)) < 1e-9)
+                    what += " errors %d controllers %r queues %r" % (
+                        tot["errors"], [c["total"]["errors"] for c in cs], cerr)
+                check(ok, "enospc: two -r: errors per controller and in total: " + what +
+                      " " + p.stderr.strip()[-300:])
+                p = subprocess.run([perf, "-r", trid, "-r", trid, "-w", "write", "-o", "64k",
+                                    "-q", "4", "-t", "5"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+                hdr = re.search(r"^queue .*\bmax_us\s+stdev_us\s+p50\b.*\bivcsw\s+errors$",
+                                p.stdout, re.M)
+                rows = re.findall(r"^(c1q1|c2q1|ctrl1|ctrl2|total)\s.*\s(\d+)$", p.stdout, re.M)
+                m = re.search(r"^errors: (\d+) I/Os failed; first: ", p.stdout, re.M)
+                tl = dict(rows)
+                check(p.returncode == 1 and hdr is not None and len(rows) == 5 and m is not None
+                      and int(tl["total"]) == int(m.group(1)) > 0 and
+                      int(tl["total"]) == int(tl["ctrl1"]) + int(tl["ctrl2"]) and
+                      int(tl["ctrl1"]) == int(tl["c1q1"]) and int(tl["ctrl2"]) == int(tl["c2q1"]),
+                      "enospc: two -r text report: stdev_us and errors columns, errors of "
+                      "ctrl1 + ctrl2 = total: %r" % p.stdout[-1500:])
                 m = wait_log(logp, r"ns\.img: write of \d+ bytes at offset \d+ failed: No space "
                              r"left on device", None, tries=20)
                 check(m is not None, "enospc: nvmfd logs the failed write")

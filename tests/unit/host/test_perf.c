@@ -45,6 +45,45 @@ static void test_args_full(void **state)
 	assert_string_equal(o.trid.trsvcid, "4420");
 }
 
+/* several -r: every one parsed in order; --rate */
+static void test_args_multi_rate(void **state)
+{
+	const char *argv[] = { "nvmf-perf", "-r", TRID, "-r",
+			       "traddr:127.0.0.2 trsvcid:4421 subnqn:nqn.x:z", "--rate", "5000" };
+	const char *bad[] = { "nvmf-perf", "-r", TRID, "-r", "traddr:127.0.0.2" };
+	const char *disc[] = { "nvmf-perf", "discover", "-r", TRID, "-r", TRID };
+	const char *many[PERF_MAX_CTRLS * 2 + 3];
+	struct perf_opts o;
+	char err[256];
+	int n = 1;
+
+	assert_int_equal(parse(&o, err, sizeof(err), 7, argv), 0);
+	assert_int_equal(o.nr_trids, 2);
+	assert_string_equal(o.trid.subnqn, "nqn.x:y");
+	assert_string_equal(o.trids[0].subnqn, "nqn.x:y");
+	assert_string_equal(o.trids[1].subnqn, "nqn.x:z");
+	assert_string_equal(o.trids[1].traddr, "127.0.0.2");
+	assert_string_equal(o.trids[1].trsvcid, "4421");
+	assert_true(o.rate == 5000);
+	assert_int_equal(parse(&o, err, sizeof(err), 5, bad), -EINVAL);
+	assert_non_null(strstr(err, "-r #2: subnqn"));
+	assert_int_equal(parse(&o, err, sizeof(err), 6, disc), -EINVAL);
+	assert_non_null(strstr(err, "discover takes one -r"));
+	many[0] = "nvmf-perf";
+	for (int i = 0; i <= PERF_MAX_CTRLS; i++) {
+		many[n++] = "-r";
+		many[n++] = TRID;
+	}
+	assert_int_equal(parse(&o, err, sizeof(err), n, many), -EINVAL);
+	assert_non_null(strstr(err, "at most 64 controllers"));
+	assert_int_equal(parse(&o, err, sizeof(err), n - 2, many), 0);
+	assert_int_equal(o.nr_trids, PERF_MAX_CTRLS);
+	/* one -r: closed loop by default */
+	assert_int_equal(parse(&o, err, sizeof(err), 3, argv), 0);
+	assert_int_equal(o.nr_trids, 1);
+	assert_true(o.rate == 0);
+}
+
 static void test_args_defaults_discover(void **state)
 {
 	const char *a1[] = { "nvmf-perf", "-r", TRID };
@@ -228,6 +267,17 @@ static void test_dhchap_args(void **state)
 		assert_string_equal(o.dhchap_ctrl_secret, KEY_B);
 	}
 	{
+		/* several -r: the secrets are the options of every controller */
+		const char *a[] = { "p", "-r", TRID, "--dhchap-secret", KEY_A, "-r", TRID "2",
+				    "--rate", "1000" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 9, a), 0);
+		assert_int_equal(o.nr_trids, 2);
+		assert_string_equal(o.trids[1].subnqn, "nqn.x:y2");
+		assert_string_equal(o.dhchap_secret, KEY_A);
+		assert_true(o.rate == 1000);
+	}
+	{
 		/* Bad CRC (last base64 character changed). */
 		const char *a[] = { "p", "-r", TRID, "--dhchap-secret",
 				    "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2m:" };
@@ -278,6 +328,13 @@ static void test_help_text(void **state)
 	assert_non_null(strstr(u, "MDTS"));
 	assert_non_null(strstr(u, "--dhchap-secret KEY"));
 	assert_non_null(strstr(u, "--dhchap-ctrl-secret KEY"));
+	/* both branches' options: several -r, --rate, -V, the stdev column */
+	assert_non_null(strstr(u, "-r TRID [-r TRID]..."));
+	assert_non_null(strstr(u, "[--rate IOPS]"));
+	assert_non_null(strstr(u, "--rate IOPS   open loop"));
+	assert_non_null(strstr(u, "-V, --version"));
+	assert_non_null(strstr(u, "standard deviation"));
+	assert_non_null(strstr(u, "errors"));
 }
 
 static void test_verify_roundtrip(void **state)
@@ -321,6 +378,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args_full),   cmocka_unit_test(test_args_defaults_discover),
+		cmocka_unit_test(test_args_multi_rate),
 		cmocka_unit_test(test_args_errors), cmocka_unit_test(test_help),
 		cmocka_unit_test(test_verify_roundtrip), cmocka_unit_test(test_verify_needs_writes),
 		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),

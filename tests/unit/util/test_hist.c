@@ -55,6 +55,7 @@ static void test_empty(void **state)
 	assert_int_equal(nvmfd__hist_min(h), 0);
 	assert_int_equal(nvmfd__hist_max(h), 0);
 	assert_true(nvmfd__hist_mean(h) == 0.0);
+	assert_true(nvmfd__hist_stddev(h) == 0.0);
 	nvmfd__hist_destroy(h);
 }
 
@@ -71,6 +72,8 @@ static void test_uniform(void **state)
 	assert_int_equal(nvmfd__hist_min(h), 1000);
 	assert_int_equal(nvmfd__hist_max(h), 1000999);
 	assert_true(fabs(nvmfd__hist_mean(h) - 500999.5) < 0.01);
+	/* uniform over 1e6 integers: sd = sqrt((n^2 - 1) / 12) */
+	assert_within_1pct(nvmfd__hist_stddev(h), sqrt((1e12 - 1) / 12), "uniform stddev");
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
 		double want = 1000.0 + ps[i] / 100.0 * 1e6 - 1;
 
@@ -97,6 +100,8 @@ static void test_exponential(void **state)
 		assert_within_1pct(nvmfd__hist_percentile(h, ps[i]), -mean * log(1.0 - ps[i] / 100),
 				   "exponential");
 	assert_true(fabs(nvmfd__hist_mean(h) - mean) / mean < 0.01);
+	/* exponential: sd = mean */
+	assert_within_1pct(nvmfd__hist_stddev(h), mean, "exponential stddev");
 	nvmfd__hist_destroy(h);
 }
 
@@ -120,6 +125,9 @@ static void test_merge_bimodal(void **state)
 	assert_within_1pct(nvmfd__hist_percentile(a, 90.01), 5000000, "bimodal p90.01");
 	assert_within_1pct(nvmfd__hist_percentile(a, 99.99), 5000000, "bimodal p99.99");
 	assert_true(fabs(nvmfd__hist_mean(a) - (9000.0 * 10000 + 1000.0 * 5000000) / 10000) < 1);
+	/* merged: the deviation of all values (two point masses: sqrt(p(1-p)) * gap) */
+	assert_within_1pct(nvmfd__hist_stddev(a), sqrt(0.9 * 0.1) * (5000000 - 10000), "bimodal stddev");
+	assert_true(nvmfd__hist_stddev(b) == 0); /* b: 1000 equal values */
 	/* Merging an empty histogram changes nothing. */
 	nvmfd__hist_init(b);
 	nvmfd__hist_merge(a, b);
