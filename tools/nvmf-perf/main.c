@@ -510,7 +510,7 @@ static void *worker_main(void *arg)
 			continue;
 		if (run->o.rate) {
 			if (rate_wait(w) < 0) {
-				worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx,
+				worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
 					    nvmfd_host_qp_errmsg(w->qp));
 				break;
 			}
