@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/proc.h"
 #include "bench.h"
 
 #define MAX_GROUPS 128
@@ -53,10 +54,7 @@ static struct {
  */
 double bench_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)nvmfd__mono_ns() / 1e9;
 }
 
 /**
@@ -219,13 +217,6 @@ struct hog_arg {
 	size_t bytes;
 };
 
-static double hog_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * The competing load of bench/seeds.md §A: pinned to one CPU at high priority, rewrite a
@@ -255,7 +246,7 @@ static void *hog_thread(void *p)
 	}
 	work_s = a->load_pct >= 100 ? -1 : 0.010 * a->load_pct / (100 - a->load_pct);
 	for (;;) {
-		double t0 = hog_now();
+		double t0 = bench_now();
 
 		for (;;) {
 			size_t n = a->bytes - off < 65536 ? a->bytes - off : 65536;
@@ -268,7 +259,7 @@ static void *hog_thread(void *p)
 				if (work_s < 0)
 					break; /* full rewrite, then the pause */
 			}
-			if (work_s >= 0 && hog_now() - t0 >= work_s)
+			if (work_s >= 0 && bench_now() - t0 >= work_s)
 				break;
 		}
 		nanosleep(&pause, NULL);
@@ -568,21 +559,7 @@ static int task_files(pid_t pid, const char *name, void (*fn)(const char *text, 
 	return n;
 }
 
-/* task_files() callbacks: a status file's context switches (arg: two
- * counters), a schedstat file's first field (arg: one counter) */
-static void add_ctxsw(const char *text, void *arg)
-{
-	uint64_t **c = arg;
-	const char *l;
-
-	l = strstr(text, "\nvoluntary_ctxt_switches:");
-	if (l)
-		*c[0] += strtoull(l + 25, NULL, 10);
-	l = strstr(text, "\nnonvoluntary_ctxt_switches:");
-	if (l)
-		*c[1] += strtoull(l + 28, NULL, 10);
-}
-
+/* task_files() callback: a schedstat file's first field (arg: one counter) */
 static void add_first(const char *text, void *arg)
 {
 	*(uint64_t *)arg += strtoull(text, NULL, 10);
@@ -601,21 +578,13 @@ static void add_first(const char *text, void *arg)
  */
 int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx)
 {
-	char path[64], buf[4096];
-	unsigned long long ut, st;
-	uint64_t *ctx[2] = { vctx, ictx };
-	char *p;
+	uint64_t ut, st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file(path, buf, sizeof(buf)))
-		return -ESRCH;
-	/* fields after "(comm)": state is 3rd, utime 14th, stime 15th */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+	/* the readers of src/util (internal/proc.h) */
+	if (nvmfd__proc_cpu_ticks(pid, &ut, &st))
 		return -ESRCH;
 	*cpu_ticks = ut + st;
-	*vctx = *ictx = 0;
-	return task_files(pid, "status", add_ctxsw, ctx) < 0 ? -ESRCH : 0;
+	return nvmfd__proc_threads_ctxsw(pid, vctx, ictx) ? -ESRCH : 0;
 }
 
 /**

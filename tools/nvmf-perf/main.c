@@ -34,6 +34,7 @@
 
 #include <nvmfd/host.h>
 
+#include "internal/proc.h"
 #include "internal/auth.h"
 #include "internal/hist.h"
 #include "internal/log.h"
@@ -176,10 +177,7 @@ static const char *signal_name(int signo)
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return nvmfd__mono_ns();
 }
 
 static uint64_t rng_next(uint64_t *s)
