@@ -10,7 +10,6 @@
 
 #include "internal/log.h"
 #include "target/core.h"
-#include "target/ctrl_feat.h"
 
 #define COMP "target"
 
@@ -337,8 +336,8 @@ static nvmfd_status_t log_smart(struct nvmfd_tgt_req *req, struct nvmfd_tgt_win 
 	/* Critical Warning bit 1: the temperature crossed a threshold the
 	 * host set with Temperature Threshold (04h) */
 	pthread_mutex_lock(&req->qp->tgt->lock);
-	if (SMART_TEMP_K >= nvmfd__tgt_ctrl_feat(ctrl)->tmpth_over ||
-	    SMART_TEMP_K <= nvmfd__tgt_ctrl_feat(ctrl)->tmpth_under)
+	if (SMART_TEMP_K >= ctrl->feat.tmpth_over ||
+	    SMART_TEMP_K <= ctrl->feat.tmpth_under)
 		sl.critical_warning |= 1u << 1;
 	pthread_mutex_unlock(&req->qp->tgt->lock);
 	nvmfd__tgt_win_put(w, &sl, sizeof(sl));
@@ -499,7 +498,7 @@ static bool io_queues_exist(struct nvmfd_tgt_ctrl *ctrl)
 static nvmfd_status_t mandatory_feature(struct nvmfd_tgt_req *req, uint8_t fid, bool set)
 {
 	struct nvmfd_tgt_ctrl *ctrl = req->qp->ctrl;
-	struct nvmfd_tgt_ctrl_feat *f = nvmfd__tgt_ctrl_feat(ctrl);
+	struct nvmfd_tgt_ctrl_feat *f = &ctrl->feat;
 	uint32_t v = req->sqe.cdw11;
 	nvmfd_status_t st = NVMFD_SC_SUCCESS;
 

@@ -73,6 +73,22 @@ struct nvmfd_tgt_qstats {
 	uint64_t bytes_written;
 };
 
+/* Arbitration Burst "no limit" (Base 2.0 §5.27.1.1) */
+#define NVMFD_TGT_ARB_DEFAULT 0x7u
+/* Over Temperature Threshold of the composite sensor, kelvin (70 C) */
+#define NVMFD_TGT_TMPTH_OVER_DEFAULT 343u
+
+/* The current values of the Set Features features an I/O controller
+ * stores but does not act on (Arbitration, Power Management, Temperature
+ * Threshold, Error Recovery). tgt->lock. */
+struct nvmfd_tgt_ctrl_feat {
+	uint32_t arbitration; /* cdw11 of Arbitration (01h), reserved bits clear */
+	uint32_t power_mgmt; /* PS (always 0) and WH of Power Management (02h) */
+	uint16_t tmpth_over; /* composite sensor thresholds (04h), kelvin */
+	uint16_t tmpth_under;
+	uint32_t err_recovery; /* TLER of Error Recovery (05h); DULBE never set */
+};
+
 struct nvmfd_tgt_ctrl {
 	struct nvmfd_tgt *tgt;
 	struct nvmfd_tgt_subsys *subsys;
@@ -91,6 +107,7 @@ struct nvmfd_tgt_ctrl {
 	uint32_t csts; /* atomic; admin owner and housekeeping */
 	uint32_t kato_ms; /* atomic; 0 = no keep-alive */
 	uint32_t aen_cfg; /* Async Event Configuration, tgt->lock */
+	struct nvmfd_tgt_ctrl_feat feat; /* stored features, tgt->lock */
 	uint32_t aen_masked; /* AEN bits sent and not yet cleared by a log read */
 	/* queue table, tgt->lock; sqs[0] is the admin queue */
 	struct nvmfd_tgt_qp **sqs;

@@ -12,7 +12,6 @@
 #include "internal/log.h"
 #include "internal/proc.h"
 #include "target/core.h"
-#include "target/ctrl_feat.h"
 #include "internal/target.h"
 
 #define COMP "target"
@@ -566,17 +565,15 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 			  const char *hostnqn, const uint8_t hostid[16], struct nvmfd_tgt_ctrl **out)
 {
 	struct nvmfd_tgt *tgt = s->tgt;
-	struct nvmfd_tgt_ctrl_ext *ext;
 	struct nvmfd_tgt_ctrl *c;
 	uint32_t mqs = port && port->max_queue_size ? port->max_queue_size : 128;
 	int ret;
 
-	ext = calloc(1, sizeof(*ext));
-	if (!ext)
+	c = calloc(1, sizeof(*c));
+	if (!c)
 		return -ENOMEM;
-	c = &ext->ctrl;
-	ext->feat.arbitration = NVMFD_TGT_ARB_DEFAULT;
-	ext->feat.tmpth_over = NVMFD_TGT_TMPTH_OVER_DEFAULT;
+	c->feat.arbitration = NVMFD_TGT_ARB_DEFAULT;
+	c->feat.tmpth_over = NVMFD_TGT_TMPTH_OVER_DEFAULT;
 	pthread_mutex_init(&c->err_lock, NULL);
 	c->tgt = tgt;
 	c->subsys = s;
