@@ -390,6 +390,24 @@ int nvmfd_rt_work_move(struct nvmfd_work *w, struct nvmfd_rt *to, int io_cpu, co
 	return 0;
 }
 
+uint64_t nvmfd_rt_work_pending_ns(struct nvmfd_work *w, uint64_t now_ns)
+{
+	struct rt_pool *pool;
+	uint64_t ret = 0;
+	uint32_t f;
+
+	if (!__atomic_load_n(&w->pool, __ATOMIC_ACQUIRE))
+		return 0;
+	pool = work_lock_pool(w);
+	f = flags_get(w);
+	/* queued_at_ns is set by pool_enqueue() under this lock */
+	if ((f & WORK_PENDING) && !(f & (WORK_RUNNING | WORK_CANCELED)) &&
+	    now_ns > w->queued_at_ns)
+		ret = now_ns - w->queued_at_ns;
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
 struct nvmfd_work *nvmfd_rt_current_work(void)
 {
 	return rt_current;
