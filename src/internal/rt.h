@@ -343,6 +343,10 @@ struct nvmfd_rt_worker_stats {
  * @kicks:      eventfd writes made to wake an idle worker.
  * @runq_max:   longest run queue seen.
  * @active_max: most items in flight at once (<= @max_active).
+ * @runq_len:   items on the run queue at the snapshot.
+ * @runq_head_age_ns: how long the run queue's first item has waited at the
+ *              snapshot, ns (0: empty): a pool whose worker is stuck in one
+ *              item, or never gets its CPU, shows it growing.
  * other fields: sums of struct nvmfd_rt_worker_stats over the workers
  * (queue_delay_max_ns: the maximum).
  */
@@ -352,6 +356,8 @@ struct nvmfd_rt_pool_stats {
 	unsigned int max_active;
 	unsigned int runq_max;
 	unsigned int active_max;
+	unsigned int runq_len;
+	uint64_t runq_head_age_ns;
 	uint64_t runs;
 	uint64_t wakeups;
 	uint64_t epoll_events;

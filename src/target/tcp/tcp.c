@@ -1176,6 +1176,7 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->nr_state[TCP_REQ_FREE] = q->nr_reqs;
 
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
+	tcp_auto_queue_init(q);
 	q->state = TCP_Q_IC_WAIT;
 	q->stage = TCP_STAGE_ACCEPTED;
 	q->accept_ns = nvmfd_now_ns();
@@ -1284,5 +1285,6 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 				       json_object_new_int((int)__atomic_load_n(
 					       &q->nr_state[i], __ATOMIC_RELAXED)));
 	json_object_object_add(o, "slot_states", ss);
+	tcp_auto_queue_json(q, o);
 	return o;
 }
