@@ -298,11 +298,15 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 		if (ret)
 			goto out_destroy_cond;
 	}
+	ret = tcp_auto_port_init(port);
+	if (ret)
+		goto out_destroy_cond;
 	NVMFD_INFO(TCP_COMP, "port %u listening on %s:%u", cfg->portid, cfg->traddr, port->bound);
 	*out = (struct nvmfd_tgt_port *)(void *)port;
 	return 0;
 
 out_destroy_cond:
+	nvmfd_rt_group_destroy(&port->ctrl_rts);
 	pthread_cond_destroy(&port->cond);
 out_destroy_lock:
 	pthread_mutex_destroy(&port->lock);
@@ -326,9 +330,6 @@ static int tcp_start_port(struct nvmfd_tgt_port *p)
 	port->rt = nvmfd__tgt_rt(port->tgt);
 	if (!port->rt)
 		return -EINVAL;
-	ret = tcp_auto_port_init(port);
-	if (ret)
-		return ret;
 	/* --exec auto: the port's own work runs unbound, so that a starved
 	 * CPU cannot stop accepting and releasing */
 	own = nvmfd__tgt_rt_escape(port->tgt) ?: port->rt;

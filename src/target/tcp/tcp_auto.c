@@ -63,14 +63,15 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	q->run_cpu = q->io_cpu;
 }
 
-/* Return: 0, -ENOMEM. Context: ->start_port, after port->rt is set. */
+/* Return: 0, -ENOMEM. Context: ->add_port (before the housekeeping
+ * thread starts: it reads port->apools without a lock). */
 int tcp_auto_port_init(struct tcp_port *port)
 {
 	struct nvmfd_rt *esc = nvmfd__tgt_rt_escape(port->tgt);
 
-	if (!tcp_auto_on(port) || !esc)
+	if (!tcp_auto_on(port) || !esc || !nvmfd__tgt_rt(port->tgt))
 		return 0;
-	port->nbound = nvmfd_rt_npools(port->rt);
+	port->nbound = nvmfd_rt_npools(nvmfd__tgt_rt(port->tgt));
 	port->napools = port->nbound + nvmfd_rt_npools(esc);
 	port->apools = calloc(port->napools, sizeof(*port->apools));
 	return port->apools ? 0 : -ENOMEM;
@@ -87,7 +88,7 @@ static struct nvmfd_rt *apool_rt(struct tcp_port *port, unsigned int i, unsigned
 {
 	if (i < port->nbound) {
 		*idx = i;
-		return port->rt;
+		return nvmfd__tgt_rt(port->tgt); /* port->rt is set by ->start_port */
 	}
 	*idx = i - port->nbound;
 	return nvmfd__tgt_rt_escape(port->tgt);
