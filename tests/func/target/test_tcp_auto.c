@@ -89,11 +89,19 @@ static int64_t exec_int(json_object *q, const char *k)
 	return ex_int(ex_get(q, "exec"), k);
 }
 
+/* A queue the held pool starved: moved away, and not back (its io_cpu's
+ * pool reads as fully contended while held). A later move for contention
+ * (a loaded machine) may have replaced the reason; only a starvation or
+ * contention can have moved it. @mode: the placement it must have, or
+ * NULL for any but bound. */
 static void check_starved(json_object *q, const char *mode)
 {
+	const char *why = exec_str(q, "last_reason");
+
 	TF_CHECK(exec_int(q, "moves") >= 1);
 	TF_CHECK(exec_int(q, "starvations") >= 1);
-	TF_CHECK(!strcmp(exec_str(q, "last_reason"), "starved"));
+	TF_CHECK(!strcmp(why, "starved") || !strcmp(why, "queue_delay") ||
+		 !strcmp(why, "pressure"));
 	if (mode)
 		TF_CHECK(!strcmp(exec_str(q, "mode"), mode));
 	else
@@ -127,17 +135,17 @@ static void run_auto_one_held(void)
 	TF_CHECK(json_object_object_get_ex(root, "runtime_auto", NULL));
 	q = ex_queue(root, &adm);
 	TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[0]);
-	check_starved(q, g_ncpus > 1 ? "moved" : "unbound");
+	check_starved(q, g_ncpus > 1 ? NULL : "unbound");
 	q = ex_queue(root, &io2);
-	check_starved(q, g_ncpus > 1 ? "moved" : "unbound");
-	if (g_ncpus > 1) {
+	TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[0]);
+	check_starved(q, g_ncpus > 1 ? NULL : "unbound");
+	if (!strcmp(exec_str(q, "mode"), "moved"))
 		TF_CHECK_EQ(exec_int(q, "cpu"), g_cpus[1]);
-		/* the queue on the free CPU was never starved */
-		q = ex_queue(root, &io1);
-		TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[1]);
-		TF_CHECK(!strcmp(exec_str(q, "mode"), "bound"));
-		TF_CHECK_EQ(exec_int(q, "starvations"), 0);
-	}
+	/* the queue on the other CPU is under auto too (whether a loaded
+	 * machine made it move is not asserted) */
+	q = ex_queue(root, &io1);
+	TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[g_ncpus > 1 ? 1 : 0]);
+	TF_CHECK(json_object_object_get_ex(q, "exec", NULL));
 	json_object_put(root);
 
 	gate_open(&g);
