@@ -108,6 +108,16 @@ static void check_starved(json_object *q, const char *mode)
 		TF_CHECK(strcmp(exec_str(q, "mode"), "bound"));
 }
 
+/* Stop the target: every connection sees a clean EOF. */
+static void stop_and_close(struct tf_target *t, struct tc_conn **c, int n)
+{
+	tf_stop(t);
+	for (int i = 0; i < n; i++) {
+		TF_CHECK_EQ(tc_wait_eof(c[i]), 0);
+		tc_close(c[i]);
+	}
+}
+
 static void run_auto_one_held(void)
 {
 	struct tc_conn adm, io1, io2;
@@ -153,13 +163,7 @@ static void run_auto_one_held(void)
 	n2 += ex_rw(&io2, 10, 4);
 	ex_wait_completions(&t, &io1, n1);
 	ex_wait_completions(&t, &io2, n2);
-	tf_stop(&t);
-	TF_CHECK_EQ(tc_wait_eof(&io1), 0);
-	TF_CHECK_EQ(tc_wait_eof(&io2), 0);
-	TF_CHECK_EQ(tc_wait_eof(&adm), 0);
-	tc_close(&io1);
-	tc_close(&io2);
-	tc_close(&adm);
+	stop_and_close(&t, (struct tc_conn *[]){ &io1, &io2, &adm }, 3);
 }
 
 static void run_auto_all_held(void)
@@ -188,27 +192,7 @@ static void run_auto_all_held(void)
 		gate_open(&g[i]);
 	n += ex_rw(&io1, 5, 6);
 	ex_wait_completions(&t, &io1, n);
-	tf_stop(&t);
-	TF_CHECK_EQ(tc_wait_eof(&io1), 0);
-	TF_CHECK_EQ(tc_wait_eof(&adm), 0);
-	tc_close(&io1);
-	tc_close(&adm);
-}
-
-/* The queue of @c in @root, or NULL while it is not accepted yet. */
-static json_object *find_queue(json_object *root, const struct tc_conn *c)
-{
-	json_object *queues = ex_get(ex_port(root), "queues");
-	char peer[64];
-
-	snprintf(peer, sizeof(peer), "%s:%d", TF_ADDR, nvmfd__sock_local_port(c->fd));
-	for (size_t i = 0; i < json_object_array_length(queues); i++) {
-		json_object *q = json_object_array_get_idx(queues, i);
-
-		if (!strcmp(json_object_get_string(ex_get(q, "peer")), peer))
-			return q;
-	}
-	return NULL;
+	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 struct ic_thread {
@@ -249,7 +233,7 @@ static void run_bound_stall_is_not_the_peer(void)
 	/* the deadline passes while the queue's io_work waits behind the
 	 * held pool: a stall of ours, counted, the queue kept */
 	for (i = 0;; i++) {
-		json_object *root = ex_stats(&t), *q = find_queue(root, &io1);
+		json_object *root = ex_stats(&t), *q = ex_find_queue(root, &io1);
 		int64_t stalls;
 
 		if (!q) { /* not accepted yet */
@@ -275,11 +259,7 @@ static void run_bound_stall_is_not_the_peer(void)
 		    0);
 	n = ex_rw(&io1, 10, 7);
 	ex_wait_completions(&t, &io1, n);
-	tf_stop(&t);
-	TF_CHECK_EQ(tc_wait_eof(&io1), 0);
-	TF_CHECK_EQ(tc_wait_eof(&adm), 0);
-	tc_close(&io1);
-	tc_close(&adm);
+	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 int main(void)
