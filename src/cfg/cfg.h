@@ -98,6 +98,8 @@ struct nvmfd_cfg_exec {
 	bool exec_auto;
 	bool auto_freeze; /* auto decides nothing (counters only) */
 	bool auto_bound; /* auto never leaves a queue's io_cpu (reports only) */
+	bool auto_no_poll; /* auto never idle-polls (also when idle_poll_us > 0:
+			    * that fixed period applies instead) */
 	uint32_t auto_starve_ms; /* queued-not-run bound for a rescue (default 50) */
 	bool wq_per_ctrl;
 	uint32_t idle_poll_us; /* 0 = event driven */

@@ -114,10 +114,14 @@ static const char usage_text[] =
 "                           controller move a queue whose I/O work is starved\n"
 "                           (queued, not run, for --auto-starve-ms) or whose CPU\n"
 "                           is contended to another CPU or an unbound pool, and\n"
-"                           back when its CPU is quiet (not yet with\n"
-"                           --wq-per-ctrl or --cq-pool shared; it never polls)\n"
+"                           back when its CPU is quiet; and idle-poll a queue\n"
+"                           while its commands come in short gaps at low depth\n"
+"                           on an uncontended CPU (not yet with --wq-per-ctrl\n"
+"                           or --cq-pool shared)\n"
 "      --auto-starve-ms N   auto: rescue bound, 1..60000 (default 50)\n"
 "      --auto-bound         auto: never move a queue (starvations are counted)\n"
+"      --auto-no-poll       auto: never idle-poll (a given --idle-poll-us is then\n"
+"                           the fixed period, as in the other modes)\n"
 "      --auto-freeze        auto: decide nothing (counters only)\n"
 "      --affinity-scope cpu|smt|cache|numa|system\n"
 "                           unit of an unbound pool (default cache)\n"
@@ -199,6 +203,7 @@ enum {
 	OPT_AUTO_STARVE_MS,
 	OPT_AUTO_BOUND,
 	OPT_AUTO_FREEZE,
+	OPT_AUTO_NO_POLL,
 	OPT_AFFINITY_SCOPE,
 	OPT_AFFINITY_STRICT,
 	OPT_MAX_ACTIVE,
@@ -236,6 +241,7 @@ static const struct option long_opts[] = {
 	{ "auto-starve-ms", required_argument, NULL, OPT_AUTO_STARVE_MS },
 	{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
 	{ "auto-freeze", no_argument, NULL, OPT_AUTO_FREEZE },
+	{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
 	{ "affinity-scope", required_argument, NULL, OPT_AFFINITY_SCOPE },
 	{ "affinity-strict", no_argument, NULL, OPT_AFFINITY_STRICT },
 	{ "max-active", required_argument, NULL, OPT_MAX_ACTIVE },
@@ -575,6 +581,9 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_AUTO_FREEZE:
 			ex->auto_freeze = true;
+			break;
+		case OPT_AUTO_NO_POLL:
+			ex->auto_no_poll = true;
 			break;
 		case OPT_AFFINITY_SCOPE:
 			v = nvmfd_cfg_parse_scope(optarg);

@@ -993,6 +993,8 @@ void tcp_io_work(struct nvmfd_work *w)
 	if (!q->requeued)
 		TCP_STAT_ADD(q, wakeups, 1);
 	q->requeued = false;
+	if (q->auto_poll) /* --exec auto: the controller's idle-poll period */
+		tcp_auto_apply_poll(q);
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
 				tcp_exec(q)->io_work_deadline_us ?: TCP_DEF_DEADLINE_US);
 	do {

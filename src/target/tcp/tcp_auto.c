@@ -19,8 +19,11 @@
  *  3. after dropping the lock, moves each listed queue's io_work
  *     (tcp_queue_move(): cancel, reset, nvmfd_rt_work_move()) to another
  *     CPU's bound pool, to the unbound "escape" runtime, or home.
- * Polling is not driven by the controller yet (its no_poll knob is set):
- * the configured --idle-poll-us applies as in the other modes.
+ * Polling: unless --auto-no-poll (or a fixed --idle-poll-us, which then
+ * applies as in the other modes), the controller's idle-poll period is
+ * published in q->auto_poll_us and io_work takes it at the start of its
+ * next pass (tcp_auto_apply_poll()). Its inputs here: the mean command
+ * gap over the tick, the slots in use as queue depth, the pool pressure.
  *
  * The setup deadlines (ICReq, Connect) ask first whether the queue's
  * io_work was starved: a deadline that passes while the work has been
@@ -57,8 +60,11 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	k.starve_ns = tcp_starve_ns(q->port);
 	k.freeze = ex->auto_freeze;
 	k.bound = ex->auto_bound;
-	k.no_poll = true; /* not wired into io_work yet */
+	/* a fixed --idle-poll-us keeps its meaning: the controller leaves
+	 * polling alone */
+	k.no_poll = ex->auto_no_poll || ex->idle_poll_us;
 	nvmfd_auto_init(&q->ctl, &k);
+	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->run_rt = q->port->rt;
 	q->run_cpu = q->io_cpu;
 }
@@ -214,7 +220,17 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	q->ctl_cmds = cmds;
 	q->ctl_ns = now_ns;
 
-	if (!nvmfd_auto_update(&q->ctl, &s) || q->ctl.place == before)
+	if (!nvmfd_auto_update(&q->ctl, &s))
+		return;
+	if (q->auto_poll &&
+	    __atomic_load_n(&q->auto_poll_us, __ATOMIC_RELAXED) != q->ctl.poll_us) {
+		__atomic_store_n(&q->auto_poll_us, q->ctl.poll_us, __ATOMIC_RELAXED);
+		NVMFD_INFO_RATELIMIT(TCP_COMP, "queue %u peer %s: idle polling %s (%u us): %s",
+				     q->id, q->qp.peer_addr, q->ctl.poll_us ? "on" : "off",
+				     q->ctl.poll_us, nvmfd_auto_reason_name(q->ctl.last_reason));
+		tcp_queue_kick(q); /* a sleeping queue starts polling now */
+	}
+	if (q->ctl.place == before)
 		return;
 	switch (q->ctl.place) {
 	case NVMFD_AUTO_BOUND:
@@ -257,6 +273,18 @@ void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list)
 		pthread_mutex_unlock(&port->lock);
 		list = next;
 	}
+}
+
+/* Take the controller's idle-poll period. Context: queue owner, at the
+ * start of a pass (q->auto_poll set). */
+void tcp_auto_apply_poll(struct tcp_queue *q)
+{
+	unsigned int us = __atomic_load_n(&q->auto_poll_us, __ATOMIC_RELAXED);
+
+	if (us == q->poll_applied)
+		return;
+	nvmfd_idle_poll_init(&q->idle, us);
+	q->poll_applied = us;
 }
 
 /* Stats: the queue's execution state. Context: port->lock. */

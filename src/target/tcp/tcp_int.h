@@ -186,6 +186,9 @@ struct tcp_queue {
 	uint64_t stalls; /* atomic: setup deadlines met while io_work was starved */
 	uint64_t ctl_runs, ctl_qdelay, ctl_cmds; /* the previous sample */
 	uint64_t ctl_ns;
+	bool auto_poll; /* the controller sets this queue's idle-poll period */
+	unsigned int auto_poll_us; /* atomic: that period, checker writes */
+	unsigned int poll_applied; /* owner: the period q->idle runs with */
 	struct nvmfd_idle_poll idle;
 	struct nvmfd_budget rx_budget;
 	struct nvmfd_budget tx_budget;
@@ -250,5 +253,6 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 			 struct tcp_queue **rescue);
 void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list);
 void tcp_auto_queue_json(struct tcp_queue *q, json_object *o);
+void tcp_auto_apply_poll(struct tcp_queue *q);
 
 #endif /* NVMFD_TARGET_TCP_INT_H */

@@ -12,6 +12,8 @@
  *    others are untouched; after the gate opens every queue still works.
  *  - auto, every bound pool held: the queues end up on the unbound pool
  *    (exec.mode "unbound") and still connect and do I/O.
+ *  - auto, no pool held: polling follows QD1 traffic and winds down when
+ *    the queue is idle (see run_auto_poll()).
  *  - bound (today's behaviour), one pool held, a 200 ms ICReq deadline:
  *    the starved queue is not closed as "no ICReq" but counted as a
  *    target-side stall (setup_stalls), has no "exec" section (nothing
@@ -195,6 +197,66 @@ static void run_auto_all_held(void)
 	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
+/*
+ * Polling follows the traffic: QD1 round trips for a while (short gaps,
+ * low depth), then idle. Whether the controller turned polling on depends
+ * on the machine's load (it must not poll a contended CPU), so that is
+ * printed, not asserted; what is asserted: once on, io_work really polled
+ * (idle_polls grew), and once idle, polling winds down to event driven.
+ */
+static void run_auto_poll(void)
+{
+	struct tc_conn adm, io1;
+	struct tf_target t;
+	json_object *root, *q;
+	uint16_t cntlid = 0;
+	int64_t n = 0, polls0 = -1;
+	bool seen_on = false;
+	int i;
+
+	fprintf(stderr, "auto: polling follows QD1 traffic, then idles\n");
+	TF_CHECK_EQ(tf_start(&t, tweak_auto), 0);
+	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(&io1, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 31, 0, false,
+				  false), 0);
+	/* up to ~3 s of traffic (30 controller ticks) */
+	uint64_t end = nvmfd_now_ns() + 3000000000ull;
+
+	for (i = 0; nvmfd_now_ns() < end; i++) {
+		n += ex_rw(&io1, 20, 10 + (uint32_t)i);
+		root = ex_stats(&t);
+		q = ex_queue(root, &io1);
+		if (exec_int(q, "poll_us") > 0 && polls0 < 0) {
+			seen_on = true;
+			polls0 = ex_int(q, "idle_polls");
+		} else if (polls0 >= 0 && ex_int(q, "idle_polls") > polls0) {
+			json_object_put(root);
+			break;
+		}
+		json_object_put(root);
+	}
+	fprintf(stderr, "auto: polling %s during the traffic\n",
+		seen_on ? "turned on" : "stayed off (contended or slow machine)");
+	if (seen_on)
+		TF_CHECK(nvmfd_now_ns() < end); /* polled before the traffic ended */
+	ex_wait_completions(&t, &io1, n);
+	/* idle: off after the controller's window (bounded wait) */
+	for (i = 0;; i++) {
+		int64_t us;
+
+		root = ex_stats(&t);
+		us = exec_int(ex_queue(root, &io1), "poll_us");
+		json_object_put(root);
+		if (!us)
+			break;
+		TF_CHECK(i < 1000);
+		usleep(10000);
+	}
+	n += ex_rw(&io1, 5, 99);
+	ex_wait_completions(&t, &io1, n);
+	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+}
+
 struct ic_thread {
 	struct tc_conn *c;
 	int ret;
@@ -273,6 +335,7 @@ int main(void)
 	TF_CHECK(g_ncpus >= 1);
 	run_auto_one_held();
 	run_auto_all_held();
+	run_auto_poll();
 	run_bound_stall_is_not_the_peer();
 	fprintf(stderr, "ok\n");
 	return 0;
