@@ -78,6 +78,8 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
 {
 	memset(ex, 0, sizeof(*ex));
 	nvmfd_rt_opts_init(&ex->rt); /* the runtime's own defaults */
+	ex->exec_auto = false;
+	ex->auto_starve_ms = 50;
 	ex->wq_per_ctrl = false;
 	ex->idle_poll_us = 0;
 	ex->backend_poll = false;
@@ -645,6 +647,7 @@ int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLE
 static const char *const mode_names[] = {
 	[NVMFD_RT_BOUND] = "bound",
 	[NVMFD_RT_UNBOUND] = "unbound",
+	[NVMFD_CFG_EXEC_AUTO] = "auto",
 };
 static const char *const scope_names[] = {
 	[NVMFD_RT_SCOPE_CPU] = "cpu",	  [NVMFD_RT_SCOPE_SMT] = "smt",
@@ -668,9 +671,9 @@ static int cfg_lookup(const char *const *names, unsigned int n, const char *s)
 #define CFG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /**
- * nvmfd_cfg_parse_exec_mode() - "bound"/"unbound".
+ * nvmfd_cfg_parse_exec_mode() - "bound"/"unbound"/"auto".
  * @s: text.
- * Return: enum nvmfd_rt_mode value, or -EINVAL.
+ * Return: enum nvmfd_rt_mode value, NVMFD_CFG_EXEC_AUTO, or -EINVAL.
  * Context: any thread.
  */
 int nvmfd_cfg_parse_exec_mode(const char *s)
@@ -1513,7 +1516,7 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
 		"backend_poll",	  "cq_pool",	     "io_cpu",		"rx_budget_bytes",
 		"tx_budget_bytes", "rx_budget_pdus", "tx_budget_pdus", "io_work_deadline_us",
-		NULL
+		"auto_freeze",	  "auto_bound",	     "auto_starve_ms", "auto_no_poll", NULL
 	};
 	struct nvmfd_cfg_exec *ex = &cfg->exec;
 	json_object *exo;
@@ -1564,10 +1567,11 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	ret = j_check_obj(exo, &ep, ekeys, err);
 	if (ret)
 		return ret;
-	e = (int)ex->rt.mode;
+	e = ex->exec_auto ? NVMFD_CFG_EXEC_AUTO : (int)ex->rt.mode;
 	if (j_enum(exo, "mode", &ep, mode_names, CFG_ARRAY_SIZE(mode_names), &e, err) < 0)
 		return -EINVAL;
-	ex->rt.mode = (enum nvmfd_rt_mode)e;
+	ex->exec_auto = e == NVMFD_CFG_EXEC_AUTO;
+	ex->rt.mode = ex->exec_auto ? NVMFD_RT_BOUND : (enum nvmfd_rt_mode)e;
 	e = (int)ex->rt.scope;
 	if (j_enum(exo, "scope", &ep, scope_names, CFG_ARRAY_SIZE(scope_names), &e, err) < 0)
 		return -EINVAL;
@@ -1578,7 +1582,10 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	ex->place = (enum nvmfd_rt_place)e;
 	if (j_bool(exo, "strict", &ep, &ex->rt.strict, err) < 0 ||
 	    j_bool(exo, "wq_per_ctrl", &ep, &ex->wq_per_ctrl, err) < 0 ||
-	    j_bool(exo, "backend_poll", &ep, &ex->backend_poll, err) < 0)
+	    j_bool(exo, "backend_poll", &ep, &ex->backend_poll, err) < 0 ||
+	    j_bool(exo, "auto_freeze", &ep, &ex->auto_freeze, err) < 0 ||
+	    j_bool(exo, "auto_bound", &ep, &ex->auto_bound, err) < 0 ||
+	    j_bool(exo, "auto_no_poll", &ep, &ex->auto_no_poll, err) < 0)
 		return -EINVAL;
 	if (j_u32(exo, "max_active", &ep, false, 1, 1u << 20, &ex->rt.max_active, err) < 0 ||
 	    j_u32(exo, "workers_per_pool", &ep, false, 0, 4096, &ex->rt.workers_per_pool, err) < 0 ||
@@ -1588,7 +1595,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	    j_u32(exo, "rx_budget_pdus", &ep, false, 1, UINT32_MAX, &ex->rx_budget_pdus, err) < 0 ||
 	    j_u32(exo, "tx_budget_pdus", &ep, false, 1, UINT32_MAX, &ex->tx_budget_pdus, err) < 0 ||
 	    j_u32(exo, "io_work_deadline_us", &ep, false, 0, 10000000, &ex->io_work_deadline_us,
-		  err) < 0)
+		  err) < 0 ||
+	    j_u32(exo, "auto_starve_ms", &ep, false, 1, 60000, &ex->auto_starve_ms, err) < 0)
 		return -EINVAL;
 	ret = j_str(exo, "cq_pool", &ep, false, s, sizeof(s), err);
 	if (ret < 0)
@@ -1968,6 +1976,15 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		return cfg_err(err, "too many ports, subsystems, referrals or hosts");
 	if (!cfg->nr_ports)
 		return cfg_err(err, "no listener: give --listen ADDR:PORT or a port in the config");
+	/* not built yet: auto moves a queue from the housekeeping thread,
+	 * which must not race with a per-controller migration, and a shared
+	 * ring's completion work would stay on the starved CPU */
+	if (ex->exec_auto && ex->wq_per_ctrl)
+		return cfg_err(err, "exec mode auto does not work with wq_per_ctrl yet");
+	if (ex->exec_auto && ex->cq_pool_shared)
+		return cfg_err(err, "exec mode auto does not work with cq_pool shared yet");
+	if (!ex->exec_auto && (ex->auto_freeze || ex->auto_bound || ex->auto_no_poll))
+		return cfg_err(err, "exec auto_freeze/auto_bound/auto_no_poll need exec mode auto");
 	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
 		ret = cfg_validate_port(cfg, i, err);
 		if (ret)
@@ -2323,7 +2340,15 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "io_work_deadline_us",
 			    json_object_new_int64(ex->io_work_deadline_us));
 		ret |= jadd(e, "max_active", json_object_new_int64(ex->rt.max_active));
-		ret |= jadd(e, "mode", json_object_new_string(mode_names[ex->rt.mode]));
+		ret |= jadd(e, "mode", json_object_new_string(
+					       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
+									: (int)ex->rt.mode]));
+		if (ex->exec_auto) {
+			ret |= jadd(e, "auto_freeze", json_object_new_boolean(ex->auto_freeze));
+			ret |= jadd(e, "auto_bound", json_object_new_boolean(ex->auto_bound));
+			ret |= jadd(e, "auto_no_poll", json_object_new_boolean(ex->auto_no_poll));
+			ret |= jadd(e, "auto_starve_ms", json_object_new_int64(ex->auto_starve_ms));
+		}
 		ret |= jadd(e, "rx_budget_bytes", json_object_new_int64(ex->rx_budget_bytes));
 		ret |= jadd(e, "rx_budget_pdus", json_object_new_int64(ex->rx_budget_pdus));
 		ret |= jadd(e, "scope", json_object_new_string(scope_names[ex->rt.scope]));

@@ -93,6 +93,14 @@ struct nvmfd_cfg_referral {
 /* Execution settings (runtime issue); defaults are the Linux drivers'. */
 struct nvmfd_cfg_exec {
 	struct nvmfd_rt_opts rt; /* mode, scope, strict, max_active, cpus */
+	/* exec.mode "auto" (rt.mode is then bound): a per-queue controller
+	 * moves queues off starved or contended CPUs (doc/execution-model.md §8) */
+	bool exec_auto;
+	bool auto_freeze; /* auto decides nothing (counters only) */
+	bool auto_bound; /* auto never leaves a queue's io_cpu (reports only) */
+	bool auto_no_poll; /* auto never idle-polls (also when idle_poll_us > 0:
+			    * that fixed period applies instead) */
+	uint32_t auto_starve_ms; /* queued-not-run bound for a rescue (default 50) */
 	bool wq_per_ctrl;
 	uint32_t idle_poll_us; /* 0 = event driven */
 	bool backend_poll;
@@ -203,7 +211,10 @@ int nvmfd_cfg_parse_u64(const char *s, uint64_t *out);
  */
 int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLEN]);
 
-/** nvmfd_cfg_parse_exec_mode() - "bound"/"unbound" -> enum nvmfd_rt_mode, or -EINVAL. */
+/* nvmfd_cfg_parse_exec_mode() for "auto" (not an enum nvmfd_rt_mode value). */
+#define NVMFD_CFG_EXEC_AUTO 2
+/** nvmfd_cfg_parse_exec_mode() - "bound"/"unbound" -> enum nvmfd_rt_mode,
+ *  "auto" -> NVMFD_CFG_EXEC_AUTO, or -EINVAL. */
 int nvmfd_cfg_parse_exec_mode(const char *s);
 /** nvmfd_cfg_parse_scope() - "cpu|smt|cache|numa|system" -> enum nvmfd_rt_scope, or -EINVAL. */
 int nvmfd_cfg_parse_scope(const char *s);

@@ -53,5 +53,11 @@ bool nvmfd_log_ratelimit(unsigned long *state_ns_and_count);
 		if (nvmfd_log_ratelimit(rl__))                              \
 			nvmfd_log(NVMFD_LOG_WARN, comp, __VA_ARGS__);       \
 	} while (0)
+#define NVMFD_INFO_RATELIMIT(comp, ...)                                     \
+	do {                                                                \
+		static unsigned long rl__[2];                               \
+		if (nvmfd_log_ratelimit(rl__))                              \
+			nvmfd_log(NVMFD_LOG_INFO, comp, __VA_ARGS__);       \
+	} while (0)
 
 #endif /* NVMFD_INTERNAL_LOG_H */

@@ -343,6 +343,10 @@ struct nvmfd_rt_worker_stats {
  * @kicks:      eventfd writes made to wake an idle worker.
  * @runq_max:   longest run queue seen.
  * @active_max: most items in flight at once (<= @max_active).
+ * @runq_len:   items on the run queue at the snapshot.
+ * @runq_head_age_ns: how long the run queue's first item has waited at the
+ *              snapshot, ns (0: empty): a pool whose worker is stuck in one
+ *              item, or never gets its CPU, shows it growing.
  * other fields: sums of struct nvmfd_rt_worker_stats over the workers
  * (queue_delay_max_ns: the maximum).
  */
@@ -352,6 +356,8 @@ struct nvmfd_rt_pool_stats {
 	unsigned int max_active;
 	unsigned int runq_max;
 	unsigned int active_max;
+	unsigned int runq_len;
+	uint64_t runq_head_age_ns;
 	uint64_t runs;
 	uint64_t wakeups;
 	uint64_t epoll_events;
@@ -484,5 +490,183 @@ bool nvmfd_budget_left(const struct nvmfd_budget *b);
 
 /** nvmfd_budget_expired() - the pass deadline has passed at @now_ns. */
 bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
+
+/*
+ * Adaptive execution (--exec auto, doc/execution-model.md §8): a pure
+ * per-queue controller. The owner feeds it one sample per tick (the
+ * target's housekeeping tick, 100 ms) with an injected clock; it answers
+ * where the queue's io_work should run and whether it should idle-poll.
+ * It reads no clock and no /proc itself, so it is deterministic under test.
+ *
+ * Placement: BOUND (on the queue's io_cpu) -> MOVED (bound pool of another
+ * CPU, when the caller says one has headroom) or UNBOUND (an unbound pool:
+ * the scheduler picks a CPU). Reaction time, with a tick of T:
+ * - starvation (io_work queued but not run for >= starve_ns): at the first
+ *   sample that sees it, i.e. within starve_ns + T (150 ms by default in
+ *   the target); no hysteresis, never suppressed by the hold time;
+ * - contention (mean queue delay >= delay_hi_ns or CPU pressure >=
+ *   pressure_hi on the CPU the queue runs on): after @window consecutive
+ *   contended samples and at least hold_ns in the current placement
+ *   (default 3 samples and 1 s);
+ * - return to io_cpu: after 2 x @window consecutive samples in which the
+ *   io_cpu's pressure is <= pressure_lo and the queue is not contended,
+ *   and at least the current hold in the mode. A return that is followed
+ *   by a new departure within 4 x hold doubles the hold (up to 64 x
+ *   hold_ns): a placement that flaps backs off exponentially; each 4 x
+ *   hold spent calm at home halves it again.
+ * Polling: on after @window consecutive samples with short arrival gaps
+ * (<= poll_gap_ns), low queue depth (<= poll_qd_max) and an uncontended
+ * CPU (pressure <= pressure_lo); period 2 x the mean gap clamped to
+ * [poll_min_us, poll_max_us], changed only when it moves by > 25 %; off at
+ * once when the CPU is contended (a poller must not fight the host for
+ * its CPU) and after @window idle samples (no arrivals, or long gaps).
+ */
+
+enum nvmfd_auto_place {
+	NVMFD_AUTO_BOUND, /* on io_cpu's bound pool */
+	NVMFD_AUTO_MOVED, /* on another CPU's bound pool */
+	NVMFD_AUTO_UNBOUND, /* on an unbound pool */
+	NVMFD_AUTO__NPLACE,
+};
+
+enum nvmfd_auto_reason {
+	NVMFD_AUTO_R_NONE, /* no decision yet */
+	NVMFD_AUTO_R_STARVED, /* queued but not run for >= starve_ns */
+	NVMFD_AUTO_R_QUEUE_DELAY, /* mean queue delay >= delay_hi_ns */
+	NVMFD_AUTO_R_PRESSURE, /* CPU pressure >= pressure_hi */
+	NVMFD_AUTO_R_RECOVERED, /* io_cpu uncontended again: back home */
+	NVMFD_AUTO_R_LATENCY, /* polling on: short gaps, low QD, headroom */
+	NVMFD_AUTO_R_IDLE, /* polling off: no arrivals or long gaps */
+	NVMFD_AUTO_R_CONTENDED, /* polling off: CPU contended */
+	NVMFD_AUTO_R_GAPS, /* polling period re-fitted to the gaps */
+	NVMFD_AUTO__NREASON,
+};
+
+/**
+ * struct nvmfd_auto_knobs - limits on the controller (init with
+ * nvmfd_auto_knobs_init()); they let auto be studied, not only trusted.
+ * @freeze:      decide nothing: placement and polling stay as they are
+ *               (counters and time per mode still advance).
+ * @bound:       never leave io_cpu (a starvation is still counted).
+ * @no_poll:     never idle-poll.
+ * @starve_ns:   queued-not-run bound for an immediate move (default 50 ms).
+ * @delay_hi_ns: mean queue delay that counts as contended (default 2 ms).
+ * @pressure_hi: CPU pressure (0..1, fraction of time runnable work of the
+ *               CPU waited) that counts as contended (default 0.5).
+ * @pressure_lo: pressure that counts as headroom (default 0.1).
+ * @window:      consecutive samples before a non-urgent change (default 3).
+ * @hold_ns:     least time in a placement before a non-urgent change
+ *               (default 1 s).
+ * @poll_gap_ns: arrival gap below which polling pays (default 200 us).
+ * @poll_qd_max: queue depth up to which a queue is latency bound (default 4).
+ * @poll_min_us, @poll_max_us: polling period bounds (default 10, 200).
+ */
+struct nvmfd_auto_knobs {
+	bool freeze;
+	bool bound;
+	bool no_poll;
+	uint64_t starve_ns;
+	uint64_t delay_hi_ns;
+	double pressure_hi;
+	double pressure_lo;
+	unsigned int window;
+	uint64_t hold_ns;
+	uint64_t poll_gap_ns;
+	double poll_qd_max;
+	unsigned int poll_min_us;
+	unsigned int poll_max_us;
+};
+
+/**
+ * struct nvmfd_auto_sample - what the owner observed since the last sample.
+ * @now_ns:         the injected clock (monotonic), ns.
+ * @pending_ns:     how long the io_work has been queued without running
+ *                  (0: not queued, or running).
+ * @queue_delay_ns: mean queue delay (enqueue to start) of the runs since
+ *                  the last sample, ns (0: none).
+ * @pressure:       CPU pressure (0..1) of the CPU the queue runs on now.
+ * @home_pressure:  CPU pressure (0..1) of the io_cpu.
+ * @alt_cpu:        another CPU with headroom exists (else a move goes to
+ *                  an unbound pool).
+ * @arrival_gap_ns: mean gap between command arrivals (0: no arrival).
+ * @qd:             mean queue depth (commands in flight).
+ * @cpl_per_s:      completion events per second (recorded; the completion
+ *                  source decision is not built).
+ */
+struct nvmfd_auto_sample {
+	uint64_t now_ns;
+	uint64_t pending_ns;
+	uint64_t queue_delay_ns;
+	double pressure;
+	double home_pressure;
+	bool alt_cpu;
+	uint64_t arrival_gap_ns;
+	double qd;
+	uint64_t cpl_per_s;
+};
+
+/**
+ * struct nvmfd_auto - one queue's controller; fields are read-only for the
+ * owner (stats), written by nvmfd_auto_update() only.
+ * @place:        current placement.
+ * @poll_us:      idle-poll period now (0: event driven).
+ * @moves:        placement changes.
+ * @poll_changes: polling on/off/period changes.
+ * @starvations:  samples that saw a starvation (also when @bound kept it).
+ * @last_reason:  reason of the last change.
+ * @time_ns:      time spent in each placement, ns.
+ * @poll_time_ns: time spent polling, ns.
+ * private: the rest.
+ */
+struct nvmfd_auto {
+	struct nvmfd_auto_knobs k;
+	enum nvmfd_auto_place place;
+	unsigned int poll_us;
+	uint64_t moves;
+	uint64_t poll_changes;
+	uint64_t starvations;
+	enum nvmfd_auto_reason last_reason;
+	uint64_t time_ns[NVMFD_AUTO__NPLACE];
+	uint64_t poll_time_ns;
+	/* private */
+	uint64_t last_ns;
+	uint64_t since_ns; /* placement entered */
+	uint64_t home_ns; /* last return home (0: never) */
+	uint64_t hold_ns; /* current hold (backs off) */
+	unsigned int hot, cool, lat, idle; /* consecutive-sample counters */
+	bool started;
+};
+
+/** nvmfd_auto_knobs_init() - the defaults documented above. */
+void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k);
+
+/** nvmfd_auto_init() - start BOUND, event driven; @k copied (NULL: defaults;
+ *  window 0 means 1). */
+void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k);
+
+/**
+ * nvmfd_auto_update() - account one sample and decide.
+ * Return: true when placement or polling changed (read a->place,
+ *         a->poll_us, a->last_reason). A sample whose clock goes backwards
+ *         accounts no time. Context: the queue's controller owner only.
+ */
+bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s);
+
+/** nvmfd_auto_place_name(), nvmfd_auto_reason_name() - stats/log names. */
+const char *nvmfd_auto_place_name(enum nvmfd_auto_place p);
+const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r);
+
+/** nvmfd_auto_stats_obj() - {"mode", "poll_us", "moves", "poll_changes",
+ *  "starvations", "last_reason", "time_ms": {bound, moved, unbound},
+ *  "poll_time_ms"} as a new json-c object (NULL: out of memory). */
+json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a);
+
+/**
+ * nvmfd_rt_work_pending_ns() - how long @w has been queued without
+ * starting to run, at @now_ns (0: not queued, or running: a run in
+ * progress is not a stall of the queue but of its function). Reads under
+ * @w's pool lock. Context: any thread (the starvation watchdog).
+ */
+uint64_t nvmfd_rt_work_pending_ns(struct nvmfd_work *w, uint64_t now_ns);
 
 #endif /* NVMFD_INTERNAL_RT_H */

@@ -390,6 +390,24 @@ int nvmfd_rt_work_move(struct nvmfd_work *w, struct nvmfd_rt *to, int io_cpu, co
 	return 0;
 }
 
+uint64_t nvmfd_rt_work_pending_ns(struct nvmfd_work *w, uint64_t now_ns)
+{
+	struct rt_pool *pool;
+	uint64_t ret = 0;
+	uint32_t f;
+
+	if (!__atomic_load_n(&w->pool, __ATOMIC_ACQUIRE))
+		return 0;
+	pool = work_lock_pool(w);
+	f = flags_get(w);
+	/* queued_at_ns is set by pool_enqueue() under this lock */
+	if ((f & WORK_PENDING) && !(f & (WORK_RUNNING | WORK_CANCELED)) &&
+	    now_ns > w->queued_at_ns)
+		ret = now_ns - w->queued_at_ns;
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
 struct nvmfd_work *nvmfd_rt_current_work(void)
 {
 	return rt_current;
@@ -1052,6 +1070,12 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	out->runq_max = p->qlen_max;
 	out->active_max = p->active_max;
 	out->kicks = p->kicks;
+	out->runq_len = p->qlen;
+	if (p->head) {
+		uint64_t now = nvmfd_now_ns();
+
+		out->runq_head_age_ns = now > p->head->queued_at_ns ? now - p->head->queued_at_ns : 0;
+	}
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned int i = 0; i < out->nworkers; i++) {
 		struct nvmfd_rt_worker_stats ws;
@@ -1130,6 +1154,8 @@ json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt)
 		jset(p, "runq_max", json_object_new_int((int)ps.runq_max));
 		jset(p, "active_max", json_object_new_int((int)ps.active_max));
 		jset(p, "kicks", json_object_new_uint64(ps.kicks));
+		jset(p, "runq_len", json_object_new_int((int)ps.runq_len));
+		jset(p, "runq_head_age_ns", json_object_new_uint64(ps.runq_head_age_ns));
 		json_counters(p, ps.runs, ps.wakeups, ps.epoll_events, ps.busy_ns, ps.queue_delay_ns,
 			      ps.queue_delay_max_ns, ps.hogs, ps.repatriations, ps.nvcsw, ps.nivcsw,
 			      ps.run_delay_ns);

@@ -137,6 +137,9 @@ struct nvmfd_tgt {
 	uint64_t genctr; /* discovery log generation, tgt->lock */
 	/* filled by target.c; NULL/0 in core-only (unit test) targets */
 	struct nvmfd_rt *rt;
+	/* --exec auto: an unbound runtime (system scope, not strict) where
+	 * starved queues and the ports' accept/release work run; NULL otherwise */
+	struct nvmfd_rt *rt_escape;
 	/* completion pool of every queue's backend ios; subsys.c creates a
 	 * per-queue one, target.c the configured one once the runtime exists */
 	struct nvmfd_cq_pool *cqpool;

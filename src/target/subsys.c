@@ -974,3 +974,14 @@ struct nvmfd_rt *nvmfd__tgt_rt(const struct nvmfd_tgt *tgt)
 {
 	return tgt->rt;
 }
+
+/**
+ * nvmfd__tgt_rt_escape() - the unbound runtime of --exec auto.
+ * @tgt: target.
+ * Return: the runtime, or NULL when the exec mode is not auto.
+ * Context: any thread.
+ */
+struct nvmfd_rt *nvmfd__tgt_rt_escape(const struct nvmfd_tgt *tgt)
+{
+	return tgt->rt_escape;
+}

@@ -84,6 +84,19 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		NVMFD_ERR(COMP, "execution runtime: %s", strerror(-ret));
 		goto out_destroy_core;
 	}
+	if (cfg->exec.exec_auto) {
+		struct nvmfd_rt_opts eo = opts;
+
+		eo.mode = NVMFD_RT_UNBOUND;
+		eo.scope = NVMFD_RT_SCOPE_SYSTEM;
+		eo.strict = false;
+		eo.name = "nvmfa";
+		ret = nvmfd_rt_create(&eo, &tgt->rt_escape);
+		if (ret < 0) {
+			NVMFD_ERR(COMP, "execution runtime (auto, unbound): %s", strerror(-ret));
+			goto out_destroy_rt;
+		}
+	}
 	ret = create_cqpool(tgt);
 	if (ret < 0) {
 		NVMFD_ERR(COMP, "completion pool: %s", strerror(-ret));
@@ -118,6 +131,8 @@ out_destroy_ports:
 out_destroy_rt:
 	/* the pool's shared rings run on the runtime: back to per-queue */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	nvmfd_rt_destroy(tgt->rt_escape);
+	tgt->rt_escape = NULL;
 	nvmfd_rt_destroy(tgt->rt);
 	tgt->rt = NULL;
 out_destroy_core:
@@ -236,6 +251,8 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 	nvmfd_tgt_stop(tgt);
 	/* shared rings' completion work runs on the runtime: pool first */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	nvmfd_rt_destroy(tgt->rt_escape);
+	tgt->rt_escape = NULL;
 	if (tgt->rt)
 		nvmfd_rt_destroy(tgt->rt);
 	tgt->rt = NULL;
@@ -339,6 +356,8 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 			json_object_array_add(ports, tgt->port_xprt[i]->port_stats(tgt->ports[i]));
 	json_object_object_add(root, "runtime",
 			       tgt->rt ? nvmfd_rt_stats_obj(tgt->rt) : NULL);
+	if (tgt->rt_escape)
+		json_object_object_add(root, "runtime_auto", nvmfd_rt_stats_obj(tgt->rt_escape));
 	json_object_object_add(root, "process", process_json());
 	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN), out) < 0 ||
 	    ferror(out))

@@ -160,6 +160,11 @@ const struct nvmfd_cfg *nvmfd__tgt_cfg(const struct nvmfd_tgt *tgt);
 /** nvmfd__tgt_rt() - the execution runtime queues run on. */
 struct nvmfd_rt *nvmfd__tgt_rt(const struct nvmfd_tgt *tgt);
 
+/** nvmfd__tgt_rt_escape() - --exec auto: the unbound runtime a starved or
+ *  contended queue is moved to, where the ports' own work items (accept,
+ *  release) also run; NULL in the other modes. */
+struct nvmfd_rt *nvmfd__tgt_rt_escape(const struct nvmfd_tgt *tgt);
+
 /*
  * Backend stepping (the core owns the queue's backend; the transport only
  * calls these from its io_work). The completion context comes from the

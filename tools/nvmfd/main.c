@@ -107,8 +107,22 @@ static const char usage_text[] =
 "                           stdout and exit 0 (nothing is started)\n"
 "\n"
 "Execution (which thread runs a queue's I/O work, and how):\n"
-"      --exec bound|unbound one worker pool per CPU, workers pinned (bound,\n"
-"                           default), or one pool per affinity-scope unit\n"
+"      --exec bound|unbound|auto\n"
+"                           one worker pool per CPU, workers pinned (bound,\n"
+"                           default), one pool per affinity-scope unit\n"
+"                           (unbound), or auto: start bound and let a per-queue\n"
+"                           controller move a queue whose I/O work is starved\n"
+"                           (queued, not run, for --auto-starve-ms) or whose CPU\n"
+"                           is contended to another CPU or an unbound pool, and\n"
+"                           back when its CPU is quiet; and idle-poll a queue\n"
+"                           while its commands come in short gaps at low depth\n"
+"                           on an uncontended CPU (not yet with --wq-per-ctrl\n"
+"                           or --cq-pool shared)\n"
+"      --auto-starve-ms N   auto: rescue bound, 1..60000 (default 50)\n"
+"      --auto-bound         auto: never move a queue (starvations are counted)\n"
+"      --auto-no-poll       auto: never idle-poll (a given --idle-poll-us is then\n"
+"                           the fixed period, as in the other modes)\n"
+"      --auto-freeze        auto: decide nothing (counters only)\n"
 "      --affinity-scope cpu|smt|cache|numa|system\n"
 "                           unit of an unbound pool (default cache)\n"
 "      --affinity-strict    unbound workers never leave their unit's CPUs\n"
@@ -186,6 +200,10 @@ enum {
 	OPT_STATS_INTERVAL,
 	OPT_CONTROL,
 	OPT_EXEC,
+	OPT_AUTO_STARVE_MS,
+	OPT_AUTO_BOUND,
+	OPT_AUTO_FREEZE,
+	OPT_AUTO_NO_POLL,
 	OPT_AFFINITY_SCOPE,
 	OPT_AFFINITY_STRICT,
 	OPT_MAX_ACTIVE,
@@ -220,6 +238,10 @@ static const struct option long_opts[] = {
 	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "exec", required_argument, NULL, OPT_EXEC },
+	{ "auto-starve-ms", required_argument, NULL, OPT_AUTO_STARVE_MS },
+	{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
+	{ "auto-freeze", no_argument, NULL, OPT_AUTO_FREEZE },
+	{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
 	{ "affinity-scope", required_argument, NULL, OPT_AFFINITY_SCOPE },
 	{ "affinity-strict", no_argument, NULL, OPT_AFFINITY_STRICT },
 	{ "max-active", required_argument, NULL, OPT_MAX_ACTIVE },
@@ -547,8 +569,21 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 		case OPT_EXEC:
 			v = nvmfd_cfg_parse_exec_mode(optarg);
 			if (v < 0)
-				usage_die("--exec '%s': expected bound or unbound", optarg);
-			ex->rt.mode = (enum nvmfd_rt_mode)v;
+				usage_die("--exec '%s': expected bound, unbound or auto", optarg);
+			ex->exec_auto = v == NVMFD_CFG_EXEC_AUTO;
+			ex->rt.mode = ex->exec_auto ? NVMFD_RT_BOUND : (enum nvmfd_rt_mode)v;
+			break;
+		case OPT_AUTO_STARVE_MS:
+			ex->auto_starve_ms = flag_u32(c, optarg, 1, 60000);
+			break;
+		case OPT_AUTO_BOUND:
+			ex->auto_bound = true;
+			break;
+		case OPT_AUTO_FREEZE:
+			ex->auto_freeze = true;
+			break;
+		case OPT_AUTO_NO_POLL:
+			ex->auto_no_poll = true;
 			break;
 		case OPT_AFFINITY_SCOPE:
 			v = nvmfd_cfg_parse_scope(optarg);

@@ -53,7 +53,6 @@ static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
 {
 	const struct nvmfd_tgt_ctrl *ctrl = q->qp.ctrl;
 	uint64_t key = ((uint64_t)(uint32_t)(ctrl->subsys->idx + 1) << 16) | ctrl->cntlid;
-	int fds[2] = { q->fd, q->ring_fd };
 	struct nvmfd_rt *rt = NULL;
 	int ret;
 
@@ -67,15 +66,32 @@ static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
 		q->ctrl_cntlid = ctrl->cntlid;
 		__atomic_store_n(&q->ctrl_rt, rt, __ATOMIC_RELEASE);
 	}
-	/* No run of the item may be in progress while its fields are reset
-	 * (a kick may have started one on the old pool): cancel first; the
-	 * move's own cancel then finds it cancelled already. */
+	tcp_queue_move(q, rt, q->io_cpu);
+}
+
+/*
+ * tcp_queue_move() - move @q's io_work to @rt on @io_cpu. No run of the
+ * item may be in progress while the owner's readiness fields are reset
+ * (a kick may have started one on the old pool): cancel first; the move's
+ * own cancel then finds it cancelled already. The first pass on the new
+ * pool re-arms readiness; a kick or a shutdown that hit the item during
+ * the move is seen by that pass. A queue torn down meanwhile (DEAD) is
+ * left cancelled for the release work. Context: the release work
+ * (--wq-per-ctrl) or the housekeeping thread (--exec auto), never both
+ * for one port (the config rejects the pair); may sleep.
+ */
+void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
+{
+	int fds[2];
+
 	nvmfd_rt_work_cancel_sync(&q->io_work);
+	if (q->state == TCP_Q_DEAD)
+		return;
+	fds[0] = q->fd;
+	fds[1] = q->ring_fd;
 	q->ring_watched = false;
 	q->requeued = false;
-	/* the first pass on the new pools re-arms readiness; a kick or a
-	 * shutdown that hit the item during the move is seen by that pass */
-	nvmfd_rt_work_move(&q->io_work, rt, q->io_cpu, fds, 2);
+	nvmfd_rt_work_move(&q->io_work, rt, io_cpu, fds, 2);
 }
 
 /* Queue @q for migration by the release work. Context: @q's io_work. */
@@ -125,6 +141,9 @@ static void tcp_release_work(struct nvmfd_work *w)
 			port->queues = q->next;
 		if (q->next)
 			q->next->prev = q->prev;
+		/* --exec auto: the checker may be moving it right now */
+		while (q->rescuing)
+			pthread_cond_wait(&port->cond, &port->lock);
 		pthread_mutex_unlock(&port->lock);
 
 		nvmfd_rt_work_cancel_sync(&q->io_work);
@@ -193,7 +212,10 @@ static void tcp_accept_work(struct nvmfd_work *w)
  * ->check_timeouts: mark the port's connections that missed a setup
  * deadline (no ICReq within cfg icreq_timeout_ms, or no successful Connect
  * within cfg connect_timeout_ms, of accept; 0: no such deadline). Each
- * marked queue's io_work confirms, logs and tears itself down.
+ * marked queue's io_work confirms, logs and tears itself down. A queue
+ * whose io_work was starved (queued, not run) is not marked: that is a
+ * target-side stall (tcp_auto_stalled()). With --exec auto, also the
+ * watchdog and controller tick of every queue (tcp_auto.c).
  * @now_ns: CLOCK_MONOTONIC now, ns.
  * Return: queues newly marked. Context: housekeeping thread; port->lock.
  */
@@ -202,22 +224,26 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 	struct tcp_port *port = tcp_port(p);
 	uint64_t ic_ns = (uint64_t)port->gcfg->icreq_timeout_ms * 1000000ull;
 	uint64_t conn_ns = (uint64_t)port->gcfg->connect_timeout_ms * 1000000ull;
+	struct tcp_queue *q, *rescue = NULL;
 	unsigned int n = 0;
-	struct tcp_queue *q;
 
-	if (!ic_ns && !conn_ns)
+	if (!ic_ns && !conn_ns && !port->apools)
 		return 0;
+	if (port->apools)
+		tcp_auto_sample_pools(port, now_ns);
 	pthread_mutex_lock(&port->lock);
 	for (q = port->queues; q; q = q->next) {
 		int st = __atomic_load_n(&q->stage, __ATOMIC_ACQUIRE);
 		uint64_t age = now_ns > q->accept_ns ? now_ns - q->accept_ns : 0;
+		uint64_t pending = nvmfd_rt_work_pending_ns(&q->io_work, now_ns);
 		int missed = -1, zero = 0;
 
+		tcp_auto_queue_tick(q, pending, now_ns, &rescue);
 		if (st == TCP_STAGE_ACCEPTED && ic_ns && age >= ic_ns)
 			missed = TCP_STAGE_ACCEPTED;
 		else if (st != TCP_STAGE_CONNECTED && conn_ns && age >= conn_ns)
 			missed = TCP_STAGE_IC_DONE;
-		if (missed < 0)
+		if (missed < 0 || tcp_auto_stalled(q, pending, missed))
 			continue;
 		/* once per mark: the owner clears it when it looked */
 		if (__atomic_compare_exchange_n(&q->expired, &zero, missed + 1, false,
@@ -227,6 +253,7 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 		}
 	}
 	pthread_mutex_unlock(&port->lock);
+	tcp_auto_rescue(port, rescue);
 	return n;
 }
 
@@ -272,6 +299,9 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 		if (ret)
 			goto out_destroy_cond;
 	}
+	ret = tcp_auto_port_init(port);
+	if (ret)
+		goto out_destroy_cond;
 	NVMFD_INFO(TCP_COMP,
 		   strchr(cfg->traddr, ':') ? "port %u listening on [%s]:%u" :
 					      "port %u listening on %s:%u",
@@ -280,6 +310,7 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	return 0;
 
 out_destroy_cond:
+	nvmfd_rt_group_destroy(&port->ctrl_rts);
 	pthread_cond_destroy(&port->cond);
 out_destroy_lock:
 	pthread_mutex_destroy(&port->lock);
@@ -295,6 +326,7 @@ out_free:
 static int tcp_start_port(struct nvmfd_tgt_port *p)
 {
 	struct tcp_port *port = tcp_port(p);
+	struct nvmfd_rt *own;
 	int ret;
 
 	if (port->started)
@@ -302,8 +334,11 @@ static int tcp_start_port(struct nvmfd_tgt_port *p)
 	port->rt = nvmfd__tgt_rt(port->tgt);
 	if (!port->rt)
 		return -EINVAL;
-	nvmfd_work_init(&port->accept_work, port->rt, tcp_accept_work, 0);
-	nvmfd_work_init(&port->release_work, port->rt, tcp_release_work, 0);
+	/* --exec auto: the port's own work runs unbound, so that a starved
+	 * CPU cannot stop accepting and releasing */
+	own = nvmfd__tgt_rt_escape(port->tgt) ?: port->rt;
+	nvmfd_work_init(&port->accept_work, own, tcp_accept_work, 0);
+	nvmfd_work_init(&port->release_work, own, tcp_release_work, 0);
 	ret = nvmfd_rt_watch_fd(&port->accept_work, port->lfd, EPOLLIN);
 	if (ret) {
 		NVMFD_ERR(TCP_COMP, "port %u: cannot watch the listener: %s", port->cfg->portid,
@@ -345,6 +380,7 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 		nvmfd_rt_work_cancel_sync(&port->release_work);
 	}
 	nvmfd_rt_group_destroy(&port->ctrl_rts);
+	tcp_auto_port_fini(port);
 	close(port->lfd);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);

@@ -993,6 +993,8 @@ void tcp_io_work(struct nvmfd_work *w)
 	if (!q->requeued)
 		TCP_STAT_ADD(q, wakeups, 1);
 	q->requeued = false;
+	if (q->auto_poll) /* --exec auto: the controller's idle-poll period */
+		tcp_auto_apply_poll(q);
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
 				tcp_exec(q)->io_work_deadline_us ?: TCP_DEF_DEADLINE_US);
 	do {
@@ -1176,6 +1178,7 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->nr_state[TCP_REQ_FREE] = q->nr_reqs;
 
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
+	tcp_auto_queue_init(q);
 	q->state = TCP_Q_IC_WAIT;
 	q->stage = TCP_STAGE_ACCEPTED;
 	q->accept_ns = nvmfd_now_ns();
@@ -1284,5 +1287,6 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 				       json_object_new_int((int)__atomic_load_n(
 					       &q->nr_state[i], __ATOMIC_RELAXED)));
 	json_object_object_add(o, "slot_states", ss);
+	tcp_auto_queue_json(q, o);
 	return o;
 }

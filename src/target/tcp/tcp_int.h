@@ -174,6 +174,21 @@ struct tcp_queue {
 	bool tx_blocked; /* last send returned -EAGAIN */
 	bool requeued; /* the next pass comes from our own re-queue */
 	bool running; /* listed and queued: only io_work touches the slots now */
+	/* --exec auto and the setup-deadline stall check (tcp_auto.c);
+	 * port->lock unless said otherwise */
+	struct nvmfd_auto ctl;
+	unsigned int rescuing; /* the checker is moving io_work: do not free */
+	struct tcp_queue *rescue_next; /* the checker's list of queues to move */
+	struct nvmfd_rt *mv_rt; /* the decided destination of that move */
+	int mv_cpu;
+	struct nvmfd_rt *run_rt; /* where io_work runs now (port->rt or the escape) */
+	int run_cpu; /* atomic: its io_cpu there */
+	uint64_t stalls; /* atomic: setup deadlines met while io_work was starved */
+	uint64_t ctl_runs, ctl_qdelay, ctl_cmds; /* the previous sample */
+	uint64_t ctl_ns;
+	bool auto_poll; /* the controller sets this queue's idle-poll period */
+	unsigned int auto_poll_us; /* atomic: that period, checker writes */
+	unsigned int poll_applied; /* owner: the period q->idle runs with */
 	struct nvmfd_idle_poll idle;
 	struct nvmfd_budget rx_budget;
 	struct nvmfd_budget tx_budget;
@@ -203,6 +218,10 @@ struct tcp_port {
 	uint64_t accepted; /* atomic */
 	uint64_t accept_errors; /* atomic */
 	struct nvmfd_rt_group *ctrl_rts; /* --wq-per-ctrl: one runtime per controller */
+	/* --exec auto: per-pool CPU pressure of port->rt, then of the escape
+	 * runtime's pools; housekeeping thread only (tcp_auto.c) */
+	struct tcp_auto_pool *apools;
+	unsigned int napools, nbound;
 };
 
 /* tcp.c */
@@ -216,5 +235,24 @@ json_object *tcp_queue_json(struct tcp_queue *q);
 /* port.c */
 void tcp_port_release(struct tcp_port *port, struct tcp_queue *q);
 void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q);
+void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu);
+
+/* tcp_auto.c */
+struct tcp_auto_pool {
+	uint64_t run_delay_ns; /* the pool's workers' schedstat run delay, summed */
+	uint64_t at_ns;
+	unsigned int nworkers;
+	double pressure; /* run delay per worker per wall ns since the last tick */
+};
+void tcp_auto_queue_init(struct tcp_queue *q);
+int tcp_auto_port_init(struct tcp_port *port);
+void tcp_auto_port_fini(struct tcp_port *port);
+void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns);
+bool tcp_auto_stalled(struct tcp_queue *q, uint64_t pending_ns, int missed);
+void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_ns,
+			 struct tcp_queue **rescue);
+void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list);
+void tcp_auto_queue_json(struct tcp_queue *q, json_object *o);
+void tcp_auto_apply_poll(struct tcp_queue *q);
 
 #endif /* NVMFD_TARGET_TCP_INT_H */

@@ -29,7 +29,7 @@ for opt in --listen --subsystem --namespace --allow-host --allow-any-host --conf
 	--maxh2cdata --log-level --stats-interval --control --exec --affinity-scope \
 	--affinity-strict --max-active --wq-per-ctrl --idle-poll-us --backend-poll --cq-pool \
 	--rx-budget --tx-budget --rx-budget-pdus --tx-budget-pdus --io-work-deadline-us \
-	--io-cpu --cpus --version --help; do
+	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-freeze --version --help; do
 	grep -q -- "$opt\\b" "$TMP/help" || fail "--help does not mention $opt"
 done
 for short in "-l, --listen" "-s, --subsystem" "-n, --namespace" "-c, --config" \
@@ -78,6 +78,10 @@ check_bad "--namespace: needs a preceding --subsystem" -l 127.0.0.1:0 -n ram:1M
 check_bad "--allow-host 'bob'" -l 127.0.0.1:0 $S --allow-host bob
 check_bad "--allow-any-host: needs a preceding --subsystem" -l 127.0.0.1:0 --allow-any-host
 check_bad "--exec 'sideways'" --exec sideways
+check_bad "--auto-starve-ms" -l 127.0.0.1:0 $S --exec auto --auto-starve-ms 0
+check_bad "auto does not work with wq_per_ctrl" -l 127.0.0.1:0 $S --exec auto --wq-per-ctrl
+check_bad "auto does not work with cq_pool shared" -l 127.0.0.1:0 $S --exec auto --cq-pool shared
+check_bad "need exec mode auto" -l 127.0.0.1:0 $S --auto-bound
 check_bad "--affinity-scope 'socket'" --affinity-scope socket
 check_bad "--io-cpu 'random'" --io-cpu random
 check_bad "--cq-pool 'global'" --cq-pool global
@@ -191,6 +195,16 @@ grep -q '"max_io_size": 262144' "$TMP/p1.json" || fail "--max-io-size not in pri
 grep -q '"mode": "unbound"' "$TMP/p1.json" || fail "--exec not in printed config"
 grep -q "\"trsvcid\": \"$PORT\"" "$TMP/p1.json" || fail "port not in printed config"
 listening && fail "--print-config started a listener"
+
+# --exec auto and its knobs print and load back (auto runs bound pools)
+"$NVMFD" -c "$TMP/good.json" --exec auto --auto-starve-ms 80 --auto-bound \
+	--print-config >"$TMP/a1.json" 2>"$TMP/err" || fail "--exec auto --print-config failed: $(cat "$TMP/err")"
+"$NVMFD" -c "$TMP/a1.json" --print-config >"$TMP/a2.json" 2>"$TMP/err" ||
+	fail "reloading the auto config failed: $(cat "$TMP/err")"
+cmp -s "$TMP/a1.json" "$TMP/a2.json" || fail "auto --print-config output changed on reload"
+grep -q '"mode": "auto"' "$TMP/a1.json" || fail "--exec auto not in printed config"
+grep -q '"auto_starve_ms": 80' "$TMP/a1.json" || fail "--auto-starve-ms not in printed config"
+grep -q '"auto_bound": true' "$TMP/a1.json" || fail "--auto-bound not in printed config"
 
 # port-wide flags apply to every listener, also ones given after them
 "$NVMFD" --max-queue-size 64 --inline-data-size 4K -l 127.0.0.1:0 -l "[::1]:0" \

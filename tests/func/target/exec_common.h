@@ -62,8 +62,9 @@ static inline json_object *ex_port(json_object *root)
 	return json_object_array_get_idx(ports, 0);
 }
 
-/* The stats object of the queue whose peer is @c's socket (must exist). */
-static inline json_object *ex_queue(json_object *root, const struct tc_conn *c)
+/* The stats object of the queue whose peer is @c's socket, or NULL (not
+ * accepted yet, or gone). */
+static inline json_object *ex_find_queue(json_object *root, const struct tc_conn *c)
 {
 	json_object *queues = ex_get(ex_port(root), "queues");
 	char peer[64];
@@ -75,8 +76,20 @@ static inline json_object *ex_queue(json_object *root, const struct tc_conn *c)
 		if (!strcmp(json_object_get_string(ex_get(q, "peer")), peer))
 			return q;
 	}
-	fprintf(stderr, "queue of %s not in the stats\n", peer);
-	exit(1);
+	return NULL;
+}
+
+/* The stats object of the queue whose peer is @c's socket (must exist). */
+static inline json_object *ex_queue(json_object *root, const struct tc_conn *c)
+{
+	json_object *q = ex_find_queue(root, c);
+
+	if (!q) {
+		fprintf(stderr, "queue of local port %d not in the stats\n",
+			nvmfd__sock_local_port(c->fd));
+		exit(1);
+	}
+	return q;
 }
 
 /*

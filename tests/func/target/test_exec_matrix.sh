@@ -111,6 +111,9 @@ run_cell cq-shared-poll-per-ctrl --cq-pool shared --idle-poll-us 100 --backend-p
 run_cell budgets --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
 run_cell least-loaded --io-cpu least-loaded
 run_cell incoming-cpu --io-cpu incoming-cpu
+run_cell auto --exec auto
+run_cell auto-idle-poll --exec auto --idle-poll-us 100 --backend-poll
+run_cell auto-frozen --exec auto --auto-freeze
 
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)" >&2

@@ -390,6 +390,49 @@ static void test_coalesce(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* ---- starvation: pending time and the rescue move ---------------------- */
+
+/* A worker held by a gated item (the deterministic stand-in for a hog on
+ * the CPU): the item queued behind it reports a growing pending time, a
+ * running item reports none, and moving the starved item to another
+ * runtime gets it run while the gate is still closed. */
+static void test_pending_ns_and_rescue(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt *esc = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 1, 0);
+	struct gated a, b;
+	uint64_t t0, p1, p2;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	nvmfd_work_init(&a.work, rt, gated_fn, test_cpu[0]);
+	nvmfd_work_init(&b.work, rt, counted_fn, test_cpu[0]);
+	assert_int_equal(nvmfd_rt_work_pending_ns(&b.work, nvmfd_now_ns()), 0);
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	wait_ge(&a.started, 1);
+	t0 = nvmfd_now_ns();
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	/* running: not a stall of the queue */
+	assert_int_equal(nvmfd_rt_work_pending_ns(&a.work, nvmfd_now_ns()), 0);
+	p1 = nvmfd_rt_work_pending_ns(&b.work, t0 + 1000000000ull);
+	p2 = nvmfd_rt_work_pending_ns(&b.work, t0 + 2000000000ull);
+	assert_true(p1 > 0);
+	assert_true(p2 > p1);
+	assert_int_equal(ld(&b.runs), 0);
+	assert_int_equal(nvmfd_rt_work_move(&b.work, esc, test_cpu[0], NULL, 0), 0);
+	wait_ge(&b.runs, 1);
+	assert_int_equal(ld(&a.finished), 0); /* still held */
+	assert_int_equal(nvmfd_rt_work_pending_ns(&b.work, nvmfd_now_ns()), 0);
+	st(&a.gate, 1);
+	wait_ge(&a.finished, 1);
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	assert_int_equal(nvmfd_rt_work_pending_ns(&b.work, nvmfd_now_ns()), 0);
+	nvmfd_rt_destroy(esc);
+	nvmfd_rt_destroy(rt);
+}
+
 struct canceller {
 	struct gated *g;
 	long done;
@@ -833,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_nonreentrant_unbound_many_workers),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_cancel_sync_waits),
+		cmocka_unit_test(test_pending_ns_and_rescue),
 		cmocka_unit_test(test_max_active),
 		cmocka_unit_test(test_watch_eventfd),
 		cmocka_unit_test(test_watch_pipe_oneshot),

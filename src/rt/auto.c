@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * auto.c - the per-queue controller of --exec auto (rt.h, "Adaptive
+ * execution"; doc/execution-model.md §8). Pure: state in, sample in,
+ * decision out; no clock, no /proc, no locks.
+ *
+ * Hysteresis comes from three things: a change needs @window consecutive
+ * samples that agree (except a starvation, which acts at once), a
+ * placement is kept at least the current hold, and a return home that is
+ * quickly followed by a departure doubles the hold (exponential back-off,
+ * capped), so a noisy signal cannot make the queue flap faster than once
+ * per hold.
+ */
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "internal/rt.h"
+
+#define MS 1000000ull
+#define AUTO_HOLD_MAX_FACTOR 64u
+
+void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->starve_ns = 50 * MS;
+	k->delay_hi_ns = 2 * MS;
+	k->pressure_hi = 0.5;
+	k->pressure_lo = 0.1;
+	k->window = 3;
+	k->hold_ns = 1000 * MS;
+	k->poll_gap_ns = 200000;
+	k->poll_qd_max = 4;
+	k->poll_min_us = 10;
+	k->poll_max_us = 200;
+}
+
+void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
+{
+	memset(a, 0, sizeof(*a));
+	if (k)
+		a->k = *k;
+	else
+		nvmfd_auto_knobs_init(&a->k);
+	if (!a->k.window)
+		a->k.window = 1;
+	a->place = NVMFD_AUTO_BOUND;
+	a->hold_ns = a->k.hold_ns;
+}
+
+static void set_place(struct nvmfd_auto *a, enum nvmfd_auto_place p, enum nvmfd_auto_reason r,
+		      uint64_t now)
+{
+	a->place = p;
+	a->last_reason = r;
+	a->moves++;
+	a->since_ns = now;
+	a->hot = a->cool = 0;
+}
+
+/* Leaving io_cpu (or an alternative that is no better): a departure soon
+ * after a return home means the signal flaps, so hold longer next time. */
+static void depart(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s,
+		   enum nvmfd_auto_reason r)
+{
+	enum nvmfd_auto_place to;
+
+	if (a->place == NVMFD_AUTO_BOUND) {
+		to = s->alt_cpu ? NVMFD_AUTO_MOVED : NVMFD_AUTO_UNBOUND;
+		if (a->home_ns && s->now_ns - a->home_ns < 4 * a->hold_ns &&
+		    a->hold_ns < a->k.hold_ns * AUTO_HOLD_MAX_FACTOR)
+			a->hold_ns *= 2;
+	} else {
+		to = NVMFD_AUTO_UNBOUND; /* the other CPU is no better either */
+	}
+	if (to != a->place)
+		set_place(a, to, r, s->now_ns);
+}
+
+static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	enum nvmfd_auto_place before = a->place;
+	const struct nvmfd_auto_knobs *k = &a->k;
+	bool starved = k->starve_ns && s->pending_ns >= k->starve_ns;
+	bool qdelay = k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns;
+	bool pressed = s->pressure >= k->pressure_hi;
+	bool in_hold = s->now_ns - a->since_ns < a->hold_ns;
+
+	if (starved)
+		a->starvations++;
+	if (k->bound || k->freeze)
+		return false;
+	if (starved) {
+		depart(a, s, NVMFD_AUTO_R_STARVED);
+		return a->place != before;
+	}
+	a->hot = qdelay || pressed ? a->hot + 1 : 0;
+	if (a->hot >= k->window && !in_hold) {
+		depart(a, s, qdelay ? NVMFD_AUTO_R_QUEUE_DELAY : NVMFD_AUTO_R_PRESSURE);
+		return a->place != before;
+	}
+	if (a->place == NVMFD_AUTO_BOUND) {
+		/* home and calm for 4 holds: forget half of the back-off */
+		if (a->home_ns && s->now_ns - a->home_ns >= 4 * a->hold_ns &&
+		    a->hold_ns > k->hold_ns) {
+			a->hold_ns /= 2;
+			a->home_ns = s->now_ns;
+		}
+		return false;
+	}
+	/* away from home: come back once the io_cpu is quiet for a while */
+	a->cool = s->home_pressure <= k->pressure_lo && !qdelay && !pressed ? a->cool + 1 : 0;
+	if (a->cool >= 2 * k->window && !in_hold) {
+		set_place(a, NVMFD_AUTO_BOUND, NVMFD_AUTO_R_RECOVERED, s->now_ns);
+		a->home_ns = s->now_ns;
+		return true;
+	}
+	return false;
+}
+
+static unsigned int fit_period(const struct nvmfd_auto_knobs *k, uint64_t gap_ns)
+{
+	uint64_t us = 2 * gap_ns / 1000;
+
+	if (us < k->poll_min_us)
+		us = k->poll_min_us;
+	if (us > k->poll_max_us)
+		us = k->poll_max_us;
+	return (unsigned int)us;
+}
+
+static bool set_poll(struct nvmfd_auto *a, unsigned int us, enum nvmfd_auto_reason r)
+{
+	if (us == a->poll_us)
+		return false;
+	a->poll_us = us;
+	a->poll_changes++;
+	a->last_reason = r;
+	return true;
+}
+
+static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	const struct nvmfd_auto_knobs *k = &a->k;
+	bool contended = s->pressure >= k->pressure_hi ||
+			 (k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns);
+	bool latency = s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns &&
+		       s->qd <= k->poll_qd_max && s->pressure <= k->pressure_lo;
+	unsigned int want;
+
+	if (k->freeze)
+		return false;
+	if (k->no_poll)
+		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
+	if (contended) {
+		a->lat = a->idle = 0;
+		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
+	}
+	a->lat = latency ? a->lat + 1 : 0;
+	a->idle = latency ? 0 : a->idle + 1;
+	if (!a->poll_us) {
+		if (a->lat < k->window)
+			return false;
+		return set_poll(a, fit_period(k, s->arrival_gap_ns), NVMFD_AUTO_R_LATENCY);
+	}
+	if (a->idle >= k->window)
+		return set_poll(a, 0, NVMFD_AUTO_R_IDLE);
+	if (!latency)
+		return false;
+	want = fit_period(k, s->arrival_gap_ns);
+	/* re-fit only on a real change: 25 % either way */
+	if (4 * (uint64_t)want > 5 * (uint64_t)a->poll_us ||
+	    5 * (uint64_t)want < 3 * (uint64_t)a->poll_us)
+		return set_poll(a, want, NVMFD_AUTO_R_GAPS);
+	return false;
+}
+
+bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	bool changed;
+
+	if (!a->started) {
+		a->started = true;
+		a->last_ns = a->since_ns = s->now_ns;
+	}
+	if (s->now_ns < a->last_ns)
+		return false; /* a clock going backwards: ignore the sample */
+	a->time_ns[a->place] += s->now_ns - a->last_ns;
+	if (a->poll_us)
+		a->poll_time_ns += s->now_ns - a->last_ns;
+	a->last_ns = s->now_ns;
+	changed = decide_place(a, s);
+	/* a queue that just left a starved CPU re-evaluates polling from
+	 * scratch on its new CPU */
+	if (changed)
+		a->lat = 0;
+	changed |= decide_poll(a, s);
+	return changed;
+}
+
+static const char *const place_names[NVMFD_AUTO__NPLACE] = { "bound", "moved", "unbound" };
+static const char *const reason_names[NVMFD_AUTO__NREASON] = {
+	[NVMFD_AUTO_R_NONE] = "none",		  [NVMFD_AUTO_R_STARVED] = "starved",
+	[NVMFD_AUTO_R_QUEUE_DELAY] = "queue_delay", [NVMFD_AUTO_R_PRESSURE] = "pressure",
+	[NVMFD_AUTO_R_RECOVERED] = "recovered",	  [NVMFD_AUTO_R_LATENCY] = "latency",
+	[NVMFD_AUTO_R_IDLE] = "idle",		  [NVMFD_AUTO_R_CONTENDED] = "contended",
+	[NVMFD_AUTO_R_GAPS] = "gaps",
+};
+
+const char *nvmfd_auto_place_name(enum nvmfd_auto_place p)
+{
+	return (unsigned int)p < NVMFD_AUTO__NPLACE ? place_names[p] : "?";
+}
+
+const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r)
+{
+	return (unsigned int)r < NVMFD_AUTO__NREASON ? reason_names[r] : "?";
+}
+
+json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
+{
+	json_object *o = json_object_new_object(), *t;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "mode", json_object_new_string(nvmfd_auto_place_name(a->place)));
+	json_object_object_add(o, "poll_us", json_object_new_int((int)a->poll_us));
+	json_object_object_add(o, "moves", json_object_new_uint64(a->moves));
+	json_object_object_add(o, "poll_changes", json_object_new_uint64(a->poll_changes));
+	json_object_object_add(o, "starvations", json_object_new_uint64(a->starvations));
+	json_object_object_add(o, "last_reason",
+			       json_object_new_string(nvmfd_auto_reason_name(a->last_reason)));
+	t = json_object_new_object();
+	for (unsigned int i = 0; t && i < NVMFD_AUTO__NPLACE; i++)
+		json_object_object_add(t, place_names[i],
+				       json_object_new_uint64(a->time_ns[i] / MS));
+	json_object_object_add(o, "time_ms", t);
+	json_object_object_add(o, "poll_time_ms", json_object_new_uint64(a->poll_time_ns / MS));
+	return o;
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/* test_auto.c - the --exec auto controller on synthetic traces, with an
+ * injected clock: starvation reacts at once, contention converges, noise
+ * does not make it oscillate, the knobs hold, polling follows the gaps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "internal/rt.h"
+
+#define MS 1000000ull
+#define US 1000ull
+#define TICK (100 * MS) /* the target's housekeeping tick */
+
+/* A quiet, uncontended sample at tick @i. */
+static struct nvmfd_auto_sample quiet(unsigned int i)
+{
+	struct nvmfd_auto_sample s = { .now_ns = (uint64_t)(i + 1) * TICK };
+
+	s.queue_delay_ns = 20 * US;
+	s.alt_cpu = true;
+	return s;
+}
+
+static void test_starts_bound_and_stays_when_quiet(void **state)
+{
+	struct nvmfd_auto a;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 100; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_NONE);
+	assert_int_equal(a.time_ns[NVMFD_AUTO_BOUND], 99 * TICK);
+}
+
+static void test_starvation_moves_at_once(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	s = quiet(0);
+	nvmfd_auto_update(&a, &s);
+	/* within the hold time, first sample over the bound: moved now */
+	s = quiet(1);
+	s.pending_ns = 50 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
+	assert_int_equal(a.moves, 1);
+	assert_int_equal(a.starvations, 1);
+
+	/* starved again on the other CPU: unbound at once */
+	s = quiet(2);
+	s.pending_ns = 80 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.moves, 2);
+
+	/* just under the bound is not a starvation */
+	nvmfd_auto_init(&a, NULL);
+	s = quiet(0);
+	s.pending_ns = 50 * MS - 1;
+	assert_false(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.starvations, 0);
+}
+
+static void test_starvation_without_alt_goes_unbound(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s = quiet(0);
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	s.alt_cpu = false;
+	s.pending_ns = 60 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
+}
+
+/* Sustained contention moves after the window and hold; when it ends the
+ * queue goes home; the whole trace converges with few moves. */
+static void test_contention_converges_and_recovers(void **state)
+{
+	struct nvmfd_auto a;
+	unsigned int i, moved_at = 0, home_at = 0;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 200; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		if (i >= 20 && i < 100) {
+			s.pressure = 0.9;
+			s.home_pressure = 0.9;
+			s.queue_delay_ns = 5 * MS;
+		}
+		if (nvmfd_auto_update(&a, &s)) {
+			if (a.place != NVMFD_AUTO_BOUND && !moved_at)
+				moved_at = i;
+			if (a.place == NVMFD_AUTO_BOUND && moved_at && !home_at)
+				home_at = i;
+		}
+	}
+	/* window 3: contended samples 20, 21, 22 -> moved at 22 */
+	assert_int_equal(moved_at, 22);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_RECOVERED);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	/* the other CPU was contended too (the trace says pressure on the
+	 * CPU the queue runs on stays high): at most bound -> moved ->
+	 * unbound -> bound */
+	assert_true(a.moves <= 3);
+	/* home after 2 x window quiet samples, hold respected */
+	assert_true(home_at >= 100 + 5 && home_at <= 100 + 15);
+}
+
+/* A signal that is contended on every other sample never fills the
+ * window: no move at all. */
+static void test_noise_does_not_oscillate(void **state)
+{
+	struct nvmfd_auto a;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	srand(7);
+	for (unsigned int i = 0; i < 1000; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		if (i % 2) {
+			s.pressure = 0.9;
+			s.queue_delay_ns = 10 * MS;
+		}
+		/* and some jitter below the thresholds */
+		s.queue_delay_ns += (uint64_t)(rand() % 1000) * US;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.moves, 0);
+	assert_int_equal(a.poll_changes, 0);
+}
+
+/* A CPU whose contention comes and goes every ~1.5 s: the hold doubles
+ * on each return-then-leave, so moves per minute fall over time. */
+static void test_flapping_backs_off(void **state)
+{
+	struct nvmfd_auto a;
+	uint64_t first_half = 0;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+		bool hot = (i / 15) % 2;
+
+		if (hot) {
+			s.pressure = 0.9;
+			s.home_pressure = 0.9;
+		}
+		nvmfd_auto_update(&a, &s);
+		if (i == 2999)
+			first_half = a.moves;
+	}
+	assert_true(first_half > 0);
+	/* 400 half-periods: an undamped controller would move ~400 times */
+	assert_true(a.moves < 60);
+	assert_true(a.moves - first_half <= first_half);
+}
+
+static void test_knob_bound_and_freeze(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+
+	(void)state;
+	nvmfd_auto_knobs_init(&k);
+	k.bound = true;
+	nvmfd_auto_init(&a, &k);
+	for (unsigned int i = 0; i < 50; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		s.pending_ns = 500 * MS;
+		s.pressure = 1.0;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+	assert_int_equal(a.starvations, 50); /* still visible */
+
+	nvmfd_auto_knobs_init(&k);
+	k.freeze = true;
+	nvmfd_auto_init(&a, &k);
+	for (unsigned int i = 0; i < 50; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		s.pending_ns = i % 2 ? 500 * MS : 0;
+		s.arrival_gap_ns = 20 * US;
+		s.qd = 1;
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.moves + a.poll_changes, 0);
+	assert_int_equal(a.time_ns[NVMFD_AUTO_BOUND], 49 * TICK);
+}
+
+static void test_poll_on_off_and_period(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	/* QD1, 30 us gaps, idle CPU: polling after the window, period 60 us */
+	for (i = 0; i < 3; i++) {
+		s = quiet(i);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	}
+	assert_int_equal(a.poll_us, 60);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_LATENCY);
+	/* small gap jitter: period unchanged */
+	s = quiet(i++);
+	s.arrival_gap_ns = 34 * US;
+	s.qd = 1;
+	assert_false(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.poll_us, 60);
+	/* gaps grow to 80 us: re-fitted to 160 us */
+	s = quiet(i++);
+	s.arrival_gap_ns = 80 * US;
+	s.qd = 1;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.poll_us, 160);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_GAPS);
+	/* the CPU becomes contended: off at once */
+	s = quiet(i++);
+	s.arrival_gap_ns = 80 * US;
+	s.qd = 1;
+	s.pressure = 0.7;
+	s.home_pressure = 0.7;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_CONTENDED);
+	/* back on, then idle for the window: off */
+	for (unsigned int j = 0; j < 3; j++) {
+		s = quiet(i++);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, 60);
+	for (unsigned int j = 0; j < 3; j++) {
+		s = quiet(i++);
+		assert_int_equal(nvmfd_auto_update(&a, &s), j == 2);
+	}
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_IDLE);
+	assert_true(a.poll_time_ns > 0);
+	/* deep queues are throughput bound: no polling */
+	for (unsigned int j = 0; j < 20; j++) {
+		s = quiet(i++);
+		s.arrival_gap_ns = 5 * US;
+		s.qd = 32;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, 0);
+
+	nvmfd_auto_knobs_init(&k);
+	k.no_poll = true;
+	nvmfd_auto_init(&a, &k);
+	for (unsigned int j = 0; j < 20; j++) {
+		s = quiet(j);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.poll_changes, 0);
+}
+
+static void test_clock_backwards_and_stats(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s = quiet(10);
+	json_object *o, *v;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	nvmfd_auto_update(&a, &s);
+	s.now_ns -= TICK;
+	s.pending_ns = 100 * MS;
+	assert_false(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	s = quiet(11);
+	s.pending_ns = 100 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	o = nvmfd_auto_stats_obj(&a);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "mode", &v));
+	assert_string_equal(json_object_get_string(v), "moved");
+	assert_true(json_object_object_get_ex(o, "last_reason", &v));
+	assert_string_equal(json_object_get_string(v), "starved");
+	assert_true(json_object_object_get_ex(o, "moves", &v));
+	assert_int_equal(json_object_get_int(v), 1);
+	assert_true(json_object_object_get_ex(o, "time_ms", &v));
+	assert_true(json_object_object_get_ex(v, "bound", &v));
+	assert_int_equal(json_object_get_int(v), 100);
+	json_object_put(o);
+	assert_string_equal(nvmfd_auto_place_name((enum nvmfd_auto_place)99), "?");
+	assert_string_equal(nvmfd_auto_reason_name((enum nvmfd_auto_reason)99), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_starts_bound_and_stays_when_quiet),
+		cmocka_unit_test(test_starvation_moves_at_once),
+		cmocka_unit_test(test_starvation_without_alt_goes_unbound),
+		cmocka_unit_test(test_contention_converges_and_recovers),
+		cmocka_unit_test(test_noise_does_not_oscillate),
+		cmocka_unit_test(test_flapping_backs_off),
+		cmocka_unit_test(test_knob_bound_and_freeze),
+		cmocka_unit_test(test_poll_on_off_and_period),
+		cmocka_unit_test(test_clock_backwards_and_stats),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
