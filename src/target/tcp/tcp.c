@@ -832,16 +832,19 @@ static void tcp_send_term(struct tcp_queue *q)
 		TCP_STAT_ADD(q, pdus_tx, npdu);
 }
 
-/* Take back the slots a closing queue abandoned in transport states and
- * check that none is lost: every slot FREE again (doc/conventions.md §6). */
+/* Take back the slots a closing queue abandoned in transport states, and
+ * the commands the core held without backend I/O (Asynchronous Event
+ * Requests, which nvmfd__tgt_qp_destroy() forgot), and check that none is
+ * lost: every slot FREE again (doc/conventions.md §6). Context: owner,
+ * after nvmfd__tgt_qp_destroy() and with no backend io in flight. */
 static void tcp_reclaim_slots(struct tcp_queue *q)
 {
 	nvmfd_txq_reset(&q->txq);
+	assert(nvmfd__tgt_qp_inflight(&q->qp) == 0);
 	for (uint32_t i = 0; i < q->nr_reqs; i++) {
 		struct tcp_req *r = &q->reqs[i];
 
-		assert(r->state != TCP_REQ_EXEC); /* the core is done with all */
-		if (r->state != TCP_REQ_FREE && r->state != TCP_REQ_EXEC)
+		if (r->state != TCP_REQ_FREE)
 			tcp_req_put(q, r);
 	}
 	assert(q->nr_free == q->nr_reqs);
@@ -887,8 +890,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
 	q->ring_watched = false;
 	nvmfd__tgt_qp_drain_posted(&q->qp);
+	nvmfd__tgt_qp_destroy(&q->qp); /* forgets held AERs */
 	tcp_reclaim_slots(q);
-	nvmfd__tgt_qp_destroy(&q->qp);
 	if (q->placed) {
 		nvmfd_rt_unplace(q->port->rt, q->io_cpu);
 		q->placed = false;

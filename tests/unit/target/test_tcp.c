@@ -231,6 +231,32 @@ static void test_close_with_r2t_pending(void **state)
 	wait_queues(e, 0);
 }
 
+/* A host that leaves with Asynchronous Event Requests held by the core
+ * (the Linux host keeps one outstanding): those slots sit in EXEC with
+ * no backend I/O; teardown must take them back (regression: the slot
+ * check asserted "no EXEC slot" before the core forgot its AERs). */
+static void test_close_with_aers_held(void **state)
+{
+	struct env *e = *state;
+	struct tc_conn a;
+	struct nvmfd_sqe sqe;
+
+	pair_queue(e, &a);
+	admin_up(&a);
+	for (int i = 0; i < 2; i++) {
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_ADMIN_ASYNC_EVENT;
+		assert_int_equal(tc_send_cmd(&a, &sqe, NULL, 0, 0), 0);
+	}
+	/* the AERs stay held: a later command still completes first */
+	assert_int_equal(tc_step(tc_prop_get(&a, NVMFD_REG_CSTS, false, &(uint64_t){ 0 },
+					     &(struct nvmfd_cqe){ 0 }),
+				 &(struct nvmfd_cqe){ 0 }),
+			 0);
+	tc_close(&a);
+	wait_queues(e, 0);
+}
+
 /* A wire error: C2HTermReq with the rule's FES, that connection only. */
 static void test_bad_ttag(void **state)
 {
@@ -280,6 +306,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_io_and_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_r2t_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_with_aers_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_ttag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_connected, setup, teardown),
 	};
