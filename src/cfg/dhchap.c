@@ -8,6 +8,8 @@
  * secret.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +85,13 @@ int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *w
 				      file);
 		if (ret < 0)
 			return dh_err(err, "%s: %s: %s", what, file, strerror(-ret));
+		/* kept absolute, so a written config reads back from anywhere */
+		if (file[0] != '/') {
+			char abs[PATH_MAX];
+
+			if (realpath(file, abs) && strlen(abs) < NVMFD_CFG_SECRET_PATH_MAX)
+				snprintf(file, NVMFD_CFG_SECRET_PATH_MAX, "%s", abs);
+		}
 	} else {
 		if (!strcmp(val, NVMFD_CFG_REDACTED))
 			return dh_err(err, "%s: the secret was redacted by --print-config; put it "
