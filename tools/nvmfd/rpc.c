@@ -28,6 +28,7 @@
 
 #include <json-c/json.h>
 
+#include "internal/auth.h"
 #include "internal/log.h"
 #include "internal/target.h"
 #include "rpc.h"
@@ -347,8 +348,10 @@ static int m_get_subsystems(struct call *c)
 	return 0;
 }
 
-/* The running config with the listeners' bound ports (trsvcid "0"). */
-static int write_config(struct nvmfd_rpc *r, FILE *out)
+/* The running config with the listeners' bound ports (trsvcid "0");
+ * inline DH-HMAC-CHAP secrets only with @secrets (a 0600 file), else
+ * redacted (see nvmfd_cfg_write_json_ex()). */
+static int write_config(struct nvmfd_rpc *r, FILE *out, bool secrets)
 {
 	struct nvmfd_cfg *copy = malloc(sizeof(*copy));
 	int ret;
@@ -362,20 +365,21 @@ static int write_config(struct nvmfd_rpc *r, FILE *out)
 		if (port)
 			snprintf(copy->ports[i].trsvcid, sizeof(copy->ports[i].trsvcid), "%u", port);
 	}
-	ret = nvmfd_cfg_write_json(copy, out);
+	ret = nvmfd_cfg_write_json_ex(copy, out, secrets);
+	nvmfd_auth_wipe(copy->host_dhchap, sizeof(copy->host_dhchap));
 	free(copy);
 	return ret;
 }
 
 /* Text of write_config() (NUL-terminated; free()). */
-static int config_text(struct nvmfd_rpc *r, char **out, size_t *len)
+static int config_text(struct nvmfd_rpc *r, char **out, size_t *len, bool secrets)
 {
 	FILE *mem = open_memstream(out, len);
 	int ret;
 
 	if (!mem)
 		return -ENOMEM;
-	ret = write_config(r, mem);
+	ret = write_config(r, mem, secrets);
 	if (fclose(mem) && !ret)
 		ret = -ENOMEM;
 	if (ret) {
@@ -443,7 +447,9 @@ static int m_save_config(struct call *c)
 		return ret;
 	if (!path && c->r->save_path[0])
 		path = c->r->save_path;
-	ret = config_text(c->r, &text, &len);
+	/* a file is written mode 0600 (write_atomic): secrets may go there,
+	 * never into a reply on the socket */
+	ret = config_text(c->r, &text, &len, path != NULL);
 	if (ret)
 		return fail(c, ret, "cannot format the config: %s", strerror(-ret));
 	if (!path) {
@@ -453,6 +459,7 @@ static int m_save_config(struct call *c)
 		return c->result ? 0 : fail(c, -ENOMEM, "out of memory");
 	}
 	ret = write_atomic(path, text, len);
+	nvmfd_auth_wipe(text, len);
 	free(text);
 	if (ret)
 		return fail(c, ret, "%s: %s", path, strerror(-ret));
@@ -988,7 +995,7 @@ static void legacy_call(struct nvmfd_rpc *r, int fd, json_object *o)
 		legacy_error(fd, "out of memory");
 		return;
 	}
-	ret = !strcmp(name, "stats") ? nvmfd_tgt_stats_json(r->tgt, mem) : write_config(r, mem);
+	ret = !strcmp(name, "stats") ? nvmfd_tgt_stats_json(r->tgt, mem) : write_config(r, mem, false);
 	if (fclose(mem) || ret) {
 		legacy_error(fd, ret ? strerror(-ret) : "out of memory");
 		free(out);

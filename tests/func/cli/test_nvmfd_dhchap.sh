@@ -130,6 +130,42 @@ else
 	fail "nvmfd --dhchap-key did not start"
 fi
 
+# --- the control socket: save_config to a file keeps inline secrets (the
+# file is 0600), a reply on the socket never carries them ------------------
+if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl.sock" \
+	--dhchap-key "$HOSTNQN=$HKEY,ctrl=@$TMP/ctrl.key"; then
+	python3 - "$TMP/ctl.sock" "$TMP/saved.json" "$HKEY" >"$TMP/rpc.out" 2>&1 <<'PY' ||
+import json, os, socket, stat, sys
+sock, saved, hkey = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sock)
+f = s.makefile("rw")
+def call(method, params=None):
+    req = {"jsonrpc": "2.0", "method": method, "id": 1}
+    if params is not None:
+        req["params"] = params
+    f.write(json.dumps(req) + "\n")
+    f.flush()
+    return f.readline()
+reply = call("save_config")
+assert hkey not in reply, "save_config reply carries the secret"
+host = json.loads(reply)["result"]["hosts"][0]["dhchap"]
+assert host["key"] == "<redacted>", host
+assert host["ctrl_key"].startswith("@"), host
+reply = call("save_config", {"filename": saved})
+assert "error" not in json.loads(reply), reply
+assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
+assert json.load(open(saved))["hosts"][0]["dhchap"]["key"] == hkey
+PY
+		{ fail "control socket: $(cat "$TMP/rpc.out")"; }
+	stop
+	"$NVMFD" -c "$TMP/saved.json" --print-config >/dev/null 2>&1 ||
+		fail "the saved config does not load"
+else
+	fail "nvmfd --control did not start"
+fi
+
 # --- refused configurations ---------------------------------------------------
 chmod 644 "$TMP/host.key"
 rc=0
@@ -168,7 +204,7 @@ grep -qF "\"key\": \"@$TMP/host.key\"" "$TMP/pc-file.json" ||
 	fail "print-config: a key file is not written as @FILE"
 
 # --- no secret anywhere in the logs or reports --------------------------------
-for f in "$TMP/all-stderr" "$TMP/all-perf" "$TMP/pc-pipe.json" "$TMP/pc-file.json"; do
+for f in "$TMP/all-stderr" "$TMP/all-perf" "$TMP/pc-pipe.json" "$TMP/pc-file.json" "$TMP/rpc.out"; do
 	for k in "$HKEY" "$CKEY"; do
 		grep -qF -- "${k:10:20}" "$f" 2>/dev/null && fail "$(basename "$f") contains a secret"
 	done
