@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "cfg/cfg.h"
+#include "cfg/cfg_int.h"
 #include "internal/auth.h"
 #include "internal/cpulist.h"
 #include "internal/log.h"
@@ -46,9 +47,9 @@
 /* A saved config larger than this is certainly not a config. */
 #define CFG_JSON_MAX_BYTES (16u << 20)
 
-static int cfg_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int cfg_err(char *err, const char *fmt, ...)
+/* nvmfd__cfg_err() - format @fmt into @err (NVMFD_CFG_ERRLEN bytes, may be
+ * NULL); Return: -EINVAL. Shared with dhchap.c through cfg_int.h. */
+int nvmfd__cfg_err(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -2046,6 +2047,15 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		ret = cfg_check_nqn("host", cfg->hosts[i], err);
 		if (ret)
 			return ret;
+		/* the target uses a host's first entry: a second one with other
+		 * DH-HMAC-CHAP settings would be silently ignored */
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(cfg->hosts[j], cfg->hosts[i]) &&
+			    memcmp(&cfg->host_dhchap[j], &cfg->host_dhchap[i],
+				   sizeof(cfg->host_dhchap[0])))
+				return cfg_err(err, "hosts[%u]: host '%s' is defined twice with "
+						    "different DH-HMAC-CHAP settings",
+					       i, cfg->hosts[i]);
 	}
 	for (unsigned int i = 0; i < cfg->nr_referrals; i++) {
 		const struct nvmfd_cfg_referral *r = &cfg->referrals[i];

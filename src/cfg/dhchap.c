@@ -10,11 +10,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cfg/cfg.h"
+#include "cfg/cfg_int.h"
 #include "internal/auth.h"
 
 int nvmfd_cfg_host_find(const struct nvmfd_cfg *cfg, const char *nqn)
@@ -36,20 +36,6 @@ bool nvmfd_cfg_has_inline_secrets(const struct nvmfd_cfg *cfg)
 	return false;
 }
 
-static int dh_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int dh_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, NVMFD_CFG_ERRLEN, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *what,
 			    char key[NVMFD_CFG_SECRET_MAX], char file[NVMFD_CFG_SECRET_PATH_MAX],
 			    char err[NVMFD_CFG_ERRLEN])
@@ -62,29 +48,29 @@ int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *w
 		const char *path = val + 1;
 
 		if (!path[0])
-			return dh_err(err, "%s: '@' without a file name", what);
+			return cfg_err(err, "%s: '@' without a file name", what);
 		if (path[0] != '/' && base_dir && base_dir[0])
 			n = snprintf(file, NVMFD_CFG_SECRET_PATH_MAX, "%s/%s", base_dir, path);
 		else
 			n = snprintf(file, NVMFD_CFG_SECRET_PATH_MAX, "%s", path);
 		if (n < 0 || n >= NVMFD_CFG_SECRET_PATH_MAX) {
 			file[0] = '\0';
-			return dh_err(err, "%s: file name longer than %d bytes", what,
+			return cfg_err(err, "%s: file name longer than %d bytes", what,
 				      NVMFD_CFG_SECRET_PATH_MAX - 1);
 		}
 		ret = nvmfd_auth_read_secret_file(file, key, NVMFD_CFG_SECRET_MAX);
 		if (ret == -EPERM)
-			return dh_err(err,
+			return cfg_err(err,
 				      "%s: %s: not a regular file, or group/other may access it "
 				      "(a secret file must be mode 0600 or stricter)",
 				      what, file);
 		if (ret == -ENODATA)
-			return dh_err(err, "%s: %s: empty", what, file);
+			return cfg_err(err, "%s: %s: empty", what, file);
 		if (ret == -ENAMETOOLONG)
-			return dh_err(err, "%s: %s: first line is too long for a secret", what,
+			return cfg_err(err, "%s: %s: first line is too long for a secret", what,
 				      file);
 		if (ret < 0)
-			return dh_err(err, "%s: %s: %s", what, file, strerror(-ret));
+			return cfg_err(err, "%s: %s: %s", what, file, strerror(-ret));
 		/* kept absolute, so a written config reads back from anywhere */
 		if (file[0] != '/') {
 			char abs[PATH_MAX];
@@ -94,11 +80,11 @@ int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *w
 		}
 	} else {
 		if (!strcmp(val, NVMFD_CFG_REDACTED))
-			return dh_err(err, "%s: the secret was redacted by --print-config; put it "
+			return cfg_err(err, "%s: the secret was redacted by --print-config; put it "
 					   "in a file (mode 0600) and write \"@FILE\"",
 				      what);
 		if (strlen(val) >= NVMFD_CFG_SECRET_MAX)
-			return dh_err(err, "%s: not a DH-HMAC-CHAP secret (longer than any "
+			return cfg_err(err, "%s: not a DH-HMAC-CHAP secret (longer than any "
 					   "DHHC-1:hh:<base64>: representation)",
 				      what);
 		snprintf(key, NVMFD_CFG_SECRET_MAX, "%s", val);
@@ -107,7 +93,7 @@ int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *w
 	nvmfd_auth_wipe(&k, sizeof(k));
 	if (ret < 0) {
 		nvmfd_auth_wipe(key, NVMFD_CFG_SECRET_MAX);
-		return dh_err(err,
+		return cfg_err(err,
 			      "%s%s%s: not a valid DH-HMAC-CHAP secret (expected "
 			      "DHHC-1:hh:<base64>: with hh 00..03, 32/48/64 key bytes and "
 			      "their CRC-32; e.g. from 'nvme gen-dhchap-key')",
@@ -147,17 +133,17 @@ int nvmfd_cfg_parse_dhchap(const char *spec, char nqn[256], struct nvmfd_cfg_dhc
 
 	memset(d, 0, sizeof(*d));
 	if (strlen(spec) >= sizeof(buf))
-		return dh_err(err, "--dhchap-key: value too long");
+		return cfg_err(err, "--dhchap-key: value too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
 	eq = strchr(buf, '=');
 	if (!eq || eq == buf) {
-		ret = dh_err(err, "--dhchap-key: expected HOSTNQN=KEY[,ctrl=KEY][,hash=H]"
+		ret = cfg_err(err, "--dhchap-key: expected HOSTNQN=KEY[,ctrl=KEY][,hash=H]"
 				  "[,dhgroup=G]");
 		goto out;
 	}
 	*eq = '\0';
 	if (strncmp(buf, "nqn.", 4) || strlen(buf) > 223) {
-		ret = dh_err(err, "--dhchap-key: '%s' is not a host NQN (\"nqn.\" prefix, "
+		ret = cfg_err(err, "--dhchap-key: '%s' is not a host NQN (\"nqn.\" prefix, "
 				  "<= 223 bytes)",
 			     buf);
 		goto out;
@@ -182,14 +168,14 @@ int nvmfd_cfg_parse_dhchap(const char *spec, char nqn[256], struct nvmfd_cfg_dhc
 				goto out;
 		} else if (!strncmp(opt, "hash=", 5)) {
 			if (nvmfd_cfg_dhchap_hash(opt + 5, &d->hashes) < 0) {
-				ret = dh_err(err, "--dhchap-key %s: hash '%s': expected sha256, "
+				ret = cfg_err(err, "--dhchap-key %s: hash '%s': expected sha256, "
 						  "sha384 or sha512",
 					     nqn, opt + 5);
 				goto out;
 			}
 		} else if (!strncmp(opt, "dhgroup=", 8)) {
 			if (nvmfd_cfg_dhchap_dhgroup(opt + 8, &d->dhgroups) < 0) {
-				ret = dh_err(err, "--dhchap-key %s: dhgroup '%s': expected null or "
+				ret = cfg_err(err, "--dhchap-key %s: dhgroup '%s': expected null or "
 						  "ffdhe2048, 3072, 4096, 6144, 8192",
 					     nqn, opt + 8);
 				goto out;
@@ -200,14 +186,14 @@ int nvmfd_cfg_parse_dhchap(const char *spec, char nqn[256], struct nvmfd_cfg_dhc
 
 			if (e)
 				*e = '\0';
-			ret = dh_err(err, "--dhchap-key %s: unknown option '%s' (ctrl=, hash=, "
+			ret = cfg_err(err, "--dhchap-key %s: unknown option '%s' (ctrl=, hash=, "
 					  "dhgroup=)",
 				     nqn, opt);
 			goto out;
 		}
 	}
 	if (!d->key[0]) {
-		ret = dh_err(err, "--dhchap-key %s: no host key", nqn);
+		ret = cfg_err(err, "--dhchap-key %s: no host key", nqn);
 		goto out;
 	}
 	ret = 0;

@@ -208,6 +208,35 @@ static void test_write(void **state)
 	assert_int_equal(cfg.host_dhchap[0].dhgroups, 1u << 5);
 }
 
+/* Two entries of one host with different settings: the second would be
+ * ignored by the target, so validation refuses it. */
+static void test_validate_duplicate(void **state)
+{
+	char err[NVMFD_CFG_ERRLEN] = "", text[2048], path[300];
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "{ \"hosts\": [ { \"nqn\": \"%s\" }, { \"nqn\": \"%s\", \"dhchap\": "
+		 "{ \"key\": \"%s\" } } ],\n"
+		 "  \"subsystems\": [ { \"nqn\": \"nqn.2026-11.io.nvmfd:s\", \"allowed_hosts\": "
+		 "[ \"%s\" ], \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, "
+		 "\"device\": { \"path\": \"ram:1M\" } } ] } ],\n"
+		 "  \"ports\": [ { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", "
+		 "\"adrfam\": \"ipv4\", \"traddr\": \"127.0.0.1\", \"trsvcid\": \"4420\" }, "
+		 "\"subsystems\": [ \"nqn.2026-11.io.nvmfd:s\" ] } ] }\n",
+		 HOST, HOST, KEY1, HOST);
+	put_file("dup.json", text, 0644, path, sizeof(path));
+	nvmfd_cfg_init_defaults(&cfg);
+	assert_int_equal(nvmfd_cfg_load_json(&cfg, path, err), 0);
+	assert_int_equal(nvmfd_cfg_validate(&cfg, err), -EINVAL);
+	assert_contains(err, "hosts[1]: host '" HOST "' is defined twice with different "
+			     "DH-HMAC-CHAP settings");
+	assert_null(strstr(err, "2Og2dLuw"));
+	/* the same settings twice are harmless */
+	cfg.host_dhchap[0] = cfg.host_dhchap[1];
+	assert_int_equal(nvmfd_cfg_validate(&cfg, err), 0);
+}
+
 static void test_parse_flag(void **state)
 {
 	static const struct {
@@ -256,7 +285,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_inline), cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_errors), cmocka_unit_test(test_write),
-		cmocka_unit_test(test_parse_flag),
+		cmocka_unit_test(test_validate_duplicate), cmocka_unit_test(test_parse_flag),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
