@@ -1064,6 +1064,58 @@ static void count(struct tally *t, struct call *c, int ret, const char *what)
 	}
 }
 
+/*
+ * Top-level hosts' DH-HMAC-CHAP settings (keys re-read from their files):
+ * applied before the subsystems' allowed hosts, so that a newly allowed
+ * host with a key is never allowed without it, even briefly. A host gone
+ * from the file loses its settings. Queues already authenticated stay so;
+ * new Connects use the new settings.
+ */
+static void reload_hosts(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
+{
+	struct nvmfd_cfg *cfg = r->cfg;
+	static const struct nvmfd_cfg_dhchap none;
+
+	for (unsigned int i = 0; i < n->nr_hosts; i++) {
+		int oi = nvmfd_cfg_host_find(cfg, n->hosts[i]);
+
+		if (nvmfd_cfg_host_find(n, n->hosts[i]) != (int)i)
+			continue; /* a repeated entry (validated equal) */
+		if (oi >= 0 && !memcmp(&cfg->host_dhchap[oi], &n->host_dhchap[i], sizeof(none)))
+			continue;
+		if (oi < 0 && !memcmp(&n->host_dhchap[i], &none, sizeof(none)))
+			continue; /* host_add() defines it when a subsystem allows it */
+		if (oi < 0 && cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS) {
+			NVMFD_ERR(LOG_COMP, "reload: host %s: the config defines %d hosts, the "
+				  "most", n->hosts[i], NVMFD_CFG_MAX_HOSTS);
+			t->failed++;
+			continue;
+		}
+		nvmfd_tgt_cfg_lock(r->tgt);
+		if (oi < 0) {
+			oi = (int)cfg->nr_hosts;
+			snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s",
+				 n->hosts[i]);
+		}
+		cfg->host_dhchap[oi] = n->host_dhchap[i];
+		nvmfd_tgt_cfg_unlock(r->tgt);
+		NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings %s", n->hosts[i],
+			   n->host_dhchap[i].key[0] ? "changed" : "removed");
+		t->applied++;
+	}
+	for (unsigned int i = 0; i < cfg->nr_hosts; i++) {
+		if (nvmfd_cfg_host_find(n, cfg->hosts[i]) >= 0 ||
+		    !memcmp(&cfg->host_dhchap[i], &none, sizeof(none)))
+			continue;
+		nvmfd_tgt_cfg_lock(r->tgt);
+		nvmfd_auth_wipe(&cfg->host_dhchap[i], sizeof(none));
+		nvmfd_tgt_cfg_unlock(r->tgt);
+		NVMFD_INFO(LOG_COMP, "reload: host %s is no longer defined: DH-HMAC-CHAP settings "
+			   "removed", cfg->hosts[i]);
+		t->applied++;
+	}
+}
+
 static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_subsys *ns,
 			  struct tally *t)
 {
@@ -1169,6 +1221,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	nvmfd_cfg_init_defaults(n);
 	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
 		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
+		nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
 		free(n);
 		return -EINVAL;
 	}
@@ -1193,6 +1246,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 			   "applied (listeners are fixed until a restart)");
 		t.skipped++;
 	}
+	reload_hosts(r, n, &t);
 	for (unsigned int i = 0; i < n->nr_subsys; i++) {
 		int oi = find_nqn(r->cfg, n->subsys[i].nqn);
 
@@ -1201,6 +1255,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	}
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
+	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
 	free(n);
 	return t.failed ? -EIO : 0;
 }

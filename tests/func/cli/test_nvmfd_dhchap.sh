@@ -9,7 +9,9 @@
 #   - unidirectional (host secret only, inline): passes;
 #   - a wrong host secret, a wrong controller secret, no secret: exit 3;
 #   - the target's log and --print-config never contain a secret;
+#   - a new key in the key file takes effect at SIGHUP (the old one is refused);
 #   - --dhchap-key on the command line does the same as the config file;
+#   - the control socket's save_config keeps secrets only in its 0600 file;
 #   - a world-readable key file is refused at startup, naming the key.
 #
 # Env: NVMFD, NVMF_PERF (binaries), EXAMPLES (examples/security).
@@ -116,6 +118,18 @@ if start -c "$TMP/dhchap.json"; then
 		fail "cfg: the Connect log line does not say DH-HMAC-CHAP required"
 	grep -q "authenticated (DH-HMAC-CHAP bidirectional, sha256, ffdhe2048)" "$TMP/stderr" ||
 		fail "cfg: no authenticated log line"
+	# key rotation: a new host key in the file, SIGHUP; the old key is refused
+	echo "$WRONG" >"$TMP/host.key"
+	kill -HUP "$PID"
+	for _ in $(seq 100); do
+		grep -q "reload .*: [0-9]* change(s) applied" "$TMP/stderr" && break
+		sleep 0.1
+	done
+	grep -q "reload: host $HOSTNQN: DH-HMAC-CHAP settings changed" "$TMP/stderr" ||
+		fail "reload: the new key was not applied"
+	perf rot-new 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "@$TMP/host.key"
+	perf rot-old 3 -t 1 --dhchap-secret "$HKEY"
+	echo "$HKEY" >"$TMP/host.key"
 	stop
 else
 	fail "nvmfd -c dhchap.json did not start"
