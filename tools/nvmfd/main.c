@@ -97,11 +97,13 @@ static const char usage_text[] =
 "                           host secret KEY; with ctrl=KEY the controller proves\n"
 "                           itself too when the host asks (bidirectional). KEY is\n"
 "                           a DHHC-1:hh:<base64>: secret or @FILE (its first line;\n"
-"                           the file must have no group/other permissions). Prefer\n"
-"                           @FILE: other users can read a command line. H: sha256,\n"
-"                           sha384 or sha512; G: null, ffdhe2048 ... ffdhe8192\n"
-"                           (default: any the host offers). A subsystem with\n"
-"                           --allow-any-host does not authenticate (as nvmet)\n"
+"                           the file must have no group/other permissions).\n"
+"                           Prefer @FILE: other users can read a command line\n"
+"                           (nvmfd overwrites an inline KEY in its argv once\n"
+"                           parsed, but not before). H: sha256, sha384 or sha512;\n"
+"                           G: null, ffdhe2048 ... ffdhe8192 (default: any the\n"
+"                           host offers). A subsystem with --allow-any-host does\n"
+"                           not authenticate (as nvmet)\n"
 "      --serial SN          serial number of the latest subsystem (<= 20 ASCII;\n"
 "                           default: 16 hex digits derived from the NQN)\n"
 "      --model MODEL        model number of the latest subsystem (<= 40 ASCII;\n"
@@ -450,6 +452,25 @@ static void add_dhchap_key(struct nvmfd_cfg *cfg, const char *val)
 	nvmfd_auth_wipe(&d, sizeof(d));
 }
 
+/* Overwrite the inline secrets of a --dhchap-key value in place (argv), so
+ * that /proc/PID/cmdline shows them only during startup; @FILE names stay.
+ * The length is unchanged, so getopt's view of argv stays valid. */
+static void hide_dhchap_secrets(char *val)
+{
+	char *p = strchr(val, '=');
+	bool first = true;
+
+	while (p) {
+		char *v = p + 1, *end = strchr(v, ',');
+		size_t n = end ? (size_t)(end - v) : strlen(v);
+
+		if ((first || !strncmp(p - 4, "ctrl", 4)) && v[0] != '@')
+			memset(v, '*', n);
+		first = false;
+		p = end ? strchr(end, '=') : NULL;
+	}
+}
+
 /* --print-config: inline secrets only into a file nobody else may read. */
 static int print_config(const struct nvmfd_cfg *cfg)
 {
@@ -570,6 +591,7 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_DHCHAP_KEY:
 			add_dhchap_key(cfg, optarg);
+			hide_dhchap_secrets(optarg);
 			break;
 		case OPT_SERIAL:
 			if (!optarg[0] || strlen(optarg) > 20)

@@ -148,6 +148,10 @@ fi
 # file is 0600), a reply on the socket never carries them ------------------
 if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl.sock" \
 	--dhchap-key "$HOSTNQN=$HKEY,ctrl=@$TMP/ctrl.key"; then
+	# the inline secret is overwritten in argv once parsed
+	tr '\0' ' ' <"/proc/$PID/cmdline" >"$TMP/cmdline"
+	grep -qF -- "$HKEY" "$TMP/cmdline" && fail "the secret is visible in /proc/PID/cmdline"
+	grep -qF -- "ctrl=@$TMP/ctrl.key" "$TMP/cmdline" || fail "cmdline: @FILE not kept"
 	python3 - "$TMP/ctl.sock" "$TMP/saved.json" "$HKEY" >"$TMP/rpc.out" 2>&1 <<'PY' ||
 import json, os, socket, stat, sys
 sock, saved, hkey = sys.argv[1:4]
