@@ -28,6 +28,8 @@
 #include <json-c/json.h>
 
 #include "cfg/cfg.h"
+#include "cfg/cfg_int.h"
+#include "internal/auth.h"
 #include "internal/cpulist.h"
 #include "internal/log.h"
 #include "nvmfd/spec.h"
@@ -45,9 +47,9 @@
 /* A saved config larger than this is certainly not a config. */
 #define CFG_JSON_MAX_BYTES (16u << 20)
 
-static int cfg_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int cfg_err(char *err, const char *fmt, ...)
+/* nvmfd__cfg_err() - format @fmt into @err (NVMFD_CFG_ERRLEN bytes, may be
+ * NULL); Return: -EINVAL. Shared with dhchap.c through cfg_int.h. */
+int nvmfd__cfg_err(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1471,9 +1473,64 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 	return 0;
 }
 
-static int load_host(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p, char *err)
+/*
+ * hosts[].dhchap: nvmet's dhchap_key, dhchap_ctrl_key, dhchap_hash and
+ * dhchap_dhgroup. nvmetcli saves empty keys when authentication is off.
+ * A key is a representation or "@FILE" (relative to the config file's
+ * directory). Messages name the key, never quote a secret.
+ */
+static int load_host_dhchap(struct nvmfd_cfg_dhchap *d, json_object *dh, const struct jpath *dp,
+			    const char *base_dir, char *err)
+{
+	static const char *const keys[] = { "key", "ctrl_key", "hash", "dhgroup", NULL };
+	static const char *const secrets[] = { "key", "ctrl_key" };
+	json_object *v;
+	struct jpath kp;
+	char name[32];
+	int ret;
+
+	ret = j_check_obj(dh, dp, keys, err);
+	if (ret)
+		return ret;
+	for (int i = 0; i < 2; i++) {
+		char *key = i ? d->ctrl_key : d->key;
+		char *file = i ? d->ctrl_key_file : d->key_file;
+
+		if (j_lookup(dh, secrets[i], dp, false, &kp, &v, err))
+			continue;
+		if (!json_object_is_type(v, json_type_string))
+			return cfg_err(err, "%s: expected a string", kp.s);
+		if (!json_object_get_string(v)[0])
+			continue;
+		ret = nvmfd_cfg_dhchap_secret(json_object_get_string(v), base_dir, kp.s, key, file,
+					      err);
+		if (ret)
+			return ret;
+	}
+	if (d->ctrl_key[0] && !d->key[0])
+		return cfg_err(err, "%s.ctrl_key: set without a host key (key)", dp->s);
+	ret = j_str(dh, "hash", dp, false, name, sizeof(name), err);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && name[0] && nvmfd_cfg_dhchap_hash(name, &d->hashes) < 0)
+		return cfg_err(err, "%s.hash: unknown value '%s' (hmac(sha256), hmac(sha384), "
+				    "hmac(sha512))",
+			       dp->s, name);
+	ret = j_str(dh, "dhgroup", dp, false, name, sizeof(name), err);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && name[0] && nvmfd_cfg_dhchap_dhgroup(name, &d->dhgroups) < 0)
+		return cfg_err(err, "%s.dhgroup: unknown value '%s' (null, ffdhe2048, ffdhe3072, "
+				    "ffdhe4096, ffdhe6144, ffdhe8192)",
+			       dp->s, name);
+	return 0;
+}
+
+static int load_host(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p,
+		     const char *base_dir, char *err)
 {
 	static const char *const keys[] = { "nqn", "dhchap", NULL };
+	struct nvmfd_cfg_dhchap *d = &cfg->host_dhchap[cfg->nr_hosts];
 	json_object *dh;
 	struct jpath dp;
 	int ret;
@@ -1489,17 +1546,13 @@ static int load_host(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 	ret = j_obj(o, "dhchap", p, false, &dh, err);
 	if (ret)
 		return ret;
+	memset(d, 0, sizeof(*d));
 	if (dh) {
-		/* nvmetcli saves empty keys when authentication is off */
 		jpath_key(&dp, p, "dhchap");
-		json_object_object_foreach(dh, k, v)
-		{
-			if ((!strcmp(k, "key") || !strcmp(k, "ctrl_key")) &&
-			    !(json_object_is_type(v, json_type_string) &&
-			      !json_object_get_string(v)[0]) &&
-			    !json_object_is_type(v, json_type_null))
-				return cfg_err(err, "%s.%s: DH-HMAC-CHAP is not supported", dp.s,
-					       k);
+		ret = load_host_dhchap(d, dh, &dp, base_dir, err);
+		if (ret) {
+			nvmfd_auth_wipe(d, sizeof(*d));
+			return ret;
 		}
 	}
 	cfg->nr_hosts++;
@@ -1625,7 +1678,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	return 0;
 }
 
-static int cfg_load_tree(struct nvmfd_cfg *cfg, json_object *root, char *err)
+static int cfg_load_tree(struct nvmfd_cfg *cfg, json_object *root, const char *base_dir,
+			 char *err)
 {
 	static const char *const keys[] = { "hosts", "ports", "subsystems", "nvmfd", NULL };
 	struct jpath top = { .s = "" }, kp;
@@ -1640,7 +1694,7 @@ static int cfg_load_tree(struct nvmfd_cfg *cfg, json_object *root, char *err)
 		return ret;
 	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
 		jpath_idx(&kp, &top, "hosts", i);
-		ret = load_host(cfg, json_object_array_get_idx(arr, i), &kp, err);
+		ret = load_host(cfg, json_object_array_get_idx(arr, i), &kp, base_dir, err);
 		if (ret)
 			return ret;
 	}
@@ -1793,8 +1847,19 @@ int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_
 							      json_tokener_error_desc(jerr));
 		goto out_put;
 	}
-parsed:
-	ret = cfg_load_tree(cfg, root, err);
+parsed: {
+	/* "@FILE" secrets are relative to the config file's directory */
+	char base_dir[NVMFD_CFG_SECRET_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(base_dir, sizeof(base_dir), ".");
+	else
+		snprintf(base_dir, sizeof(base_dir), "%.*s", (int)(slash - path), path);
+	if (slash == path)
+		snprintf(base_dir, sizeof(base_dir), "/");
+	ret = cfg_load_tree(cfg, root, base_dir, err);
+	}
 out_put:
 	json_object_put(root);
 	json_tokener_free(tok);
@@ -1999,6 +2064,15 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		ret = cfg_check_nqn("host", cfg->hosts[i], err);
 		if (ret)
 			return ret;
+		/* the target uses a host's first entry: a second one with other
+		 * DH-HMAC-CHAP settings would be silently ignored */
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(cfg->hosts[j], cfg->hosts[i]) &&
+			    memcmp(&cfg->host_dhchap[j], &cfg->host_dhchap[i],
+				   sizeof(cfg->host_dhchap[0])))
+				return cfg_err(err, "hosts[%u]: host '%s' is defined twice with "
+						    "different DH-HMAC-CHAP settings",
+					       i, cfg->hosts[i]);
 	}
 	for (unsigned int i = 0; i < cfg->nr_referrals; i++) {
 		const struct nvmfd_cfg_referral *r = &cfg->referrals[i];
@@ -2380,6 +2454,56 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
  */
 int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out)
 {
+	return nvmfd_cfg_write_json_ex(cfg, out, false);
+}
+
+/* One secret: "@FILE" when read from a file, else itself or "<redacted>". */
+static json_object *write_secret(const char *key, const char *file, bool secrets)
+{
+	char buf[NVMFD_CFG_SECRET_PATH_MAX + 1];
+
+	if (file[0]) {
+		snprintf(buf, sizeof(buf), "@%s", file);
+		return json_object_new_string(buf);
+	}
+	return json_object_new_string(!key[0] ? "" : secrets ? key : NVMFD_CFG_REDACTED);
+}
+
+static json_object *write_dhchap(const struct nvmfd_cfg_dhchap *d, bool secrets)
+{
+	json_object *o = json_object_new_object();
+	int ret = 0;
+
+	if (!o)
+		return NULL;
+	ret |= jadd(o, "key", write_secret(d->key, d->key_file, secrets));
+	ret |= jadd(o, "ctrl_key", write_secret(d->ctrl_key, d->ctrl_key_file, secrets));
+	/* one allowed hash / group is nvmet's form (hmac(shaN)); masks with
+	 * more than one bit cannot be configured, so they are not written */
+	for (uint8_t i = 1; i <= 3; i++)
+		if (d->hashes == (1u << i)) {
+			char h[32];
+
+			snprintf(h, sizeof(h), "hmac(%s)", nvmfd_auth_hash_name(i));
+			ret |= jadd(o, "hash", json_object_new_string(h));
+		}
+	for (uint8_t i = 0; i <= 5; i++)
+		if (d->dhgroups == (1u << i))
+			ret |= jadd(o, "dhgroup", json_object_new_string(nvmfd_auth_dhgroup_name(i)));
+	if (ret) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/**
+ * nvmfd_cfg_write_json_ex() - nvmfd_cfg_write_json() choosing whether inline
+ * DH-HMAC-CHAP secrets are written (@secrets) or redacted; see cfg.h.
+ * Context: any thread.
+ */
+int nvmfd_cfg_write_json_ex(const struct nvmfd_cfg *cfg, FILE *out, bool secrets)
+{
 	json_object *root, *hosts, *ports, *subs;
 	const char *text;
 	int ret = 0;
@@ -2398,6 +2522,9 @@ int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out)
 		ret |= jarr_add(hosts, h);
 		if (h)
 			ret |= jadd(h, "nqn", json_object_new_string(cfg->hosts[i]));
+		if (h && (cfg->host_dhchap[i].key[0] || cfg->host_dhchap[i].hashes ||
+			  cfg->host_dhchap[i].dhgroups))
+			ret |= jadd(h, "dhchap", write_dhchap(&cfg->host_dhchap[i], secrets));
 	}
 	ret |= jadd(root, "nvmfd", write_nvmfd(cfg));
 	ports = json_object_new_array();

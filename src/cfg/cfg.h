@@ -83,6 +83,30 @@ struct nvmfd_cfg_subsys {
 	struct nvmfd_cfg_ns ns[NVMFD_CFG_MAX_NS];
 };
 
+/* Longest DH-HMAC-CHAP secret representation with its NUL (auth.h's
+ * NVMFD_AUTH_KEY_STR_MAX) and longest secret file path. */
+#define NVMFD_CFG_SECRET_MAX 112
+#define NVMFD_CFG_SECRET_PATH_MAX 1024
+/* What nvmfd_cfg_write_json() writes for an inline secret. */
+#define NVMFD_CFG_REDACTED "<redacted>"
+
+/*
+ * DH-HMAC-CHAP settings of one host: nvmetcli's hosts[].dhchap object
+ * (nvmet's host attributes dhchap_key, dhchap_ctrl_key, dhchap_hash,
+ * dhchap_dhgroup). A host with a key must authenticate on every queue of
+ * every subsystem that lists it in allowed_hosts (not on subsystems that
+ * allow any host, nor on discovery: as nvmet). doc/auth.md.
+ */
+struct nvmfd_cfg_dhchap {
+	char key[NVMFD_CFG_SECRET_MAX]; /* host secret "DHHC-1:..."; "" = none */
+	char ctrl_key[NVMFD_CFG_SECRET_MAX]; /* controller secret; "" = none */
+	/* the file a secret was read from ("@FILE"), "" when given inline */
+	char key_file[NVMFD_CFG_SECRET_PATH_MAX];
+	char ctrl_key_file[NVMFD_CFG_SECRET_PATH_MAX];
+	uint8_t hashes; /* allowed HashIDs, bit n = id n; 0 = all */
+	uint8_t dhgroups; /* allowed DHgroupIDs, bit n = id n (bit 0 null); 0 = all */
+};
+
 struct nvmfd_cfg_referral {
 	uint16_t portid; /* port the referral is advertised on */
 	uint8_t adrfam;
@@ -123,6 +147,7 @@ struct nvmfd_cfg {
 	/* hosts known to the config (nvmetcli "hosts"), by NQN */
 	unsigned int nr_hosts;
 	char hosts[NVMFD_CFG_MAX_HOSTS][256];
+	struct nvmfd_cfg_dhchap host_dhchap[NVMFD_CFG_MAX_HOSTS]; /* same index as hosts[] */
 	struct nvmfd_cfg_exec exec;
 	uint32_t kato_grace_ms; /* extra time before a keep-alive expiry (default 1000 as nvmet's kato rounding) */
 	uint32_t max_io_size; /* MDTS in bytes (default 1 MiB) */
@@ -161,8 +186,54 @@ int nvmfd_cfg_parse_listen(struct nvmfd_cfg_port *port, const char *spec,
  *  cntlid range, ...). Return: 0 or -EINVAL with @err set. */
 int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN]);
 
-/** nvmfd_cfg_write_json() - the effective config in nvmetcli format. */
+/** nvmfd_cfg_write_json() - the effective config in nvmetcli format, with
+ *  inline DH-HMAC-CHAP secrets redacted ("<redacted>"; secrets read from a
+ *  file are written as "@FILE"). */
 int nvmfd_cfg_write_json(const struct nvmfd_cfg *cfg, FILE *out);
+
+/**
+ * nvmfd_cfg_write_json_ex() - nvmfd_cfg_write_json() that writes inline
+ * DH-HMAC-CHAP secrets in the clear when @secrets is true (the caller has
+ * checked that nobody else can read @out).
+ */
+int nvmfd_cfg_write_json_ex(const struct nvmfd_cfg *cfg, FILE *out, bool secrets);
+
+/** nvmfd_cfg_has_inline_secrets() - some host has a secret not read from a file. */
+bool nvmfd_cfg_has_inline_secrets(const struct nvmfd_cfg *cfg);
+
+/** nvmfd_cfg_host_find() - index of @nqn in cfg->hosts[], or -1. */
+int nvmfd_cfg_host_find(const struct nvmfd_cfg *cfg, const char *nqn);
+
+/**
+ * nvmfd_cfg_dhchap_secret() - set one DH-HMAC-CHAP secret from @val: a
+ * representation "DHHC-1:hh:<base64>:" or "@FILE" (the file's first line;
+ * the file must be a regular file without group/other permissions, see
+ * nvmfd_auth_read_secret_file()). A relative FILE is taken relative to
+ * @base_dir when not NULL.
+ * @what: the key's name for messages (e.g. "hosts[0].dhchap.key"); the
+ *        secret itself never appears in a message.
+ * @key:  out, NVMFD_CFG_SECRET_MAX bytes; @file: out, the resolved FILE or "".
+ * Return: 0 or -EINVAL (@err set; @key wiped).
+ */
+int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *what,
+			    char key[NVMFD_CFG_SECRET_MAX], char file[NVMFD_CFG_SECRET_PATH_MAX],
+			    char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_dhchap_hash() / _dhgroup() - one hash ("sha256", nvmet's
+ *  "hmac(sha256)", ...) or DH group ("null", "ffdhe2048", ...) name as a
+ *  one-bit mask of struct nvmfd_cfg_dhchap. Return: 0 or -EINVAL. */
+int nvmfd_cfg_dhchap_hash(const char *s, uint8_t *mask);
+int nvmfd_cfg_dhchap_dhgroup(const char *s, uint8_t *mask);
+
+/**
+ * nvmfd_cfg_parse_dhchap() - parse a --dhchap-key value
+ * "HOSTNQN=KEY[,ctrl=KEY][,hash=H][,dhgroup=G]" (KEY a representation or
+ * @FILE; H sha256|sha384|sha512 or nvmet's hmac(shaN); G null|ffdhe2048..8192).
+ * @nqn: out, the host NQN (256 bytes). @d: out.
+ * Return: 0 or -EINVAL with @err set (never quoting a secret).
+ */
+int nvmfd_cfg_parse_dhchap(const char *spec, char nqn[256], struct nvmfd_cfg_dhchap *d,
+			   char err[NVMFD_CFG_ERRLEN]);
 
 /*
  * Additive helpers (used by the daemon's option parser and by load_json).

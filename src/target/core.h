@@ -191,6 +191,15 @@ nvmfd_status_t nvmfd__tgt_set_xfer(struct nvmfd_tgt_req *req, enum nvmfd_tgt_xfe
 nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req);
 void nvmfd__tgt_fabrics_execute(struct nvmfd_tgt_req *req);
 
+/* auth.c */
+int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,
+			  const char *hostnqn, struct nvmfd_tgt_auth **out);
+void nvmfd__tgt_auth_free(struct nvmfd_tgt_auth *a);
+bool nvmfd__tgt_auth_required(const struct nvmfd_tgt_qp *qp);
+bool nvmfd__tgt_auth_authenticated(const struct nvmfd_tgt_qp *qp);
+nvmfd_status_t nvmfd__tgt_auth_init(struct nvmfd_tgt_req *req);
+nvmfd_status_t nvmfd__tgt_auth_execute(struct nvmfd_tgt_req *req);
+
 /* admin.c */
 nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req);
 void nvmfd__tgt_admin_execute(struct nvmfd_tgt_req *req);

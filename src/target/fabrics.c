@@ -41,6 +41,7 @@ void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
 	qp->connected = false;
 	qp->sqflow_disabled = false;
 	qp->posted = NULL;
+	qp->auth = NULL;
 	{
 		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
 
@@ -62,6 +63,8 @@ void nvmfd__tgt_qp_destroy(struct nvmfd_tgt_qp *qp)
 	struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
 	struct nvmfd_tgt *tgt = qp->tgt;
 
+	nvmfd__tgt_auth_free(qp->auth);
+	qp->auth = NULL;
 	if (!ctrl) {
 		__atomic_store_n(&qp->posted, NULL, __ATOMIC_RELAXED);
 		qp->connected = false;
@@ -239,6 +242,9 @@ nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
 	/* nvmet_parse_connect_cmd: nothing but Connect before Connect */
 	if (!qp->connected || !qp->ctrl)
 		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
+	/* nothing but Authentication Send/Receive before authentication */
+	if (nvmfd__tgt_auth_required(qp))
+		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED);
 	if (!nvmfd__tgt_ctrl_is_ready(qp->ctrl))
 		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
 	if (qp->qid == 0)
@@ -307,6 +313,12 @@ nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req)
 			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE);
 		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_H2C, sizeof(struct nvmfd_connect_data));
 	}
+	if (fctype == NVMFD_FCTYPE_AUTH_SEND || fctype == NVMFD_FCTYPE_AUTH_RECV)
+		return nvmfd__tgt_auth_init(req);
+	/* an unauthenticated queue takes nothing else (not even Connect:
+	 * AUTH_REQUIRED as nvmet; it was connected already) */
+	if (nvmfd__tgt_auth_required(qp))
+		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED);
 	switch (fctype) {
 	case NVMFD_FCTYPE_CONNECT:
 		/* a queue is connected once */
@@ -357,8 +369,9 @@ static nvmfd_status_t connect_find_subsys(struct nvmfd_tgt_req *req,
 }
 
 static void qp_attach(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_ctrl *ctrl,
-		      const struct nvmfd_connect_cmd *c)
+		      const struct nvmfd_connect_cmd *c, struct nvmfd_tgt_auth *auth)
 {
+	qp->auth = auth;
 	qp->ctrl = ctrl;
 	qp->qid = c->qid;
 	qp->sqsize = c->sqsize;
@@ -372,6 +385,7 @@ static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmf
 				    const struct nvmfd_connect_data *d)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_auth *auth = NULL;
 	struct nvmfd_tgt_subsys *s;
 	struct nvmfd_tgt_ctrl *ctrl;
 	nvmfd_status_t st;
@@ -384,24 +398,30 @@ static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmf
 	/* NVMe-oF 1.1 §3.3: dynamic controller model only */
 	if (d->cntlid != NVMFD_CNTLID_DYNAMIC)
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(cntlid));
+	if (nvmfd__tgt_auth_setup(qp, s, d->hostnqn, &auth) < 0)
+		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
 	ret = nvmfd__tgt_ctrl_alloc(s, qp->port, d->hostnqn, d->hostid, &ctrl);
 	if (ret == -EBUSY) {
 		NVMFD_WARN(COMP, "%s: subsystem %s: no free controller ID", qp->peer_addr, s->nqn);
+		nvmfd__tgt_auth_free(auth);
 		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_CTRL_BUSY);
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		nvmfd__tgt_auth_free(auth);
 		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+	}
 	kato = c->kato;
 	if (s->is_disc && kato == 0)
 		kato = NVMFD_TGT_DISC_KATO_MS;
 	__atomic_store_n(&ctrl->kato_ms, kato, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&qp->tgt->lock);
 	ctrl->sqs[0] = qp;
-	qp_attach(qp, ctrl, c);
+	qp_attach(qp, ctrl, c, auth);
 	pthread_mutex_unlock(&qp->tgt->lock);
-	req->cqe.result = ctrl->cntlid;
-	NVMFD_INFO(COMP, "ctrl %u: %s controller for %s on %s, host %s, kato %u ms", ctrl->cntlid,
-		   s->is_disc ? "discovery" : "I/O", s->nqn, qp->peer_addr, d->hostnqn, kato);
+	req->cqe.result = ctrl->cntlid | (auth ? NVMFD_CONNECT_AUTHREQ_ATR : 0);
+	NVMFD_INFO(COMP, "ctrl %u: %s controller for %s on %s, host %s, kato %u ms%s",
+		   ctrl->cntlid, s->is_disc ? "discovery" : "I/O", s->nqn, qp->peer_addr,
+		   d->hostnqn, kato, auth ? ", DH-HMAC-CHAP required" : "");
 	return NVMFD_SC_SUCCESS;
 }
 
@@ -409,6 +429,7 @@ static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_c
 				 const struct nvmfd_connect_data *d)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_auth *auth = NULL;
 	struct nvmfd_tgt_subsys *s;
 	struct nvmfd_tgt_ctrl *ctrl;
 	nvmfd_status_t st;
@@ -438,6 +459,11 @@ static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_c
 		st = connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_SQE(sqsize));
 		goto out_put;
 	}
+	/* every I/O queue authenticates too (as the admin queue did) */
+	if (nvmfd__tgt_auth_setup(qp, s, d->hostnqn, &auth) < 0) {
+		st = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+		goto out_put;
+	}
 	pthread_mutex_lock(&qp->tgt->lock);
 	if (ctrl->sqs[c->qid] || !ctrl->registered) {
 		pthread_mutex_unlock(&qp->tgt->lock);
@@ -445,12 +471,13 @@ static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_c
 		goto out_put;
 	}
 	ctrl->sqs[c->qid] = qp;
-	qp_attach(qp, ctrl, c);
+	qp_attach(qp, ctrl, c, auth);
 	pthread_mutex_unlock(&qp->tgt->lock);
-	req->cqe.result = ctrl->cntlid;
+	req->cqe.result = ctrl->cntlid | (auth ? NVMFD_CONNECT_AUTHREQ_ATR : 0);
 	return NVMFD_SC_SUCCESS;
 
 out_put:
+	nvmfd__tgt_auth_free(auth);
 	nvmfd__tgt_ctrl_put(ctrl);
 	return st;
 }
@@ -589,6 +616,10 @@ void nvmfd__tgt_fabrics_execute(struct nvmfd_tgt_req *req)
 		break;
 	case NVMFD_FCTYPE_PROP_GET:
 		st = exec_prop_get(req);
+		break;
+	case NVMFD_FCTYPE_AUTH_SEND:
+	case NVMFD_FCTYPE_AUTH_RECV:
+		st = nvmfd__tgt_auth_execute(req);
 		break;
 	case NVMFD_FCTYPE_DISCONNECT: {
 		struct nvmfd_disconnect_cmd dc;

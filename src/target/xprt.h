@@ -48,6 +48,7 @@ struct nvmfd_tgt;
 struct nvmfd_tgt_ctrl;
 struct nvmfd_tgt_qp;
 struct nvmfd_tgt_req;
+struct nvmfd_tgt_auth;
 
 enum nvmfd_tgt_xfer {
 	NVMFD_XFER_NONE,
@@ -86,6 +87,9 @@ struct nvmfd_tgt_qp {
 	void *posted;
 	uint64_t last_cmd_ns; /* for traffic-based keep-alive */
 	uint8_t xprt_trtype; /* the queue's transport's TRTYPE (error log) */
+	/* DH-HMAC-CHAP state when the queue must authenticate, else NULL.
+	 * Private to the core (target/auth.c). */
+	struct nvmfd_tgt_auth *auth;
 };
 
 /* One command slot; the transport preallocates them per queue. */

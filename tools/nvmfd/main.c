@@ -31,6 +31,7 @@
 
 #include "cfg/cfg.h"
 #include "rpc.h"
+#include "internal/auth.h"
 #include "internal/log.h"
 #include "internal/target.h"
 
@@ -90,6 +91,19 @@ static const char usage_text[] =
 "      --allow-host NQN     allow host NQN to connect to the latest subsystem;\n"
 "                           repeatable (default: no host allowed)\n"
 "      --allow-any-host     allow every host to connect to the latest subsystem\n"
+"      --dhchap-key HOSTNQN=KEY[,ctrl=KEY][,hash=H][,dhgroup=G]\n"
+"                           allow HOSTNQN on the latest subsystem and require\n"
+"                           DH-HMAC-CHAP: every queue must authenticate with the\n"
+"                           host secret KEY; with ctrl=KEY the controller proves\n"
+"                           itself too when the host asks (bidirectional). KEY is\n"
+"                           a DHHC-1:hh:<base64>: secret or @FILE (its first line;\n"
+"                           the file must have no group/other permissions).\n"
+"                           Prefer @FILE: other users can read a command line\n"
+"                           (nvmfd overwrites an inline KEY in its argv once\n"
+"                           parsed, but not before). H: sha256, sha384 or sha512;\n"
+"                           G: null, ffdhe2048 ... ffdhe8192 (default: any the\n"
+"                           host offers). A subsystem with --allow-any-host does\n"
+"                           not authenticate (as nvmet)\n"
 "      --serial SN          serial number of the latest subsystem (<= 20 ASCII;\n"
 "                           default: 16 hex digits derived from the NQN)\n"
 "      --model MODEL        model number of the latest subsystem (<= 40 ASCII;\n"
@@ -104,7 +118,10 @@ static const char usage_text[] =
 "      --maxh2cdata BYTES   largest H2CData PDU the host may send, >= 4096\n"
 "                           (default 128K)\n"
 "      --print-config       print the effective configuration as nvmetcli JSON on\n"
-"                           stdout and exit 0 (nothing is started)\n"
+"                           stdout and exit 0 (nothing is started). Secrets read\n"
+"                           from files print as \"@FILE\"; inline secrets print as\n"
+"                           \"<redacted>\" unless stdout is a regular file without\n"
+"                           group/other permissions\n"
 "\n"
 "Execution (which thread runs a queue's I/O work, and how):\n"
 "      --exec bound|unbound|auto\n"
@@ -189,6 +206,7 @@ static const char usage_text[] =
 enum {
 	OPT_ALLOW_HOST = 256,
 	OPT_ALLOW_ANY_HOST,
+	OPT_DHCHAP_KEY,
 	OPT_PRINT_CONFIG,
 	OPT_SERIAL,
 	OPT_MODEL,
@@ -227,6 +245,7 @@ static const struct option long_opts[] = {
 	{ "namespace", required_argument, NULL, 'n' },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
+	{ "dhchap-key", required_argument, NULL, OPT_DHCHAP_KEY },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "model", required_argument, NULL, OPT_MODEL },
@@ -424,6 +443,70 @@ static void add_allowed_host(struct nvmfd_cfg *cfg, const char *val)
 	snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", val);
 }
 
+/* --dhchap-key HOSTNQN=KEY[,...]: allow the host on the latest subsystem
+ * and give it its DH-HMAC-CHAP settings. */
+static void add_dhchap_key(struct nvmfd_cfg *cfg, const char *val)
+{
+	struct nvmfd_cfg_subsys *s = latest_subsys(cfg, OPT_DHCHAP_KEY);
+	char err[NVMFD_CFG_ERRLEN], nqn[256];
+	struct nvmfd_cfg_dhchap d;
+	bool allowed = false;
+	int h;
+
+	if (nvmfd_cfg_parse_dhchap(val, nqn, &d, err))
+		usage_die("%s", err);
+	for (unsigned int i = 0; i < s->nr_hosts; i++)
+		allowed |= !strcmp(s->hosts[i], nqn);
+	if (!allowed)
+		add_allowed_host(cfg, nqn);
+	h = nvmfd_cfg_host_find(cfg, nqn);
+	if (h < 0) {
+		if (cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+			usage_die("--dhchap-key %s: more than %d hosts", nqn, NVMFD_CFG_MAX_HOSTS);
+		h = (int)cfg->nr_hosts;
+		snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", nqn);
+	}
+	if (cfg->host_dhchap[h].key[0] && memcmp(&cfg->host_dhchap[h], &d, sizeof(d)))
+		usage_die("--dhchap-key %s: the host already has other DH-HMAC-CHAP settings "
+			  "(keys are per host, shared by its subsystems)",
+			  nqn);
+	cfg->host_dhchap[h] = d;
+	nvmfd_auth_wipe(&d, sizeof(d));
+}
+
+/* Overwrite the inline secrets of a --dhchap-key value in place (argv), so
+ * that /proc/PID/cmdline shows them only during startup; @FILE names stay.
+ * The length is unchanged, so getopt's view of argv stays valid. */
+static void hide_dhchap_secrets(char *val)
+{
+	char *p = strchr(val, '=');
+	bool first = true;
+
+	while (p) {
+		char *v = p + 1, *end = strchr(v, ',');
+		size_t n = end ? (size_t)(end - v) : strlen(v);
+
+		if ((first || !strncmp(p - 4, "ctrl", 4)) && v[0] != '@')
+			memset(v, '*', n);
+		first = false;
+		p = end ? strchr(end, '=') : NULL;
+	}
+}
+
+/* --print-config: inline secrets only into a file nobody else may read. */
+static int print_config(const struct nvmfd_cfg *cfg)
+{
+	struct stat st;
+	bool secrets = fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+		       !(st.st_mode & 077);
+
+	if (!secrets && nvmfd_cfg_has_inline_secrets(cfg))
+		fprintf(stderr, "nvmfd: --print-config: DH-HMAC-CHAP secrets are redacted: "
+				"stdout is not a regular file without group/other permissions "
+				"(secrets read from @FILE are printed as @FILE)\n");
+	return nvmfd_cfg_write_json_ex(cfg, stdout, secrets);
+}
+
 static bool is_config_opt(int c)
 {
 	switch (c) {
@@ -433,6 +516,7 @@ static bool is_config_opt(int c)
 	case 'n':
 	case OPT_ALLOW_HOST:
 	case OPT_ALLOW_ANY_HOST:
+	case OPT_DHCHAP_KEY:
 	case OPT_SERIAL:
 	case OPT_MODEL:
 		return true;
@@ -526,6 +610,10 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_ALLOW_ANY_HOST:
 			latest_subsys(cfg, c)->allow_any_host = true;
+			break;
+		case OPT_DHCHAP_KEY:
+			add_dhchap_key(cfg, optarg);
+			hide_dhchap_secrets(optarg);
 			break;
 		case OPT_SERIAL:
 			if (!optarg[0] || strlen(optarg) > 20)
@@ -966,7 +1054,7 @@ int main(int argc, char **argv)
 	if (nvmfd_cfg_validate(cfg, err))
 		usage_die("invalid configuration: %s", err);
 	if (cli.print_config) {
-		int ret = nvmfd_cfg_write_json(cfg, stdout);
+		int ret = print_config(cfg);
 
 		free(dargv);
 		if (ret) {

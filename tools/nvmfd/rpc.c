@@ -28,6 +28,7 @@
 
 #include <json-c/json.h>
 
+#include "internal/auth.h"
 #include "internal/log.h"
 #include "internal/target.h"
 #include "rpc.h"
@@ -347,8 +348,10 @@ static int m_get_subsystems(struct call *c)
 	return 0;
 }
 
-/* The running config with the listeners' bound ports (trsvcid "0"). */
-static int write_config(struct nvmfd_rpc *r, FILE *out)
+/* The running config with the listeners' bound ports (trsvcid "0");
+ * inline DH-HMAC-CHAP secrets only with @secrets (a 0600 file), else
+ * redacted (see nvmfd_cfg_write_json_ex()). */
+static int write_config(struct nvmfd_rpc *r, FILE *out, bool secrets)
 {
 	struct nvmfd_cfg *copy = malloc(sizeof(*copy));
 	int ret;
@@ -362,20 +365,21 @@ static int write_config(struct nvmfd_rpc *r, FILE *out)
 		if (port)
 			snprintf(copy->ports[i].trsvcid, sizeof(copy->ports[i].trsvcid), "%u", port);
 	}
-	ret = nvmfd_cfg_write_json(copy, out);
+	ret = nvmfd_cfg_write_json_ex(copy, out, secrets);
+	nvmfd_auth_wipe(copy->host_dhchap, sizeof(copy->host_dhchap));
 	free(copy);
 	return ret;
 }
 
 /* Text of write_config() (NUL-terminated; free()). */
-static int config_text(struct nvmfd_rpc *r, char **out, size_t *len)
+static int config_text(struct nvmfd_rpc *r, char **out, size_t *len, bool secrets)
 {
 	FILE *mem = open_memstream(out, len);
 	int ret;
 
 	if (!mem)
 		return -ENOMEM;
-	ret = write_config(r, mem);
+	ret = write_config(r, mem, secrets);
 	if (fclose(mem) && !ret)
 		ret = -ENOMEM;
 	if (ret) {
@@ -443,7 +447,9 @@ static int m_save_config(struct call *c)
 		return ret;
 	if (!path && c->r->save_path[0])
 		path = c->r->save_path;
-	ret = config_text(c->r, &text, &len);
+	/* a file is written mode 0600 (write_atomic): secrets may go there,
+	 * never into a reply on the socket */
+	ret = config_text(c->r, &text, &len, path != NULL);
 	if (ret)
 		return fail(c, ret, "cannot format the config: %s", strerror(-ret));
 	if (!path) {
@@ -453,6 +459,7 @@ static int m_save_config(struct call *c)
 		return c->result ? 0 : fail(c, -ENOMEM, "out of memory");
 	}
 	ret = write_atomic(path, text, len);
+	nvmfd_auth_wipe(text, len);
 	free(text);
 	if (ret)
 		return fail(c, ret, "%s: %s", path, strerror(-ret));
@@ -988,7 +995,7 @@ static void legacy_call(struct nvmfd_rpc *r, int fd, json_object *o)
 		legacy_error(fd, "out of memory");
 		return;
 	}
-	ret = !strcmp(name, "stats") ? nvmfd_tgt_stats_json(r->tgt, mem) : write_config(r, mem);
+	ret = !strcmp(name, "stats") ? nvmfd_tgt_stats_json(r->tgt, mem) : write_config(r, mem, false);
 	if (fclose(mem) || ret) {
 		legacy_error(fd, ret ? strerror(-ret) : "out of memory");
 		free(out);
@@ -1053,6 +1060,58 @@ static void count(struct tally *t, struct call *c, int ret, const char *what)
 		t->failed++;
 		NVMFD_ERR(LOG_COMP, "reload: %s: %s", what, c->msg);
 	} else {
+		t->applied++;
+	}
+}
+
+/*
+ * Top-level hosts' DH-HMAC-CHAP settings (keys re-read from their files):
+ * applied before the subsystems' allowed hosts, so that a newly allowed
+ * host with a key is never allowed without it, even briefly. A host gone
+ * from the file loses its settings. Queues already authenticated stay so;
+ * new Connects use the new settings.
+ */
+static void reload_hosts(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
+{
+	struct nvmfd_cfg *cfg = r->cfg;
+	static const struct nvmfd_cfg_dhchap none;
+
+	for (unsigned int i = 0; i < n->nr_hosts; i++) {
+		int oi = nvmfd_cfg_host_find(cfg, n->hosts[i]);
+
+		if (nvmfd_cfg_host_find(n, n->hosts[i]) != (int)i)
+			continue; /* a repeated entry (validated equal) */
+		if (oi >= 0 && !memcmp(&cfg->host_dhchap[oi], &n->host_dhchap[i], sizeof(none)))
+			continue;
+		if (oi < 0 && !memcmp(&n->host_dhchap[i], &none, sizeof(none)))
+			continue; /* host_add() defines it when a subsystem allows it */
+		if (oi < 0 && cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS) {
+			NVMFD_ERR(LOG_COMP, "reload: host %s: the config defines %d hosts, the "
+				  "most", n->hosts[i], NVMFD_CFG_MAX_HOSTS);
+			t->failed++;
+			continue;
+		}
+		nvmfd_tgt_cfg_lock(r->tgt);
+		if (oi < 0) {
+			oi = (int)cfg->nr_hosts;
+			snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s",
+				 n->hosts[i]);
+		}
+		cfg->host_dhchap[oi] = n->host_dhchap[i];
+		nvmfd_tgt_cfg_unlock(r->tgt);
+		NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings %s", n->hosts[i],
+			   n->host_dhchap[i].key[0] ? "changed" : "removed");
+		t->applied++;
+	}
+	for (unsigned int i = 0; i < cfg->nr_hosts; i++) {
+		if (nvmfd_cfg_host_find(n, cfg->hosts[i]) >= 0 ||
+		    !memcmp(&cfg->host_dhchap[i], &none, sizeof(none)))
+			continue;
+		nvmfd_tgt_cfg_lock(r->tgt);
+		nvmfd_auth_wipe(&cfg->host_dhchap[i], sizeof(none));
+		nvmfd_tgt_cfg_unlock(r->tgt);
+		NVMFD_INFO(LOG_COMP, "reload: host %s is no longer defined: DH-HMAC-CHAP settings "
+			   "removed", cfg->hosts[i]);
 		t->applied++;
 	}
 }
@@ -1162,6 +1221,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	nvmfd_cfg_init_defaults(n);
 	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
 		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
+		nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
 		free(n);
 		return -EINVAL;
 	}
@@ -1186,6 +1246,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 			   "applied (listeners are fixed until a restart)");
 		t.skipped++;
 	}
+	reload_hosts(r, n, &t);
 	for (unsigned int i = 0; i < n->nr_subsys; i++) {
 		int oi = find_nqn(r->cfg, n->subsys[i].nqn);
 
@@ -1194,6 +1255,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	}
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
+	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
 	free(n);
 	return t.failed ? -EIO : 0;
 }

@@ -551,7 +551,8 @@ static void test_load_errors(void **state)
 		  "ports[0].subsystems[0]: unknown subsystem 'nqn.2026-11.io.nvmfd:other'" },
 		{ "\"allowed_hosts\": [ \"nqn", "\"allowed_hosts\": [ 5, \"nqn",
 		  "subsystems[0].allowed_hosts[0]: expected a host NQN string, got 5" },
-		{ "\"key\": \"\"", "\"key\": \"DHHC-1:00:abc\"", "hosts[0].dhchap.key: DH-HMAC-CHAP" },
+		{ "\"key\": \"\"", "\"key\": \"DHHC-1:00:abc\"",
+		  "hosts[0].dhchap.key: not a valid DH-HMAC-CHAP secret" },
 		{ "\"namespaces\": [ {", "\"namespaces\": {", "invalid JSON" },
 		{ "\"ports\": [ {", "\"ports\": { \"a\": [ {", "invalid JSON" },
 	};

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * auth.c - the controller side of NVMe in-band authentication
+ * (DH-HMAC-CHAP, NVMe Base 2.0 §8.13) on the target's queues.
+ *
+ * A Connect from a host whose "hosts" entry has a DH-HMAC-CHAP key, to a
+ * subsystem that lists it in allowed_hosts (not one that allows any host,
+ * nor discovery: as Linux nvmet), gets AUTHREQ ATR in its response. The
+ * queue then accepts only Fabrics Authentication Send / Receive until a
+ * transaction succeeds; everything else completes with AUTH_REQUIRED.
+ * Each queue (admin and I/O) authenticates separately and holds its own
+ * state machine (src/auth, nvmfd_auth_ctrl_*): Authentication Send feeds
+ * it the host's message, and the next Authentication Receive returns the
+ * answer it produced (zero padded to the allocation length).
+ *
+ * A failed transaction (an AUTH_Failure1 sent, an AUTH_Failure2 received)
+ * leaves the queue unauthenticated; it accepts a new AUTH_Negotiate. A
+ * successful queue may re-authenticate (a new Negotiate); it stays usable
+ * until that transaction fails.
+ *
+ * Everything runs on the queue owner's thread; nothing blocks (the DH
+ * arithmetic is CPU work: up to a few ms for ffdhe8192 per message).
+ * Secrets never appear in messages.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/auth.h"
+#include "internal/log.h"
+#include "target/core.h"
+
+#define COMP "target"
+
+/* Largest Authentication Send accepted: any host message is far smaller
+ * (a Reply with SHA-512 and ffdhe8192 is 1168 bytes). */
+#define AUTH_SEND_MAX 4096u
+
+struct nvmfd_tgt_auth {
+	struct nvmfd_auth_ctrl *ctrl;
+	bool authenticated; /* the queue may be used */
+	bool finish_on_recv; /* the pending message is a Success1 that ends it */
+	size_t msglen; /* the next Authentication Receive's message; 0 = none */
+	uint8_t msg[NVMFD_AUTH_MSG_MAX];
+};
+
+/* The configured preference lists from a struct nvmfd_cfg_dhchap mask, in
+ * the default order (0-terminated; DH null is 0xff, see auth.h). */
+static void pref_lists(const struct nvmfd_cfg_dhchap *d, uint8_t hashes[4], uint8_t groups[7])
+{
+	static const uint8_t horder[] = { NVMFD_AUTH_HASH_SHA256, NVMFD_AUTH_HASH_SHA384,
+					  NVMFD_AUTH_HASH_SHA512 };
+	static const uint8_t gorder[] = { NVMFD_AUTH_DHGROUP_8192, NVMFD_AUTH_DHGROUP_6144,
+					  NVMFD_AUTH_DHGROUP_4096, NVMFD_AUTH_DHGROUP_3072,
+					  NVMFD_AUTH_DHGROUP_2048, NVMFD_AUTH_DHGROUP_NULL };
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(horder); i++)
+		if (!d->hashes || (d->hashes & (1u << horder[i])))
+			hashes[n++] = horder[i];
+	hashes[n] = 0;
+	n = 0;
+	for (unsigned int i = 0; i < sizeof(gorder); i++)
+		if (!d->dhgroups || (d->dhgroups & (1u << gorder[i])))
+			groups[n++] = gorder[i] == NVMFD_AUTH_DHGROUP_NULL ? 0xff : gorder[i];
+	groups[n] = 0;
+}
+
+/**
+ * nvmfd__tgt_auth_setup() - decide whether a queue being connected must
+ * authenticate, and prepare its state.
+ * @qp:      the queue (not yet attached).
+ * @s:       the subsystem of the Connect.
+ * @hostnqn: the Connect's host NQN.
+ * @out:     the new state, or NULL when no authentication is required.
+ * Return: 0; -EINVAL (the configured key does not parse: cfg validates
+ *         keys, so only a config edited behind its back); -ENOMEM.
+ * Context: queue owner.
+ */
+int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,
+			  const char *hostnqn, struct nvmfd_tgt_auth **out)
+{
+	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
+	struct nvmfd_cfg_dhchap d;
+	struct nvmfd_auth_key hk, ck;
+	struct nvmfd_auth_ctrl_cfg cc;
+	uint8_t hashes[4], groups[7];
+	struct nvmfd_tgt_auth *a = NULL;
+	bool any;
+	int h, ret;
+
+	*out = NULL;
+	if (s->is_disc || !s->cfg || !cfg)
+		return 0;
+	/* the daemon edits hosts live under nvmfd_tgt_cfg_lock() */
+	pthread_mutex_lock(&qp->tgt->lock);
+	any = s->cfg->allow_any_host;
+	h = any ? -1 : nvmfd_cfg_host_find(cfg, hostnqn);
+	if (h >= 0)
+		d = cfg->host_dhchap[h];
+	pthread_mutex_unlock(&qp->tgt->lock);
+	if (h < 0)
+		return 0;
+	if (!d.key[0]) {
+		ret = 0;
+		goto out_wipe;
+	}
+	memset(&cc, 0, sizeof(cc));
+	memset(&ck, 0, sizeof(ck));
+	ret = nvmfd_auth_key_parse(d.key, &hk);
+	if (ret == 0 && d.ctrl_key[0])
+		ret = nvmfd_auth_key_parse(d.ctrl_key, &ck);
+	if (ret < 0) {
+		NVMFD_ERR(COMP, "%s: host %s: configured DH-HMAC-CHAP key does not parse",
+			  qp->peer_addr, hostnqn);
+		goto out_wipe;
+	}
+	pref_lists(&d, hashes, groups);
+	cc.host_key = &hk;
+	cc.ctrl_key = d.ctrl_key[0] ? &ck : NULL;
+	cc.hostnqn = hostnqn;
+	cc.subnqn = s->nqn;
+	cc.hashes = hashes;
+	cc.dhgroups = groups;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		ret = -ENOMEM;
+		goto out_wipe;
+	}
+	ret = nvmfd_auth_ctrl_new(&cc, &a->ctrl);
+	if (ret < 0) {
+		free(a);
+		goto out_wipe;
+	}
+	*out = a;
+out_wipe:
+	nvmfd_auth_wipe(&d, sizeof(d));
+	nvmfd_auth_wipe(&hk, sizeof(hk));
+	nvmfd_auth_wipe(&ck, sizeof(ck));
+	return ret;
+}
+
+/** nvmfd__tgt_auth_free() - free a queue's state (NULL: no-op). */
+void nvmfd__tgt_auth_free(struct nvmfd_tgt_auth *a)
+{
+	if (!a)
+		return;
+	nvmfd_auth_ctrl_free(a->ctrl);
+	nvmfd_auth_wipe(a, sizeof(*a));
+	free(a);
+}
+
+/** nvmfd__tgt_auth_required() - the queue must authenticate before use. */
+bool nvmfd__tgt_auth_required(const struct nvmfd_tgt_qp *qp)
+{
+	const struct nvmfd_tgt_auth *a = qp->auth;
+
+	return a && !a->authenticated;
+}
+
+/** nvmfd__tgt_auth_authenticated() - the queue has authenticated (false
+ *  when no authentication is configured for it). */
+bool nvmfd__tgt_auth_authenticated(const struct nvmfd_tgt_qp *qp)
+{
+	const struct nvmfd_tgt_auth *a = qp->auth;
+
+	return a && a->authenticated;
+}
+
+/**
+ * nvmfd__tgt_auth_init() - parse an Authentication Send (05h) or Receive
+ * (06h) on a connected queue.
+ * Return: SUCCESS with the transfer set (Send: TL bytes H2C; Receive: AL
+ *         bytes C2H); INVALID_FIELD|DNR for another security protocol
+ *         (SECP, SPSP0/1), TL or AL 0 or too large; CMD_SEQ_ERROR|DNR when
+ *         no authentication is configured for the queue.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_auth_init(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_auth_send_cmd c;
+
+	memcpy(&c, &req->sqe, sizeof(c));
+	if (!req->qp->auth)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+	if (c.secp != NVMFD_AUTH_SECP_NVME || c.spsp0 != NVMFD_AUTH_SPSP0 ||
+	    c.spsp1 != NVMFD_AUTH_SPSP1 || c.tl == 0)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	if (c.fctype == NVMFD_FCTYPE_AUTH_SEND) {
+		if (c.tl > AUTH_SEND_MAX)
+			return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+		return nvmfd__tgt_set_xfer(req, NVMFD_XFER_H2C, c.tl);
+	}
+	return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H, c.tl);
+}
+
+static void log_result(const struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_auth *a, bool ok)
+{
+	const struct nvmfd_auth_result *r = nvmfd_auth_ctrl_result(a->ctrl);
+	const struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
+
+	if (ok && qp->qid == 0)
+		NVMFD_INFO(COMP, "ctrl %u: host %s authenticated (DH-HMAC-CHAP %s, %s, %s)",
+			   ctrl->cntlid, ctrl->hostnqn,
+			   r->bidirectional ? "bidirectional" : "unidirectional",
+			   nvmfd_auth_hash_name(r->hashid), nvmfd_auth_dhgroup_name(r->dhgid));
+	else if (ok)
+		NVMFD_DBG(COMP, "ctrl %u: qid %u authenticated", ctrl->cntlid, qp->qid);
+	else
+		NVMFD_WARN(COMP, "ctrl %u: qid %u: %s: DH-HMAC-CHAP failed: %s", ctrl->cntlid,
+			   qp->qid, qp->peer_addr, r->why[0] ? r->why : "?");
+}
+
+static nvmfd_status_t exec_send(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_auth *a = qp->auth;
+	size_t outlen = 0;
+	int next;
+
+	next = nvmfd_auth_ctrl_step(a->ctrl, req->data, req->data_len, a->msg, sizeof(a->msg),
+				    &outlen);
+	a->msglen = 0;
+	a->finish_on_recv = false;
+	switch (next) {
+	case NVMFD_AUTH_NEXT_SEND_RECV:
+		a->msglen = outlen;
+		return NVMFD_SC_SUCCESS;
+	case NVMFD_AUTH_NEXT_SEND_DONE:
+		/* unidirectional: done once the host has its Success1 */
+		a->msglen = outlen;
+		a->finish_on_recv = true;
+		return NVMFD_SC_SUCCESS;
+	case NVMFD_AUTH_NEXT_DONE:
+		a->authenticated = true;
+		log_result(qp, a, true);
+		return NVMFD_SC_SUCCESS;
+	case NVMFD_AUTH_NEXT_SEND_FAIL:
+		/* the AUTH_Failure1 goes out with the next Receive */
+		a->msglen = outlen;
+		a->authenticated = false;
+		log_result(qp, a, false);
+		return NVMFD_SC_SUCCESS;
+	case -EACCES:
+		/* the host sent an AUTH_Failure2: the command itself succeeded */
+		a->authenticated = false;
+		log_result(qp, a, false);
+		return NVMFD_SC_SUCCESS;
+	default:
+		a->authenticated = false;
+		NVMFD_WARN(COMP, "ctrl %u: qid %u: DH-HMAC-CHAP: local error %d", qp->ctrl->cntlid,
+			   qp->qid, next);
+		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+	}
+}
+
+static nvmfd_status_t exec_recv(struct nvmfd_tgt_req *req)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_auth *a = qp->auth;
+
+	/* nothing to return: a Receive without a Send that asked for one */
+	if (!a->msglen)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR);
+	if (a->msglen > req->data_len)
+		return nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_FIELD);
+	memcpy(req->data, a->msg, a->msglen);
+	memset((uint8_t *)req->data + a->msglen, 0, req->data_len - a->msglen);
+	nvmfd_auth_wipe(a->msg, a->msglen);
+	a->msglen = 0;
+	if (a->finish_on_recv) {
+		a->finish_on_recv = false;
+		a->authenticated = true;
+		log_result(qp, a, true);
+	}
+	return NVMFD_SC_SUCCESS;
+}
+
+/**
+ * nvmfd__tgt_auth_execute() - run an Authentication Send / Receive accepted
+ * by nvmfd__tgt_auth_init().
+ * Return: the completion status (protocol failures are answered with an
+ *         AUTH_Failure1 message, not a status); INTERNAL on a local error;
+ *         CMD_SEQ_ERROR|DNR for a Receive with nothing to return;
+ *         INVALID_FIELD|DNR when AL is shorter than the message.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_auth_execute(struct nvmfd_tgt_req *req)
+{
+	uint8_t fctype = (uint8_t)(req->sqe.nsid & 0xff);
+
+	return fctype == NVMFD_FCTYPE_AUTH_SEND ? exec_send(req) : exec_recv(req);
+}

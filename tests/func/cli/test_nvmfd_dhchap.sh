@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test_nvmfd_dhchap.sh - DH-HMAC-CHAP end to end: nvmfd runs
+# examples/security/dhchap.json (copied, keys mode 0600, port 0) and
+# nvmf-perf authenticates every queue:
+#   - bidirectional (host + controller secret, @FILE) with --verify: passes,
+#     and the report names the hash and group the example configures;
+#   - unidirectional (host secret only, inline): passes;
+#   - a wrong host secret, a wrong controller secret, no secret: exit 3;
+#   - the target's log and --print-config never contain a secret;
+#   - a new key in the key file takes effect at SIGHUP (the old one is refused);
+#   - --dhchap-key on the command line does the same as the config file;
+#   - the control socket's save_config keeps secrets only in its 0600 file;
+#   - a world-readable key file is refused at startup, naming the key.
+#
+# Env: NVMFD, NVMF_PERF (binaries), EXAMPLES (examples/security).
+set -u
+
+NVMFD=${NVMFD:?NVMFD must point at the nvmfd binary}
+PERF=${NVMF_PERF:?NVMF_PERF must point at nvmf-perf}
+EX=${EXAMPLES:?EXAMPLES must point at examples/security}
+command -v python3 >/dev/null || { echo "python3 missing" >&2; exit 77; }
+TMP=$(mktemp -d /tmp/nvmfd-dhchap-XXXXXX)
+PID=
+cleanup() {
+	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+failures=0
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001
+SUBNQN=nqn.2026-11.io.nvmfd:secure
+# git does not keep mode 0600: the copies get it
+cp "$EX/host.key" "$EX/ctrl.key" "$TMP/"
+chmod 600 "$TMP/host.key" "$TMP/ctrl.key"
+HKEY=$(cat "$TMP/host.key")
+CKEY=$(cat "$TMP/ctrl.key")
+# a valid secret of the same shape that is not the configured one
+WRONG='DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:'
+python3 - "$EX/dhchap.json" "$TMP/dhchap.json" <<'PY'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg["ports"][0]["addr"]["trsvcid"] = "0"
+json.dump(cfg, open(sys.argv[2], "w"), indent=2)
+PY
+
+# start ARGS...: run nvmfd, wait for its port; sets PID and PORT
+start() {
+	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
+	PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TMP/stderr" >&2
+	return 1
+}
+
+stop() {
+	kill -TERM "$PID" 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+	cat "$TMP/stderr" >>"$TMP/all-stderr"
+}
+
+# perf NAME WANT_RC ARGS...: one nvmf-perf run against $PORT
+perf() {
+	local name=$1 want=$2 rc=0
+	shift 2
+	"$PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN" \
+		"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		fail "$name: exit $rc, want $want"
+		cat "$TMP/$name.out" "$TMP/$name.err" >&2
+		return 1
+	fi
+	cat "$TMP/$name.out" "$TMP/$name.err" >>"$TMP/all-perf"
+	return 0
+}
+
+run_matrix() {
+	local tag=$1
+	perf "$tag-bidi" 0 -P 2 -q 8 -o 4096 -w randrw -t 1 --verify \
+		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key" --json &&
+		python3 - "$TMP/$tag-bidi.out" <<'PY' || fail "$tag-bidi: report"
+import json, sys
+r = json.load(open(sys.argv[1]))["config"]
+assert r["dhchap"] == "bidirectional", r["dhchap"]
+assert r["dhchap_queues"] == 3, r["dhchap_queues"]  # admin + 2 I/O queues
+assert r["dhchap_hash"] == "sha256", r["dhchap_hash"]
+assert r["dhchap_dhgroup"] == "ffdhe2048", r["dhchap_dhgroup"]
+PY
+	perf "$tag-uni" 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "$HKEY" &&
+		{ grep -q "DH-HMAC-CHAP: unidirectional" "$TMP/$tag-uni.out" ||
+			fail "$tag-uni: no DH-HMAC-CHAP line"; }
+	perf "$tag-wrong" 3 -t 1 --dhchap-secret "$WRONG"
+	perf "$tag-wrong-ctrl" 3 -t 1 --dhchap-secret "$HKEY" --dhchap-ctrl-secret "$WRONG"
+	perf "$tag-none" 3 -t 1
+	grep -q "AUTH_REQUIRED\|DH-HMAC-CHAP\|authentication" "$TMP/$tag-none.err" ||
+		fail "$tag-none: message does not say why"
+	grep -q "DH-HMAC-CHAP failed: host response does not match the host key" "$TMP/stderr" ||
+		fail "$tag: the target did not log the refused host secret"
+}
+
+# --- the example config ----------------------------------------------------
+if start -c "$TMP/dhchap.json"; then
+	run_matrix cfg
+	grep -q "DH-HMAC-CHAP required" "$TMP/stderr" ||
+		fail "cfg: the Connect log line does not say DH-HMAC-CHAP required"
+	grep -q "authenticated (DH-HMAC-CHAP bidirectional, sha256, ffdhe2048)" "$TMP/stderr" ||
+		fail "cfg: no authenticated log line"
+	# key rotation: a new host key in the file, SIGHUP; the old key is refused
+	echo "$WRONG" >"$TMP/host.key"
+	kill -HUP "$PID"
+	for _ in $(seq 100); do
+		grep -q "reload .*: [0-9]* change(s) applied" "$TMP/stderr" && break
+		sleep 0.1
+	done
+	grep -q "reload: host $HOSTNQN: DH-HMAC-CHAP settings changed" "$TMP/stderr" ||
+		fail "reload: the new key was not applied"
+	perf rot-new 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "@$TMP/host.key"
+	perf rot-old 3 -t 1 --dhchap-secret "$HKEY"
+	echo "$HKEY" >"$TMP/host.key"
+	stop
+else
+	fail "nvmfd -c dhchap.json did not start"
+fi
+
+# --- the same with flags ----------------------------------------------------
+if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M \
+	--dhchap-key "$HOSTNQN=@$TMP/host.key,ctrl=@$TMP/ctrl.key,hash=sha256,dhgroup=ffdhe2048"; then
+	run_matrix flags
+	stop
+else
+	fail "nvmfd --dhchap-key did not start"
+fi
+
+# --- the control socket: save_config to a file keeps inline secrets (the
+# file is 0600), a reply on the socket never carries them ------------------
+if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl.sock" \
+	--dhchap-key "$HOSTNQN=$HKEY,ctrl=@$TMP/ctrl.key"; then
+	# the inline secret is overwritten in argv once parsed
+	tr '\0' ' ' <"/proc/$PID/cmdline" >"$TMP/cmdline"
+	grep -qF -- "$HKEY" "$TMP/cmdline" && fail "the secret is visible in /proc/PID/cmdline"
+	grep -qF -- "ctrl=@$TMP/ctrl.key" "$TMP/cmdline" || fail "cmdline: @FILE not kept"
+	python3 - "$TMP/ctl.sock" "$TMP/saved.json" "$HKEY" >"$TMP/rpc.out" 2>&1 <<'PY' ||
+import json, os, socket, stat, sys
+sock, saved, hkey = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sock)
+f = s.makefile("rw")
+def call(method, params=None):
+    req = {"jsonrpc": "2.0", "method": method, "id": 1}
+    if params is not None:
+        req["params"] = params
+    f.write(json.dumps(req) + "\n")
+    f.flush()
+    return f.readline()
+reply = call("save_config")
+assert hkey not in reply, "save_config reply carries the secret"
+host = json.loads(reply)["result"]["hosts"][0]["dhchap"]
+assert host["key"] == "<redacted>", host
+assert host["ctrl_key"].startswith("@"), host
+reply = call("save_config", {"filename": saved})
+assert "error" not in json.loads(reply), reply
+assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
+assert json.load(open(saved))["hosts"][0]["dhchap"]["key"] == hkey
+PY
+		{ fail "control socket: $(cat "$TMP/rpc.out")"; }
+	stop
+	"$NVMFD" -c "$TMP/saved.json" --print-config >/dev/null 2>&1 ||
+		fail "the saved config does not load"
+else
+	fail "nvmfd --control did not start"
+fi
+
+# --- refused configurations ---------------------------------------------------
+chmod 644 "$TMP/host.key"
+rc=0
+"$NVMFD" -c "$TMP/dhchap.json" --print-config >/dev/null 2>"$TMP/perm.err" || rc=$?
+[ "$rc" = 2 ] || fail "world-readable key file: exit $rc, want 2"
+grep -q "hosts\[0\]\.dhchap\.key: .*host.key: .*group/other" "$TMP/perm.err" ||
+	{ fail "world-readable key file: message"; cat "$TMP/perm.err" >&2; }
+chmod 600 "$TMP/host.key"
+rc=0
+"$NVMFD" -l 127.0.0.1:0 -s "$SUBNQN" -n ram:1M --dhchap-key "$HOSTNQN=DHHC-1:01:garbage:" \
+	--print-config >/dev/null 2>"$TMP/bad.err" || rc=$?
+[ "$rc" = 2 ] || fail "bad key: exit $rc, want 2"
+grep -q "not a valid DH-HMAC-CHAP secret" "$TMP/bad.err" || fail "bad key: message"
+grep -q "garbage" "$TMP/bad.err" && fail "bad key: the message quotes the secret"
+
+# --- --print-config: inline secrets only into a private file ------------------
+"$NVMFD" -l 127.0.0.1:0 -s "$SUBNQN" -n ram:1M --dhchap-key "$HOSTNQN=$HKEY,ctrl=$CKEY" \
+	--print-config 2>"$TMP/pc.err" | cat >"$TMP/pc-pipe.json"
+grep -q '"key": "<redacted>"' "$TMP/pc-pipe.json" || fail "print-config to a pipe: not redacted"
+grep -q "redacted" "$TMP/pc.err" || fail "print-config to a pipe: no note on stderr"
+(umask 077 && "$NVMFD" -l 127.0.0.1:0 -s "$SUBNQN" -n ram:1M \
+	--dhchap-key "$HOSTNQN=$HKEY,ctrl=$CKEY" --print-config >"$TMP/pc-private.json")
+grep -qF "\"key\": \"$HKEY\"" "$TMP/pc-private.json" ||
+	fail "print-config to a 0600 file: host secret missing"
+grep -qF "\"ctrl_key\": \"$CKEY\"" "$TMP/pc-private.json" ||
+	fail "print-config to a 0600 file: controller secret missing"
+# the private file reads back; the redacted one is refused with a hint
+"$NVMFD" -c "$TMP/pc-private.json" --print-config >/dev/null 2>&1 ||
+	fail "the 0600 --print-config output does not load"
+rc=0
+"$NVMFD" -c "$TMP/pc-pipe.json" --print-config >/dev/null 2>"$TMP/redacted.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "redacted by --print-config" "$TMP/redacted.err" ||
+	fail "a redacted config: exit $rc, $(cat "$TMP/redacted.err")"
+"$NVMFD" -c "$TMP/dhchap.json" --print-config >"$TMP/pc-file.json" 2>/dev/null
+grep -qF "\"key\": \"@$TMP/host.key\"" "$TMP/pc-file.json" ||
+	fail "print-config: a key file is not written as @FILE"
+
+# --- no secret anywhere in the logs or reports --------------------------------
+for f in "$TMP/all-stderr" "$TMP/all-perf" "$TMP/pc-pipe.json" "$TMP/pc-file.json" "$TMP/rpc.out"; do
+	for k in "$HKEY" "$CKEY"; do
+		grep -qF -- "${k:10:20}" "$f" 2>/dev/null && fail "$(basename "$f") contains a secret"
+	done
+done
+
+if [ "$failures" -gt 0 ]; then
+	echo "test_nvmfd_dhchap: $failures failure(s)" >&2
+	exit 1
+fi
+echo "test_nvmfd_dhchap: ok"
