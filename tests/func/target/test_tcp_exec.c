@@ -171,12 +171,19 @@ static void run_backend_poll(const char *name, tf_tweak_fn tweak, bool bpoll)
 	 * eventfd is watched from the first sleep on. */
 	n = ex_rw(&io, 1, 6);
 	ex_wait_completions(&t, &io, n);
-	usleep(500000);
-	root = ex_stats(&t);
-	q = ex_queue(root, &io);
+	/* wait (bounded, 10 s) for the first sleep, i.e. a re-arm: a fixed
+	 * 0.5 s was not always enough on a loaded machine */
+	for (int i = 0;; i++) {
+		root = ex_stats(&t);
+		q = ex_queue(root, &io);
+		if (ex_int(q, "rearms") > 0)
+			break;
+		json_object_put(root);
+		TF_CHECK(i < 1000);
+		usleep(10000);
+	}
 	peeks0 = ex_int(q, "completion_peeks");
 	events0 = ex_int(q, "completion_events");
-	TF_CHECK(ex_int(q, "rearms") > 0);
 	json_object_put(root);
 
 	n += ex_rw(&io, 50, 7);
