@@ -348,6 +348,16 @@ static unsigned int cq_drain(struct nvmfd_cq *cq)
 	return n;
 }
 
+/* A poll that delivered @n completions: the callbacks, and one event (an
+ * eventfd wake-up, or routed ios) or one peek (found by polling). */
+static void cq_count(struct nvmfd_cq *cq, bool peeked, int n)
+{
+	if (n <= 0)
+		return;
+	st_add(&cq->st.completions, (uint64_t)n);
+	st_add(peeked ? &cq->st.peeks : &cq->st.events, 1);
+}
+
 unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 {
 	int n;
@@ -356,8 +366,7 @@ unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 		if (!nvmfd_bk_ring_inflight(cq->ring))
 			return 0;
 		n = nvmfd_bk_ring_reap(cq->ring, max);
-		if (n > 0)
-			st_add(&cq->st.completions, (uint64_t)n);
+		cq_count(cq, peek, n);
 		return n > 0 ? (unsigned int)n : 0;
 	}
 	if (peek && cq->inflight) {
@@ -369,8 +378,8 @@ unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 					   __ATOMIC_RELAXED);
 	}
 	n = (int)cq_drain(cq);
-	if (n > 0)
-		st_add(&cq->st.completions, (uint64_t)n);
+	/* routed deliveries are events of the ring's completion work */
+	cq_count(cq, false, n);
 	return (unsigned int)n;
 }
 
@@ -393,16 +402,6 @@ void nvmfd_cq_clear_event(struct nvmfd_cq *cq)
 int nvmfd_cq_ring_id(const struct nvmfd_cq *cq)
 {
 	return cq->shared ? (int)cq->shared->id : -1;
-}
-
-void nvmfd_cq_count_poll(struct nvmfd_cq *cq, bool polling, unsigned int n)
-{
-	if (!n)
-		return;
-	if (polling)
-		st_add(&cq->st.peeks, 1);
-	else
-		st_add(&cq->st.events, 1);
 }
 
 void nvmfd_cq_get_stats(const struct nvmfd_cq *cq, struct nvmfd_cq_stats *st)

@@ -112,9 +112,11 @@ int nvmfd_cq_flush(struct nvmfd_cq *cq);
 /**
  * nvmfd_cq_poll() - deliver completions: run the callbacks of up to @max
  * of this context's completed ios, oldest first.
- * Per-queue: peek the ring's CQ (also clears its eventfd). Shared: run
- * everything that was routed here (@max does not apply); with @peek also reap the shared ring first (backend
- * completion polling: routes other contexts' completions and notifies them).
+ * Per-queue: peek the ring's CQ (also clears its eventfd); @peek only says
+ * how the poll is counted (struct nvmfd_cq_stats). Shared: run everything
+ * that was routed here (@max does not apply); with @peek also reap the
+ * shared ring first (backend completion polling: routes other contexts'
+ * completions and notifies them).
  * Return: callbacks run. Context: owner, not under the ring lock.
  */
 unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max);
@@ -142,9 +144,9 @@ int nvmfd_cq_ring_id(const struct nvmfd_cq *cq);
 
 /**
  * struct nvmfd_cq_stats - counters of one context.
- * @events:      polls that delivered >= 1 completion while the owner was
- *               event driven (or, shared, deliveries of routed ios).
- * @peeks:       polls that delivered >= 1 completion while polling.
+ * @events:      polls that delivered >= 1 completion without @peek (or,
+ *               shared, deliveries of routed ios).
+ * @peeks:       per-queue polls with @peek that delivered >= 1 completion.
  * @completions: callbacks run.
  */
 struct nvmfd_cq_stats {
@@ -153,9 +155,8 @@ struct nvmfd_cq_stats {
 	uint64_t completions;
 };
 
-/** nvmfd_cq_count_poll() - attribute a poll that delivered @n completions to
- *  events (@polling false) or peeks; read with nvmfd_cq_get_stats(). */
-void nvmfd_cq_count_poll(struct nvmfd_cq *cq, bool polling, unsigned int n);
+/** nvmfd_cq_get_stats() - the counters nvmfd_cq_poll() keeps (relaxed
+ *  reads; any thread while the context is open). */
 void nvmfd_cq_get_stats(const struct nvmfd_cq *cq, struct nvmfd_cq_stats *st);
 
 /**

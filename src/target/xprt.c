@@ -78,8 +78,6 @@ unsigned int nvmfd__tgt_qp_poll(struct nvmfd_tgt_qp *qp, bool polling)
 
 		nvmfd_cq_flush(qp->cq);
 		n = nvmfd_cq_poll(qp->cq, peek, UINT32_MAX);
-		/* routed (shared ring) deliveries are events of the ring's work */
-		nvmfd_cq_count_poll(qp->cq, peek && nvmfd_cq_event_fd(qp->cq) >= 0, n);
 	}
 	return n + (unsigned int)nvmfd__tgt_qp_drain_posted(qp);
 }
