@@ -2365,10 +2365,10 @@ static json_object *write_subsys(const struct nvmfd_cfg_subsys *s)
 		ret |= jadd(attr, "allow_any_host", jstrf("%d", s->allow_any_host));
 		ret |= jadd(attr, "cntlid_max", jstrf("%u", s->cntlid_max));
 		ret |= jadd(attr, "cntlid_min", jstrf("%u", s->cntlid_min));
-		ret |= jadd(attr, "model", json_object_new_string(s->model));
 		if (s->firmware[0])
 			ret |= jadd(attr, "firmware", json_object_new_string(s->firmware));
 		ret |= jadd(attr, "ieee_oui", jstrf("0x%06x", s->ieee_oui));
+		ret |= jadd(attr, "model", json_object_new_string(s->model));
 		ret |= jadd(attr, "qid_max", jstrf("%u", s->qid_max));
 		ret |= jadd(attr, "serial", json_object_new_string(s->serial));
 		if (ter)

@@ -140,7 +140,13 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 	id->sqes = 0x66;
 	id->cqes = 0x44;
 	id->maxcmd = (uint16_t)(ctrl->mqes + 1u);
-	id->sgls = NVMFD_SGLS_SUPPORTED | NVMFD_SGLS_KSDBDS | NVMFD_SGLS_OFFSET;
+	/*
+	 * SGLs supported, with in-capsule data addressed by offset. No
+	 * Keyed SGL Data Block bit: keys are an RDMA memory-region concept and
+	 * NVMe/TCP uses Transport SGL Data Block descriptors (nvmet sets bit 2
+	 * only for RDMA).
+	 */
+	id->sgls = NVMFD_SGLS_SUPPORTED | NVMFD_SGLS_OFFSET;
 	snprintf(id->subnqn, sizeof(id->subnqn), "%s", s->nqn);
 	/* NVMe-oF: IOCCSZ = (SQE + in-capsule data) / 16, same on the admin queue */
 	id->ioccsz = (64u + inline_size) / 16u;

@@ -58,6 +58,8 @@ int main(void)
 	/* IOCCSZ = (64 + in-capsule data) / 16 (doc/protocol-notes.md §1.8) */
 	TF_CHECK_EQ(le32toh(ic->ioccsz), (64 + t.cfg->ports[0].inline_data_size) / 16);
 	TF_CHECK(le32toh(ic->sgls) & NVMFD_SGLS_SUPPORTED);
+	/* regression: Keyed SGL Data Block (RDMA only) was advertised */
+	TF_CHECK(!(le32toh(ic->sgls) & NVMFD_SGLS_KSDBDS));
 
 	memset(id, 0xa5, sizeof(id));
 	TF_CHECK_EQ(tc_identify(&c, NVMFD_ID_CNS_NS, 1, id, &cqe), 0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "cfg/cfg.h"
 #include "nvmfd/spec.h"
@@ -933,6 +934,29 @@ static void round_trip(const struct nvmfd_cfg *a, struct nvmfd_cfg *b, const cha
 	assert_cfg_equal(a, b);
 }
 
+/*
+ * Every object's keys appear in strictly ascending byte order (what
+ * nvmfd_cfg_write_json() promises, as nvmetcli's sort_keys output).
+ * Regression: "firmware"/"ieee_oui" were written after "model".
+ */
+static void assert_keys_sorted(json_object *o, const char *where)
+{
+	if (json_object_is_type(o, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			assert_keys_sorted(json_object_array_get_idx(o, i), where);
+		return;
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return;
+	const char *prev = NULL;
+	json_object_object_foreach(o, key, val) {
+		if (prev && strcmp(prev, key) >= 0)
+			fail_msg("%s: key \"%s\" written after \"%s\"", where, key, prev);
+		prev = key;
+		assert_keys_sorted(val, key);
+	}
+}
+
 static void test_round_trip(void **state)
 {
 	struct nvmfd_cfg *a = &cfg_a;
@@ -957,6 +981,8 @@ static void test_round_trip(void **state)
 	s->allow_any_host = true;
 	strcpy(s->serial, "SN-01234567890123456");
 	strcpy(s->model, "A model with spaces & \"quotes\"");
+	strcpy(s->firmware, "fw-1.2");
+	s->ieee_oui = 0x001b21;
 	s->version = NVMFD_VS(1, 4, 1);
 	s->cntlid_min = 100;
 	s->cntlid_max = 200;
@@ -1039,6 +1065,14 @@ static void test_round_trip(void **state)
 		assert_non_null(strstr(b1, "\"version\": \"1.4.1\""));
 		assert_non_null(strstr(b1, "\"path\": \"null:1T\""));
 		assert_non_null(strstr(b1, "\"trtype\": \"tcp\""));
+		assert_non_null(strstr(b1, "\"firmware\": \"fw-1.2\""));
+		{
+			json_object *root = json_tokener_parse(b1);
+
+			assert_non_null(root);
+			assert_keys_sorted(root, "rt2.json");
+			json_object_put(root);
+		}
 	}
 }
 
