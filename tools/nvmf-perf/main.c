@@ -1595,6 +1595,30 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 			}
 		}
 	}
+	/*
+	 * A queue that finished its whole window without one completion is
+	 * not a fast run with 0 IOPS: its queue (or the target's worker for
+	 * it) got no CPU or the target stopped answering. Say so; the figures
+	 * are still reported and the exit status is unchanged.
+	 */
+	for (c = 0; c < n && !code && !signo; c++)
+		for (uint32_t i = 0; i < runs[c].o.queues; i++) {
+			const struct worker *w = &runs[c].workers[i];
+			/* open loop: only when an arrival was due in the window */
+			bool due = !w->rate_ns ||
+				   (w->t1_ns > w->t0_ns && w->t1_ns - w->t0_ns >= w->rate_ns);
+
+			if (!w->ios_done && due) {
+				if (n > 1)
+					fprintf(stderr, "nvmf-perf: warning: controller %u queue %u "
+						"completed no I/O in the run (host or target "
+						"starved of CPU?)\n", c + 1, i + 1);
+				else
+					fprintf(stderr, "nvmf-perf: warning: queue %u completed no I/O "
+						"in the run (host or target starved of CPU?)\n",
+						i + 1);
+			}
+		}
 	runs[0].vm_hwm_kib = perf_vm_hwm_kib();
 	report(runs, n, &ru0, &ru1, (double)(t1 - t0) / 1e9);
 	if (runs[0].o.verify) {
