@@ -53,7 +53,7 @@ static bool ram_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct
 static int ram_close(struct nvmfd_bk *bk)
 {
 	if (bk->mem)
-		munmap(bk->mem, bk->size);
+		munmap(bk->mem, bk->map_len);
 	bk->mem = NULL;
 	return 0;
 }
@@ -85,6 +85,7 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		return -ENOMEM;
 	bk->ops = &ram_ops;
 	bk->mem = mem;
+	bk->map_len = opts->size;
 	bk->size = opts->size;
 	return 0;
 }

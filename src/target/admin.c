@@ -186,11 +186,13 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 
 static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *id)
 {
-	enum nvmfd_bk_type t = nvmfd_bk_get_type(ns->bk);
+	/* cached at add: a removed namespace's backend may be closing */
+	enum nvmfd_bk_type t = ns->bk_type;
+	uint64_t nsze = __atomic_load_n(&ns->nsze, __ATOMIC_ACQUIRE); /* resize */
 
-	id->nsze = ns->nsze;
-	id->ncap = ns->nsze;
-	id->nuse = ns->nsze;
+	id->nsze = nsze;
+	id->ncap = nsze;
+	id->nuse = nsze;
 	id->nlbaf = 0;
 	id->flbas = 0;
 	id->lbaf[0].ds = (uint8_t)ns->lba_shift;
@@ -198,7 +200,7 @@ static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *
 	if (t == NVMFD_BK_RAM || t == NVMFD_BK_NULL || t == NVMFD_BK_FILE)
 		id->dlfeat = NVMFD_DLFEAT_READ_ZEROES;
 	id->endgid = 0;
-	if (nvmfd_bk_is_read_only(ns->bk))
+	if (ns->read_only)
 		id->nsattr = 1; /* write protected: a shared read-only export */
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 }

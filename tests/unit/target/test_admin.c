@@ -472,8 +472,11 @@ static void test_version_tbkas(void **state)
 
 	/* and nvmetcli's attr.firmware / attr.ieee_oui are what FR, the
 	 * Firmware Slot log and IEEE report */
-	strcpy(c->e->cfg.subsys[1].firmware, "6.1.0-1");
-	c->e->cfg.subsys[1].ieee_oui = 0x001b21;
+	/* the core reads its own copy of the attributes (taken at create) */
+	struct nvmfd_cfg_subsys *cs = (struct nvmfd_cfg_subsys *)c->e->tgt->subsys[1]->cfg;
+
+	strcpy(cs->firmware, "6.1.0-1");
+	cs->ieee_oui = 0x001b21;
 	tt_admin_up(a1, SUB1, HOST_A, 5000); /* sub1: version 1.3 */
 	assert_int_equal(identify(a1, NVMFD_ID_CNS_CTRL, 0, 0), 0);
 	assert_int_equal(u32at(b, 80), NVMFD_VS_1_3);
