@@ -20,6 +20,9 @@
 
 struct io_uring_sqe;
 
+/* Address space a RAM backend reserves to grow in place (64 GiB). */
+#define BK_RAM_RESERVE (64ull << 30)
+
 /* io->flags (private to the backend layer). */
 #define BK_IOF_IOPOLL 0x1u /* SQE is on the ring's IOPOLL io_uring */
 #define BK_IOF_ZFILL 0x2u /* WRITE_ZEROES emulated by writing zeroes */

@@ -12,8 +12,9 @@
  *    or shrunk, by someone else), rounded down to the block size.
  *  - BDEV: size 0 re-reads the device size (BLKGETSIZE64); a given size is
  *    refused (the device decides).
- *  - RAM: grow in place (mremap without moving: an io copying into the
- *    mapping must never see it move), shrink by lowering the size and
+ *  - RAM: grow in place (within the address space reserved at open, else
+ *    mremap without moving: an io copying into the mapping must never see
+ *    it move), shrink by lowering the size and
  *    dropping the tail's pages (MADV_DONTNEED: they read back as zeroes if
  *    it grows again); the mapping is unmapped whole at close.
  *  - NULL: any size.
@@ -67,6 +68,11 @@ static int ram_resize(struct nvmfd_bk *bk, uint64_t size)
 		if (p == MAP_FAILED)
 			return -ENOMEM; /* no room to grow in place */
 		bk->map_len = size;
+	}
+	if (size > cur) {
+		/* the reserved address space after it becomes usable */
+		if (mprotect(bk->mem, (size_t)size, PROT_READ | PROT_WRITE) < 0)
+			return -ENOMEM;
 	} else if (size < cur) {
 		/* lower the size first: new ios see it before the pages go */
 		__atomic_store_n(&bk->size, size, __ATOMIC_RELEASE);
