@@ -525,11 +525,11 @@ static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 			    NVMFD_CFG_MAX_NS);
 	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
 	if (ret == -EBUSY)
-		return fail(c, ret, "%s is in use: another process exports it (or it is mounted)",
-			    cn->path);
+		return fail(c, ret, "%s is in use: another process exports it (or it is mounted, "
+			    "or a namespace removed moments ago still drains: retry)", cn->path);
 	if (ret == -ENOSPC)
-		return fail(c, ret, "subsystem '%s': no free namespace slot (removed namespaces keep "
-			    "theirs until nvmfd restarts)", s->nqn);
+		return fail(c, ret, "subsystem '%s': no free namespace slot (a removed namespace "
+			    "frees its slot once its I/O drained: retry)", s->nqn);
 	if (ret)
 		return fail(c, ret, "%s: %s", cn->path, strerror(-ret));
 	s->ns[s->nr_ns] = *cn;
@@ -1729,7 +1729,7 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 		}
 	}
 	/* namespaces by NSID: gone ones removed, new ones added; a changed one
-	 * is reported (its path stays locked after a remove until restart) */
+	 * is reported (remove it, reload, then add it back) */
 	for (unsigned int i = 0; i < os->nr_ns; i++) {
 		const struct nvmfd_cfg_ns *o = &os->ns[i], *m = NULL;
 
@@ -1740,7 +1740,7 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 			gone[nr_gone++] = o->nsid;
 		} else if (!same_device(o, m)) {
 			NVMFD_WARN(LOG_COMP, "reload: subsystem %s namespace %u changed (%s -> %s): "
-				   "not applied (remove it, reload, restart, add it)", os->nqn, o->nsid,
+				   "not applied (remove it, reload, add it back)", os->nqn, o->nsid,
 				   o->path, m->path);
 			t->skipped++;
 		}
