@@ -222,10 +222,12 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		if (nsid == 0 || nsid == 0xffffffff || nsid > subsys_nn(s))
 			return dnr(NVMFD_SC_INVALID_NS);
 		ns = nvmfd__tgt_ns_find(s, nsid);
-		if (!ns)
+		/* pinned: the slot cannot be closed and reused while read */
+		if (!ns || !nvmfd__tgt_ns_get(ns, nsid))
 			return NVMFD_SC_SUCCESS; /* inactive: all zeroes */
 		memset(&id, 0, sizeof(id));
 		identify_ns_fill(ns, &id);
+		nvmfd__tgt_ns_put(ns);
 		memcpy(buf, &id, sizeof(id));
 		return NVMFD_SC_SUCCESS;
 	}
@@ -262,7 +264,7 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		uint8_t csi_nvm = NVMFD_CSI_NVM;
 
 		ns = nvmfd__tgt_ns_find(s, nsid);
-		if (!ns)
+		if (!ns || !nvmfd__tgt_ns_get(ns, nsid))
 			return dnr(NVMFD_SC_INVALID_NS);
 		d.nidt = NVMFD_NIDT_UUID;
 		d.nidl = NVMFD_NIDT_UUID_LEN;
@@ -273,6 +275,7 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		d.nidl = NVMFD_NIDT_NGUID_LEN;
 		memcpy(buf + off, &d, sizeof(d));
 		memcpy(buf + off + sizeof(d), ns->nguid, 16);
+		nvmfd__tgt_ns_put(ns);
 		off += sizeof(d) + 16;
 		d.nidt = NVMFD_NIDT_CSI;
 		d.nidl = NVMFD_NIDT_CSI_LEN;

@@ -169,7 +169,7 @@ static void ns_fill(struct nvmfd_tgt_subsys *s, struct nvmfd_tgt_ns *ns,
 	__atomic_store_n(&ns->nsze, nvmfd_bk_size(bk) >> ns->lba_shift, __ATOMIC_RELAXED);
 	snprintf(ns->path, sizeof(ns->path), "%.63s", cn->path[0] ? cn->path : "-");
 	ns_set_ids(ns, s->nqn, cn);
-	ns->state = NVMFD_TGT_NS_LIVE;
+	__atomic_store_n(&ns->state, NVMFD_TGT_NS_LIVE, __ATOMIC_RELAXED);
 	__atomic_store_n(&ns->enabled, cn->enable, __ATOMIC_RELEASE);
 	__atomic_store_n(&ns->nsid, cn->nsid, __ATOMIC_RELEASE);
 }
@@ -528,12 +528,14 @@ struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsi
 }
 
 /**
- * nvmfd__tgt_ns_get() - count one backend io on @ns, if it still is
- * namespace @nsid (not removed since the command found it).
+ * nvmfd__tgt_ns_get() - count one backend io on @ns (or pin it while its
+ * fields are read), if it still is namespace @nsid (not removed since the
+ * command found it).
  * @ns:   slot from nvmfd__tgt_ns_find().
  * @nsid: the command's NSID.
- * Return: true: ns->bk may be used until the matching nvmfd__tgt_ns_put();
- *         false: the namespace is gone (nothing counted).
+ * Return: true: ns->bk may be used, and the slot is not closed or reused,
+ *         until the matching nvmfd__tgt_ns_put(); false: the namespace is
+ *         gone (nothing counted).
  * The count goes up before the NSID is checked, and removal clears the
  * NSID before it reads the count (both seq_cst): either the io sees the
  * removal, or removal sees the io and defers the close.
@@ -561,7 +563,8 @@ void nvmfd__tgt_ns_put(struct nvmfd_tgt_ns *ns)
 static struct nvmfd_tgt_ns *ns_slot(struct nvmfd_tgt_subsys *s, uint32_t nsid)
 {
 	for (unsigned int i = 0; i < s->nr_ns; i++)
-		if (s->ns[i].state == NVMFD_TGT_NS_LIVE && s->ns[i].nsid == nsid)
+		if (__atomic_load_n(&s->ns[i].state, __ATOMIC_RELAXED) == NVMFD_TGT_NS_LIVE &&
+		    s->ns[i].nsid == nsid)
 			return &s->ns[i];
 	return NULL;
 }
@@ -602,7 +605,9 @@ int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_
 		return -EEXIST;
 	nvmfd__tgt_reap(tgt); /* a drained slot (or path) may come free */
 	pthread_mutex_lock(&tgt->lock);
-	for (slot = 0; slot < s->nr_ns && s->ns[slot].state != NVMFD_TGT_NS_FREE; slot++)
+	for (slot = 0; slot < s->nr_ns &&
+		       __atomic_load_n(&s->ns[slot].state, __ATOMIC_RELAXED) != NVMFD_TGT_NS_FREE;
+	     slot++)
 		;
 	pthread_mutex_unlock(&tgt->lock);
 	if (slot >= NVMFD_CFG_MAX_NS)
@@ -630,7 +635,7 @@ static void ns_retire_locked(struct nvmfd_tgt_ns *ns)
 {
 	__atomic_store_n(&ns->enabled, false, __ATOMIC_RELEASE);
 	__atomic_store_n(&ns->nsid, 0, __ATOMIC_SEQ_CST);
-	ns->state = NVMFD_TGT_NS_DRAINING;
+	__atomic_store_n(&ns->state, NVMFD_TGT_NS_DRAINING, __ATOMIC_RELAXED);
 }
 
 /**
@@ -675,7 +680,7 @@ static struct nvmfd_tgt_ns *claim_drained_locked(struct nvmfd_tgt_subsys *s)
 
 		if (ns->state == NVMFD_TGT_NS_DRAINING &&
 		    __atomic_load_n(&ns->inflight, __ATOMIC_SEQ_CST) == 0) {
-			ns->state = NVMFD_TGT_NS_CLOSING;
+			__atomic_store_n(&ns->state, NVMFD_TGT_NS_CLOSING, __ATOMIC_RELAXED);
 			return ns;
 		}
 	}
@@ -747,7 +752,7 @@ unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt)
 				   s->nqn, ns->path);
 		pthread_mutex_lock(&tgt->lock);
 		ns->bk = NULL;
-		ns->state = NVMFD_TGT_NS_FREE;
+		__atomic_store_n(&ns->state, NVMFD_TGT_NS_FREE, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&tgt->lock);
 		closed++;
 	}
