@@ -629,6 +629,14 @@ int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_
 	return 0;
 }
 
+/* Tear @c down (as nvmet's fatal error): held AERs fail with Internal
+ * Error|DNR, every queue is shut down. Context: tgt->lock held. */
+static void ctrl_kill_locked(struct nvmfd_tgt_ctrl *c)
+{
+	nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
+	nvmfd__tgt_ctrl_shutdown_locked(c);
+}
+
 /* Take @ns out of service: new commands fail with Invalid Namespace, the
  * backend is closed once its ios drained (nvmfd__tgt_reap()). */
 static void ns_retire_locked(struct nvmfd_tgt_ns *ns)
@@ -842,9 +850,7 @@ int nvmfd_tgt_subsys_delete(struct nvmfd_tgt *tgt, unsigned int si)
 	/* as nvmet: every controller of the subsystem is torn down; its
 	 * submitted ios complete before the backends are closed */
 	for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next, nc++) {
-		nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-								  NVMFD_SC_INTERNAL));
-		nvmfd__tgt_ctrl_shutdown_locked(c);
+		ctrl_kill_locked(c);
 	}
 	s->zombie_next = tgt->zombies;
 	tgt->zombies = s;
@@ -869,9 +875,7 @@ unsigned int nvmfd_tgt_drop_ctrls(struct nvmfd_tgt *tgt, uint16_t portid, const 
 		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i]->ctrls; c; c = c->next) {
 			if (!c->port || c->port->portid != portid)
 				continue;
-			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-									  NVMFD_SC_INTERNAL));
-			nvmfd__tgt_ctrl_shutdown_locked(c);
+			ctrl_kill_locked(c);
 			n++;
 		}
 	}
@@ -1195,9 +1199,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 			__atomic_or_fetch(&c->csts, NVMFD_CSTS_CFS, __ATOMIC_RELAXED);
 			NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired", c->cntlid,
 				   kato);
-			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-									  NVMFD_SC_INTERNAL));
-			nvmfd__tgt_ctrl_shutdown_locked(c);
+			ctrl_kill_locked(c);
 			expired++;
 		}
 	}
@@ -1219,9 +1221,7 @@ void nvmfd__tgt_shutdown_all(struct nvmfd_tgt *tgt)
 	pthread_mutex_lock(&tgt->lock);
 	nvmfd__tgt_for_each_subsys(tgt, i, s) {
 		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next) {
-			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-									  NVMFD_SC_INTERNAL));
-			nvmfd__tgt_ctrl_shutdown_locked(c);
+			ctrl_kill_locked(c);
 		}
 	}
 	for (s = tgt->zombies; s; s = s->zombie_next)

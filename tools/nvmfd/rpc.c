@@ -637,13 +637,15 @@ static int ns_remove(struct call *c, int si, uint32_t nsid)
 	return 0;
 }
 
-/* Params {nqn, nsid} plus @keys (all required): the subsystem and NSID. */
-static int nsid_params(struct call *c, const char *const *keys, int *si, uint32_t *nsid)
+/* Params {nqn, nsid} plus @keys (those in @req required): the subsystem
+ * and NSID. */
+static int nsid_params(struct call *c, const char *const *keys, const char *const *req, int *si,
+		       uint32_t *nsid)
 {
 	bool given;
 	int ret;
 
-	ret = check_params(c, keys, keys);
+	ret = check_params(c, keys, req);
 	if (ret)
 		return ret;
 	*si = find_subsys(c);
@@ -658,7 +660,7 @@ static int m_remove_ns(struct call *c)
 	uint32_t nsid;
 	int si, ret;
 
-	ret = nsid_params(c, keys, &si, &nsid);
+	ret = nsid_params(c, keys, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	ret = ns_remove(c, si, nsid);
@@ -696,7 +698,7 @@ static int m_ns_enable(struct call *c)
 	json_object *v;
 	int si, ret;
 
-	ret = nsid_params(c, keys, &si, &nsid);
+	ret = nsid_params(c, keys, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	json_object_object_get_ex(c->params, "enable", &v);
@@ -863,16 +865,9 @@ static int m_resize_ns(struct call *c)
 	uint64_t size = 0, now = 0;
 	uint32_t nsid;
 	json_object *v;
-	bool given;
 	int si, ret;
 
-	ret = check_params(c, keys, req);
-	if (ret)
-		return ret;
-	si = find_subsys(c);
-	if (si < 0)
-		return si;
-	ret = param_u32(c, c->params, "nsid", 1, 0xfffffffe, &nsid, &given);
+	ret = nsid_params(c, keys, req, &si, &nsid);
 	if (ret)
 		return ret;
 	s = &c->r->cfg->subsys[si];

@@ -82,37 +82,24 @@ static struct nvmfd_host_cpl raw_rw(struct nvmfd_host_qp *qp, bool write, uint32
 }
 
 struct aer_arg {
-	struct nvmfd_host_ctrl *ctrl;
-	struct nvmfd_host_cpl cpl;
-	int ret;
+	struct hc_aer a; /* first: hc_aer_thread() takes it */
 	pthread_t th;
 };
-
-static void *aer_thread(void *p)
-{
-	struct aer_arg *a = p;
-	struct nvmfd_sqe sqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVMFD_ADMIN_ASYNC_EVENT;
-	a->ret = nvmfd_host_admin_cmd(a->ctrl, &sqe, NULL, 0, false, &a->cpl);
-	return NULL;
-}
 
 static void aer_start(struct aer_arg *a, struct nvmfd_host_ctrl *c)
 {
 	memset(a, 0, sizeof(*a));
-	a->ctrl = c;
-	CHECK(pthread_create(&a->th, NULL, aer_thread, a) == 0, "thread");
+	a->a.ctrl = c;
+	CHECK(pthread_create(&a->th, NULL, hc_aer_thread, &a->a) == 0, "thread");
 	usleep(200 * 1000); /* held by then; if not, the event waits for it */
 }
 
 static void aer_expect(struct aer_arg *a, uint32_t result)
 {
 	pthread_join(a->th, NULL);
-	CHECK(a->ret == 0, "AER: %d %s", a->ret, nvmfd_host_ctrl_errmsg(a->ctrl));
-	CHECK(a->cpl.cqe.result == result, "AER result 0x%08x, expected 0x%08x",
-	      a->cpl.cqe.result, result);
+	CHECK(a->a.ret == 0, "AER: %d %s", a->a.ret, nvmfd_host_ctrl_errmsg(a->a.ctrl));
+	CHECK(a->a.cpl.cqe.result == result, "AER result 0x%08x, expected 0x%08x",
+	      a->a.cpl.cqe.result, result);
 }
 
 static void set_aec(struct nvmfd_host_ctrl *c, uint32_t bits)
