@@ -343,6 +343,23 @@ def main():
         check(ok, "save_config holds the new subsystem, listener, referral and size: %s" %
               (p.stderr.strip() or p.stdout[:300]))
 
+        # unlink N2 from the shared port while a host of N2 uses it there:
+        # that host's controller goes, the port stays for NQN
+        trid2s = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (port, N2)
+        bg = subprocess.Popen([perf, "-r", trid2s, "-w", "randrw", "--verify", "-t", "5", "-q",
+                               "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        rc, out, err = nvmfctl("remove-listener", N2, "127.0.0.1:%d" % port)
+        bg.communicate(timeout=TIMEOUT)
+        p = subprocess.run([perf, "-r", trid, "-w", "randread", "-t", "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        sub2 = c.call("nvmf_get_subsystems", {"nqn": N2})["result"][0]
+        check(rc == 0 and bg.returncode != 0 and p.returncode == 0 and
+              [int(a["trsvcid"]) for a in sub2["listen_addresses"]] == [p2],
+              "remove-listener of one of a port's subsystems: its host dropped (rc %d), the "
+              "port serves the other (rc %d), listeners now %s" %
+              (bg.returncode, p.returncode, sub2["listen_addresses"]))
+
         # delete the subsystem while a host runs verified I/O on it
         bg = subprocess.Popen([perf, "-r", trid2, "-w", "randrw", "--verify", "-t", "5", "-q",
                                "8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
