@@ -415,7 +415,7 @@ ns_dev_of() {
 		for n in "$s"/nvme*n* /sys/class/nvme/"$CTRL"/nvme*n*; do
 			[ -e "$n/nsid" ] || continue
 			case "$(basename "$n")" in *c*n*) continue ;; esac
-			[ "$(cat "$n/nsid")" = "$2" ] && basename "$n" && return 0
+			[ "$(cat "$n/nsid" 2>/dev/null)" = "$2" ] && basename "$n" && return 0
 		done
 	done
 	return 0
