@@ -95,7 +95,7 @@ int nvmfd_bk_close(struct nvmfd_bk **bkp)
  */
 uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk)
 {
-	return bk->size;
+	return __atomic_load_n(&bk->size, __ATOMIC_ACQUIRE);
 }
 
 /**

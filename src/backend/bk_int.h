@@ -20,6 +20,9 @@
 
 struct io_uring_sqe;
 
+/* Address space a RAM backend reserves to grow in place (64 GiB). */
+#define BK_RAM_RESERVE (64ull << 30)
+
 /* io->flags (private to the backend layer). */
 #define BK_IOF_IOPOLL 0x1u /* SQE is on the ring's IOPOLL io_uring */
 #define BK_IOF_ZFILL 0x2u /* WRITE_ZEROES emulated by writing zeroes */
@@ -50,7 +53,8 @@ struct nvmfd_bk_ops {
  * @lba_shift:     log2 of the logical block size (9 or 12).
  * @direct:        fd opened O_DIRECT: buffers must be aligned.
  * @fd:            FILE/BDEV descriptor, -1 otherwise.
- * @mem:           RAM: the mapping of @size bytes.
+ * @mem:           RAM: the mapping of @map_len bytes.
+ * @size:          read atomically: nvmfd_bk_resize() changes it live.
  * @iopoll_capable: BDEV opened O_DIRECT: READ/WRITE may use an IOPOLL ring.
  * @no_iopoll:     latched (atomic) after the device refused polled I/O.
  * @no_zero_range: latched (atomic) after FALLOC_FL_ZERO_RANGE was refused;
@@ -66,6 +70,7 @@ struct nvmfd_bk {
 	char name[128]; /* the path (FILE/BDEV) for log messages, maybe cut */
 	int fd;
 	void *mem;
+	uint64_t map_len; /* RAM: bytes mapped at mem (>= size after a shrink) */
 	bool iopoll_capable;
 	int no_iopoll;
 	int no_zero_range;

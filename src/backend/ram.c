@@ -7,6 +7,8 @@
  *
  * The copy happens in nvmfd_bk_submit() on the ring owner's thread; the
  * completion is delivered at the next reap, like every other backend's.
+ * The mapping reserves BK_RAM_RESERVE bytes of address space (inaccessible
+ * beyond the size) so that nvmfd_bk_resize() can grow it in place.
  * WRITE_ZEROES and DISCARD clear the range with memset; FLUSH and FUA have
  * nothing to make durable.
  */
@@ -53,7 +55,7 @@ static bool ram_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct
 static int ram_close(struct nvmfd_bk *bk)
 {
 	if (bk->mem)
-		munmap(bk->mem, bk->size);
+		munmap(bk->mem, bk->map_len);
 	bk->mem = NULL;
 	return 0;
 }
@@ -79,10 +81,22 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		return -EINVAL;
 	if (opts->size > SIZE_MAX)
 		return -ENOMEM;
-	mem = mmap(NULL, (size_t)opts->size, PROT_READ | PROT_WRITE,
+	/* address space for growing in place (nvmfd_bk_resize()): reserved
+	 * inaccessible, costs no memory; only the namespace's size is usable */
+	bk->map_len = opts->size > BK_RAM_RESERVE ? opts->size : BK_RAM_RESERVE;
+	mem = mmap(NULL, (size_t)bk->map_len, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED && bk->map_len > opts->size) {
+		bk->map_len = opts->size;
+		mem = mmap(NULL, (size_t)bk->map_len, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	}
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
+	if (mprotect(mem, (size_t)opts->size, PROT_READ | PROT_WRITE) < 0) {
+		munmap(mem, (size_t)bk->map_len);
+		return -ENOMEM;
+	}
 	bk->ops = &ram_ops;
 	bk->mem = mem;
 	bk->size = opts->size;

@@ -291,7 +291,9 @@ int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmf
 	ring->st.submitted++;
 
 	if (io->op != NVMFD_BK_FLUSH) {
-		if (io->offset > bk->size || io->len > bk->size - io->offset) {
+		uint64_t size = __atomic_load_n(&bk->size, __ATOMIC_ACQUIRE);
+
+		if (io->offset > size || io->len > size - io->offset) {
 			nvmfd__bk_ring_complete_local(ring, io, -ERANGE);
 			return 0;
 		}

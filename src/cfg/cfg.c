@@ -970,18 +970,33 @@ static int j_enum(json_object *o, const char *key, const struct jpath *p, const 
 	return 0;
 }
 
+/* @portid: a referral's addr carries the referred port's ID (nvmet's
+ * addr_portid): read into it when present; NULL (a port's addr): refused. */
 static int load_addr(json_object *o, const struct jpath *p, uint8_t *adrfam, char *traddr,
-		     size_t traddr_len, char *trsvcid, size_t trsvcid_len, char *err)
+		     size_t traddr_len, char *trsvcid, size_t trsvcid_len, uint16_t *portid,
+		     char *err)
 {
 	static const char *const keys[] = { "trtype", "adrfam", "traddr", "trsvcid",
-					    "treq",	"tsas",	  NULL };
+					    "treq",	"tsas",	  "portid", NULL };
 	struct jpath kp;
 	char s[64];
 	int ret;
 
-	ret = j_check_obj(o, p, keys, err);
+	ret = j_check_obj(o, p, portid ? keys : (const char *const[]){ "trtype", "adrfam",
+								  "traddr", "trsvcid",
+								  "treq", "tsas", NULL },
+			  err);
 	if (ret)
 		return ret;
+	if (portid) {
+		uint64_t v;
+
+		ret = j_u64(o, "portid", p, false, 0, 65535, &v, err);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			*portid = (uint16_t)v;
+	}
 	ret = j_str(o, "trtype", p, true, s, sizeof(s), err);
 	if (ret)
 		return ret < 0 ? ret : -EINVAL;
@@ -1333,9 +1348,11 @@ static int load_referral(struct nvmfd_cfg *cfg, uint16_t portid, json_object *o,
 		return ret;
 	if (j_str(o, "name", p, false, name, sizeof(name), err) < 0)
 		return -EINVAL;
-	/* the remote port id is not needed: the discovery log entry uses ours */
+	/* the referred port's own ID: the discovery log entry carries it */
+	v = 0;
 	if (j_u64(o, "portid", p, false, 0, 65535, &v, err) < 0)
 		return -EINVAL;
+	r->ref_portid = (uint16_t)v;
 	ret = j_bool(o, "enable", p, &en, err);
 	if (ret < 0)
 		return ret;
@@ -1347,7 +1364,7 @@ static int load_referral(struct nvmfd_cfg *cfg, uint16_t portid, json_object *o,
 	jpath_key(&ap, p, "addr");
 	cfg_strcpy(r->trsvcid, sizeof(r->trsvcid), "4420");
 	ret = load_addr(addr, &ap, &r->adrfam, r->traddr, sizeof(r->traddr), r->trsvcid,
-			sizeof(r->trsvcid), err);
+			sizeof(r->trsvcid), &r->ref_portid, err);
 	if (ret)
 		return ret;
 	r->portid = portid;
@@ -1407,7 +1424,7 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 		return ret;
 	jpath_key(&sp, p, "addr");
 	ret = load_addr(addr, &sp, &port->adrfam, port->traddr, sizeof(port->traddr),
-			port->trsvcid, sizeof(port->trsvcid), err);
+			port->trsvcid, sizeof(port->trsvcid), NULL, err);
 	if (ret)
 		return ret;
 
@@ -2287,7 +2304,12 @@ static json_object *write_port(const struct nvmfd_cfg *cfg, const struct nvmfd_c
 		ro = json_object_new_object();
 		ret |= jarr_add(refs, ro);
 		if (ro) {
-			ret |= jadd(ro, "addr", write_addr(r->adrfam, r->traddr, r->trsvcid));
+			json_object *ra = write_addr(r->adrfam, r->traddr, r->trsvcid);
+
+			/* nvmetcli keeps the referred port's ID in addr */
+			if (ra)
+				ret |= jadd(ra, "portid", json_object_new_int(r->ref_portid));
+			ret |= jadd(ro, "addr", ra);
 			ret |= jadd(ro, "name", jstrf("referral%u", i));
 		}
 	}

@@ -108,7 +108,8 @@ struct nvmfd_cfg_dhchap {
 };
 
 struct nvmfd_cfg_referral {
-	uint16_t portid; /* port the referral is advertised on */
+	uint16_t portid; /* port the referral is advertised on (its parent) */
+	uint16_t ref_portid; /* the referred port's own ID (nvmetcli "portid"), in the entry */
 	uint8_t adrfam;
 	char traddr[256];
 	char trsvcid[32];

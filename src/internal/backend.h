@@ -115,6 +115,25 @@ int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out);
 int nvmfd_bk_close(struct nvmfd_bk **bk);
 
 uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk); /* bytes */
+
+/**
+ * nvmfd_bk_resize() - change the size of a backend that may be serving I/O.
+ * @bk:   borrowed.
+ * @size: new size in bytes, a multiple of the block size; 0 = re-read the
+ *        size of the file or device (FILE, BDEV).
+ * @out:  the size now exposed (NULL: not wanted).
+ * FILE grows (ftruncate) but never shrinks; BDEV only re-reads; RAM grows
+ * in place or shrinks (the tail reads zeroes if it grows again); NULL takes
+ * any size. An io already range-checked against the old size of a shrunk
+ * backend completes against storage that still exists (RAM: a tail that
+ * reads zeroes).
+ * Return: 0; -EINVAL (size not a block multiple, shrinking a file, a size
+ *         for a block device, size 0 for RAM/NULL, a file now smaller than
+ *         one block); -EROFS (read-only file); -ENOMEM (RAM cannot grow in
+ *         place); -errno from fstat/ftruncate/ioctl.
+ * Context: control thread (one resize at a time per backend); may block.
+ */
+int nvmfd_bk_resize(struct nvmfd_bk *bk, uint64_t size, uint64_t *out);
 unsigned int nvmfd_bk_lba_shift(const struct nvmfd_bk *bk);
 enum nvmfd_bk_type nvmfd_bk_get_type(const struct nvmfd_bk *bk);
 bool nvmfd_bk_is_read_only(const struct nvmfd_bk *bk); /* writes fail with -EROFS */

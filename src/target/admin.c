@@ -192,11 +192,13 @@ void nvmfd__tgt_identify_ctrl_fill(struct nvmfd_tgt_req *req, struct nvmfd_id_ct
 
 static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *id)
 {
-	enum nvmfd_bk_type t = nvmfd_bk_get_type(ns->bk);
+	/* cached at add: a removed namespace's backend may be closing */
+	enum nvmfd_bk_type t = ns->bk_type;
+	uint64_t nsze = __atomic_load_n(&ns->nsze, __ATOMIC_ACQUIRE); /* resize */
 
-	id->nsze = ns->nsze;
-	id->ncap = ns->nsze;
-	id->nuse = ns->nsze;
+	id->nsze = nsze;
+	id->ncap = nsze;
+	id->nuse = nsze;
 	id->nlbaf = 0;
 	id->flbas = 0;
 	id->lbaf[0].ds = (uint8_t)ns->lba_shift;
@@ -204,7 +206,7 @@ static void identify_ns_fill(const struct nvmfd_tgt_ns *ns, struct nvmfd_id_ns *
 	if (t == NVMFD_BK_RAM || t == NVMFD_BK_NULL || t == NVMFD_BK_FILE)
 		id->dlfeat = NVMFD_DLFEAT_READ_ZEROES;
 	id->endgid = 0;
-	if (nvmfd_bk_is_read_only(ns->bk))
+	if (ns->read_only)
 		id->nsattr = 1; /* write protected: a shared read-only export */
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 }
@@ -226,10 +228,12 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		if (nsid == 0 || nsid == 0xffffffff || nsid > subsys_nn(s))
 			return dnr(NVMFD_SC_INVALID_NS);
 		ns = nvmfd__tgt_ns_find(s, nsid);
-		if (!ns)
+		/* pinned: the slot cannot be closed and reused while read */
+		if (!ns || !nvmfd__tgt_ns_get(ns, nsid))
 			return NVMFD_SC_SUCCESS; /* inactive: all zeroes */
 		memset(&id, 0, sizeof(id));
 		identify_ns_fill(ns, &id);
+		nvmfd__tgt_ns_put(ns);
 		memcpy(buf, &id, sizeof(id));
 		return NVMFD_SC_SUCCESS;
 	}
@@ -266,7 +270,7 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		uint8_t csi_nvm = NVMFD_CSI_NVM;
 
 		ns = nvmfd__tgt_ns_find(s, nsid);
-		if (!ns)
+		if (!ns || !nvmfd__tgt_ns_get(ns, nsid))
 			return dnr(NVMFD_SC_INVALID_NS);
 		d.nidt = NVMFD_NIDT_UUID;
 		d.nidl = NVMFD_NIDT_UUID_LEN;
@@ -277,6 +281,7 @@ static nvmfd_status_t identify(struct nvmfd_tgt_req *req)
 		d.nidl = NVMFD_NIDT_NGUID_LEN;
 		memcpy(buf + off, &d, sizeof(d));
 		memcpy(buf + off + sizeof(d), ns->nguid, 16);
+		nvmfd__tgt_ns_put(ns);
 		off += sizeof(d) + 16;
 		d.nidt = NVMFD_NIDT_CSI;
 		d.nidl = NVMFD_NIDT_CSI_LEN;

@@ -94,7 +94,7 @@ int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys
 		return 0;
 	/* the daemon edits hosts live under nvmfd_tgt_cfg_lock() */
 	pthread_mutex_lock(&qp->tgt->lock);
-	any = s->cfg->allow_any_host;
+	any = nvmfd__tgt_live_subsys_locked(s) && nvmfd__tgt_live_subsys_locked(s)->allow_any_host;
 	h = any ? -1 : nvmfd_cfg_host_find(cfg, hostnqn);
 	if (h >= 0)
 		d = cfg->host_dhchap[h];

@@ -39,29 +39,67 @@
 #define NVMFD_VERSION "0.0.0"
 #endif
 
-/* One namespace of a subsystem. */
+/* A namespace slot's life (tgt->lock): FREE -> LIVE (added) -> DRAINING
+ * (removed: no new command reaches the backend, ios already submitted
+ * finish) -> CLOSING (backend being closed off the lock) -> FREE. */
+enum nvmfd_tgt_ns_state {
+	NVMFD_TGT_NS_FREE,
+	NVMFD_TGT_NS_LIVE,
+	NVMFD_TGT_NS_DRAINING,
+	NVMFD_TGT_NS_CLOSING,
+};
+
+/* One namespace slot of a subsystem. */
 struct nvmfd_tgt_ns {
+	/* atomic, stored last (release) when the slot is filled: a reader
+	 * that sees its NSID (acquire) sees every field below; 0 = none */
 	uint32_t nsid;
-	const struct nvmfd_cfg_ns *cfg;
+	uint8_t state; /* enum nvmfd_tgt_ns_state, tgt->lock */
 	struct nvmfd_bk *bk;
-	uint64_t size; /* bytes */
-	uint64_t nsze; /* logical blocks */
+	enum nvmfd_bk_type bk_type; /* of bk, for Identify (bk may be closing) */
+	bool read_only;
+	uint64_t size; /* bytes, atomic (resize) */
+	uint64_t nsze; /* logical blocks, atomic (resize) */
 	unsigned int lba_shift;
 	uint8_t uuid[16];
 	uint8_t nguid[16];
 	bool enabled; /* atomic: read on the data path, written by the control path */
+	/* backend ios of this namespace submitted and not yet completed
+	 * (atomic, seq_cst: see nvmfd__tgt_ns_get()) */
+	int inflight;
+	char path[64]; /* for logs, maybe cut */
 };
 
 struct nvmfd_tgt_subsys {
 	struct nvmfd_tgt *tgt;
-	const struct nvmfd_cfg_subsys *cfg; /* NULL for the discovery subsystem */
-	int idx; /* index in cfg->subsys[], -1 for discovery */
+	/* the subsystem's attributes as created (the core's own copy: serial,
+	 * model, firmware, version, cntlid range, qid_max); NULL for discovery.
+	 * Its hosts and allow_any_host are NOT used: the ACL is the daemon's
+	 * live config, read under tgt->lock (nvmfd__tgt_live_subsys_locked()) */
+	const struct nvmfd_cfg_subsys *cfg;
+	int idx; /* unique number (creation order), -1 for discovery */
 	bool is_disc;
+	bool deleted; /* tgt->lock: out of the table, freed by housekeeping */
+	int refs; /* atomic: controllers (and lookups) holding it */
 	char nqn[NVMFD_NQN_SIZE];
-	unsigned int nr_ns;
-	struct nvmfd_tgt_ns ns[NVMFD_CFG_MAX_NS]; /* sorted by nsid */
+	unsigned int nr_ns; /* slots used (atomic, acquire): FREE ones are reused */
+	struct nvmfd_tgt_ns ns[NVMFD_CFG_MAX_NS];
 	uint16_t next_cntlid; /* tgt->lock */
 	struct nvmfd_tgt_ctrl *ctrls; /* registry list, tgt->lock */
+	struct nvmfd_tgt_subsys *zombie_next; /* tgt->zombies link */
+};
+
+/* One listener of the target (transport port plus what the core keeps of
+ * it). Slots are in cfg->ports[] order; edited under port_lock and
+ * tgt->lock, read under either. */
+struct nvmfd_tgt_port_slot {
+	/* copy of the port's config at creation: the transport and its queues
+	 * borrow it (qp->port) until remove_port returned. Its subsys_idx
+	 * links are NOT used: links are the daemon's live config */
+	struct nvmfd_cfg_port cfg;
+	struct nvmfd_tgt_port *port;
+	const struct nvmfd_tgt_xprt_type *xprt;
+	uint16_t bound; /* service id actually bound (trsvcid "0") */
 };
 
 /* Per-queue I/O counters, written by the queue owner with relaxed atomics,
@@ -132,8 +170,12 @@ struct nvmfd_tgt {
 	const struct nvmfd_cfg *cfg;
 	pthread_mutex_t lock; /* control path: see the file comment */
 	unsigned int nr_subsys;
-	struct nvmfd_tgt_subsys *subsys; /* nr_subsys, then discovery at [nr_subsys] */
+	/* the table, in cfg->subsys[] order (tgt->lock; the daemon keeps the
+	 * two in step): pointers stay valid while a reference is held */
+	struct nvmfd_tgt_subsys *subsys[NVMFD_CFG_MAX_SUBSYS];
 	struct nvmfd_tgt_subsys *disc;
+	struct nvmfd_tgt_subsys *zombies; /* deleted, waiting for refs/ns to drain */
+	int next_subsys_idx;
 	uint64_t genctr; /* discovery log generation, tgt->lock */
 	/* filled by target.c; NULL/0 in core-only (unit test) targets */
 	struct nvmfd_rt *rt;
@@ -143,10 +185,9 @@ struct nvmfd_tgt {
 	/* completion pool of every queue's backend ios; subsys.c creates a
 	 * per-queue one, target.c the configured one once the runtime exists */
 	struct nvmfd_cq_pool *cqpool;
-	struct nvmfd_tgt_port *ports[NVMFD_CFG_MAX_PORTS];
-	const struct nvmfd_tgt_xprt_type *port_xprt[NVMFD_CFG_MAX_PORTS];
+	pthread_mutex_t port_lock; /* the port table vs housekeeping and stats */
+	struct nvmfd_tgt_port_slot *ports[NVMFD_CFG_MAX_PORTS];
 	unsigned int nr_ports;
-	uint16_t bound_port[NVMFD_CFG_MAX_PORTS]; /* service id actually bound (trsvcid "0") */
 	pthread_t hk_thread; /* housekeeping: keep-alive expiry */
 	pthread_mutex_t hk_lock; /* protects hk_stop */
 	pthread_cond_t hk_cond;
@@ -157,14 +198,27 @@ struct nvmfd_tgt {
 	bool bk_closed;
 };
 
+/* Every subsystem of @tgt and then the discovery one, under tgt->lock. */
+#define nvmfd__tgt_for_each_subsys(tgt, i, s)                                             \
+	for ((i) = 0; (i) <= (tgt)->nr_subsys &&                                           \
+		      (((s) = (i) < (tgt)->nr_subsys ? (tgt)->subsys[i] : (tgt)->disc), 1); \
+	     (i)++)
+
 /* subsys.c */
 int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out);
 int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt);
 void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgt);
-struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find(struct nvmfd_tgt *tgt, const char *nqn);
+struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find_get(struct nvmfd_tgt *tgt, const char *nqn);
+void nvmfd__tgt_subsys_put(struct nvmfd_tgt_subsys *s);
+const struct nvmfd_cfg_subsys *nvmfd__tgt_live_subsys_locked(const struct nvmfd_tgt_subsys *s);
+bool nvmfd__tgt_ns_get(struct nvmfd_tgt_ns *ns, uint32_t nsid);
+void nvmfd__tgt_ns_put(struct nvmfd_tgt_ns *ns);
+unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt);
+uint16_t nvmfd__tgt_bound_locked(const struct nvmfd_tgt *tgt, uint16_t portid);
 bool nvmfd__tgt_subsys_on_port(const struct nvmfd_tgt_subsys *s,
 			       const struct nvmfd_cfg_port *port);
 bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostnqn);
+bool nvmfd__tgt_host_allowed_locked(const struct nvmfd_tgt_subsys *s, const char *hostnqn);
 struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsid);
 int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port,
 			  const char *hostnqn, const uint8_t hostid[16],

@@ -116,10 +116,11 @@ static bool wildcard_traddr(const char *local, uint8_t adrfam, char *out, size_t
 	return addr_of_family(AF_INET, &a6, AF_INET6, out, len);
 }
 
+/* @bound: the service id the port bound (0: report p->trsvcid). */
 static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp *qp,
-		       const struct nvmfd_cfg_port *p, uint8_t subtype, const char *nqn)
+		       const struct nvmfd_cfg_port *p, uint16_t bound, uint8_t subtype,
+		       const char *nqn)
 {
-	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	const char *traddr = p->traddr;
 	char wild[80]; /* local_addr (64) with "::ffff:" */
 
@@ -141,19 +142,17 @@ static void fill_entry(struct nvmfd_disc_log_entry *e, const struct nvmfd_tgt_qp
 		traddr = wild;
 	snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", p->trsvcid);
 	/* a listener configured with port 0 reports the port it bound */
-	if ((uintptr_t)p >= (uintptr_t)cfg->ports &&
-	    (uintptr_t)p < (uintptr_t)(cfg->ports + NVMFD_CFG_MAX_PORTS)) {
-		size_t idx = ((uintptr_t)p - (uintptr_t)cfg->ports) / sizeof(*p);
-
-		if (idx < qp->tgt->nr_ports && qp->tgt->bound_port[idx])
-			snprintf(e->trsvcid, sizeof(e->trsvcid), "%u", qp->tgt->bound_port[idx]);
-	}
+	if (bound)
+		snprintf(e->trsvcid, sizeof(e->trsvcid), "%u", bound);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
 	snprintf(e->traddr, sizeof(e->traddr), "%s", traddr);
 }
 
-/* Emit (or, with @w NULL, count) the entries the host of @qp may see. */
-static uint64_t disc_entries(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_win *w)
+/* Emit (or, with @w NULL, count) the entries the host of @qp may see:
+ * the live config's ports and links (by index: the config is edited under
+ * tgt->lock, which the caller holds), the ACL, and the referrals of the
+ * port the host came in on. Context: tgt->lock held. */
+static uint64_t disc_entries_locked(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_win *w)
 {
 	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	struct nvmfd_tgt *tgt = qp->tgt;
@@ -165,21 +164,28 @@ static uint64_t disc_entries(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_win *w)
 
 	n++;
 	if (w) {
-		fill_entry(&e, qp, self, NVMFD_SUBTYPE_CUR_DISCOVERY, NVMFD_DISC_NQN);
+		fill_entry(&e, qp, self, nvmfd__tgt_bound_locked(tgt, self->portid),
+			   NVMFD_SUBTYPE_CUR_DISCOVERY, NVMFD_DISC_NQN);
 		nvmfd__tgt_win_put(w, &e, sizeof(e));
 	}
 	for (unsigned int pi = 0; pi < cfg->nr_ports && pi < NVMFD_CFG_MAX_PORTS; pi++) {
 		const struct nvmfd_cfg_port *p = &cfg->ports[pi];
 
 		for (unsigned int k = 0; k < p->nr_subsys && k < NVMFD_CFG_MAX_SUBSYS; k++) {
-			unsigned int si = p->subsys_idx[k];
+			unsigned int ci = p->subsys_idx[k];
+			struct nvmfd_tgt_subsys *s = NULL;
 
-			if (si >= tgt->nr_subsys ||
-			    !nvmfd__tgt_host_allowed(&tgt->subsys[si], host))
+			if (ci >= cfg->nr_subsys)
+				continue;
+			for (unsigned int si = 0; !s && si < tgt->nr_subsys; si++)
+				if (!strcmp(tgt->subsys[si]->nqn, cfg->subsys[ci].nqn))
+					s = tgt->subsys[si];
+			if (!s || !nvmfd__tgt_host_allowed_locked(s, host))
 				continue;
 			n++;
 			if (w) {
-				fill_entry(&e, qp, p, NVMFD_SUBTYPE_NVME, tgt->subsys[si].nqn);
+				fill_entry(&e, qp, p, nvmfd__tgt_bound_locked(tgt, p->portid),
+					   NVMFD_SUBTYPE_NVME, s->nqn);
 				nvmfd__tgt_win_put(w, &e, sizeof(e));
 			}
 		}
@@ -193,11 +199,12 @@ static uint64_t disc_entries(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_win *w)
 		n++;
 		if (!w)
 			continue;
-		rp.portid = r->portid;
+		/* the entry carries the referred port's own ID (nvmet) */
+		rp.portid = r->ref_portid;
 		rp.adrfam = r->adrfam;
 		snprintf(rp.traddr, sizeof(rp.traddr), "%s", r->traddr);
 		snprintf(rp.trsvcid, sizeof(rp.trsvcid), "%s", r->trsvcid);
-		fill_entry(&e, qp, &rp, NVMFD_SUBTYPE_REFERRAL, NVMFD_DISC_NQN);
+		fill_entry(&e, qp, &rp, 0, NVMFD_SUBTYPE_REFERRAL, NVMFD_DISC_NQN);
 		nvmfd__tgt_win_put(w, &e, sizeof(e));
 	}
 	return n;
@@ -216,21 +223,24 @@ static nvmfd_status_t disc_get_log(struct nvmfd_tgt_req *req)
 	/* nvmet: the offset must be dword aligned */
 	if (lpo & 3)
 		return dnr(NVMFD_SC_INVALID_FIELD);
-	numrec = disc_entries(qp, NULL);
-	if (lpo >= sizeof(hdr) * (numrec + 1))
+	/* one snapshot: the config may change between two lock holds */
+	pthread_mutex_lock(&qp->tgt->lock);
+	numrec = disc_entries_locked(qp, NULL);
+	if (lpo >= sizeof(hdr) * (numrec + 1)) {
+		pthread_mutex_unlock(&qp->tgt->lock);
 		return dnr(NVMFD_SC_INVALID_FIELD);
+	}
 	memset(req->data, 0, req->data_len);
 	memset(&hdr, 0, sizeof(hdr));
-	pthread_mutex_lock(&qp->tgt->lock);
 	hdr.genctr = qp->tgt->genctr;
 	/* reading the log re-arms the change AEN unless RAE */
 	if (!NVMFD_GET_LOG_RAE(&req->sqe))
 		qp->ctrl->aen_masked &= ~NVMFD_AEN_CFG_DISC_CHANGE;
-	pthread_mutex_unlock(&qp->tgt->lock);
 	hdr.numrec = numrec;
 	hdr.recfmt = 0;
 	nvmfd__tgt_win_put(&w, &hdr, sizeof(hdr));
-	disc_entries(qp, &w);
+	disc_entries_locked(qp, &w);
+	pthread_mutex_unlock(&qp->tgt->lock);
 	return NVMFD_SC_SUCCESS;
 }
 

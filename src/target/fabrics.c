@@ -354,17 +354,20 @@ static nvmfd_status_t connect_find_subsys(struct nvmfd_tgt_req *req,
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
 	if (strnlen(d->hostnqn, sizeof(d->hostnqn)) == sizeof(d->hostnqn))
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(hostnqn));
-	s = nvmfd__tgt_subsys_find(qp->tgt, d->subnqn);
+	s = nvmfd__tgt_subsys_find_get(qp->tgt, d->subnqn);
 	if (!s || !nvmfd__tgt_subsys_on_port(s, qp->port)) {
 		NVMFD_WARN(COMP, "%s: connect to unknown subsystem %s", qp->peer_addr, d->subnqn);
+		if (s)
+			nvmfd__tgt_subsys_put(s);
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
 	}
 	if (!nvmfd__tgt_host_allowed(s, d->hostnqn)) {
 		NVMFD_WARN(COMP, "%s: host %s not allowed on %s", qp->peer_addr, d->hostnqn,
 			   s->nqn);
+		nvmfd__tgt_subsys_put(s);
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_HOST, IPO_DATA(hostnqn));
 	}
-	*out = s;
+	*out = s; /* with a reference: the caller puts it */
 	return NVMFD_SC_SUCCESS;
 }
 
@@ -382,19 +385,14 @@ static void qp_attach(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_ctrl *ctrl,
 }
 
 static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmfd_connect_cmd *c,
-				    const struct nvmfd_connect_data *d)
+				    const struct nvmfd_connect_data *d, struct nvmfd_tgt_subsys *s)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
 	struct nvmfd_tgt_auth *auth = NULL;
-	struct nvmfd_tgt_subsys *s;
 	struct nvmfd_tgt_ctrl *ctrl;
-	nvmfd_status_t st;
 	uint32_t kato;
 	int ret;
 
-	st = connect_find_subsys(req, d, &s);
-	if (st)
-		return st;
 	/* NVMe-oF 1.1 §3.3: dynamic controller model only */
 	if (d->cntlid != NVMFD_CNTLID_DYNAMIC)
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(cntlid));
@@ -426,17 +424,13 @@ static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmf
 }
 
 static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_connect_cmd *c,
-				 const struct nvmfd_connect_data *d)
+				 const struct nvmfd_connect_data *d, struct nvmfd_tgt_subsys *s)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
 	struct nvmfd_tgt_auth *auth = NULL;
-	struct nvmfd_tgt_subsys *s;
 	struct nvmfd_tgt_ctrl *ctrl;
 	nvmfd_status_t st;
 
-	st = connect_find_subsys(req, d, &s);
-	if (st)
-		return st;
 	ctrl = nvmfd__tgt_ctrl_find_get(s, d->cntlid);
 	if (!ctrl) {
 		NVMFD_WARN(COMP, "%s: I/O connect to unknown ctrl %u", qp->peer_addr, d->cntlid);
@@ -486,6 +480,8 @@ static nvmfd_status_t exec_connect(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_connect_cmd c;
 	struct nvmfd_connect_data d;
+	struct nvmfd_tgt_subsys *s;
+	nvmfd_status_t st;
 
 	memcpy(&c, &req->sqe, sizeof(c));
 	if (!req->data || req->data_len < sizeof(d))
@@ -496,9 +492,12 @@ static nvmfd_status_t exec_connect(struct nvmfd_tgt_req *req)
 		return nvmfd__tgt_dnr(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_CONNECT_FORMAT);
 	if (c.sqsize == 0)
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_SQE(sqsize));
-	if (c.qid == 0)
-		return connect_admin(req, &c, &d);
-	return connect_io(req, &c, &d);
+	st = connect_find_subsys(req, &d, &s);
+	if (st)
+		return st;
+	st = c.qid == 0 ? connect_admin(req, &c, &d, s) : connect_io(req, &c, &d, s);
+	nvmfd__tgt_subsys_put(s); /* a controller holds its own reference */
+	return st;
 }
 
 /* CC write, after nvmet_update_cc(): EN 0->1 validates and sets RDY (or

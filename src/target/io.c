@@ -30,7 +30,9 @@ static nvmfd_status_t dnr(uint8_t sc)
 
 static bool lba_in_range(const struct nvmfd_tgt_ns *ns, uint64_t slba, uint64_t nlb)
 {
-	return slba < ns->nsze && nlb <= ns->nsze - slba;
+	uint64_t nsze = __atomic_load_n(&ns->nsze, __ATOMIC_ACQUIRE); /* resize */
+
+	return slba < nsze && nlb <= nsze - slba;
 }
 
 /**
@@ -125,9 +127,16 @@ static void submit(struct nvmfd_tgt_req *req)
 		nvmfd__tgt_req_complete(req, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
 		return;
 	}
+	/* the namespace may have been removed since the command found it
+	 * (H2C data in between): its backend is used only while counted */
+	if (!nvmfd__tgt_ns_get(ns, req->sqe.nsid)) {
+		nvmfd__tgt_req_complete(req, dnr(NVMFD_SC_INVALID_NS));
+		return;
+	}
 	/* a full ring is flushed and reaped once inside (internal/cqpool.h) */
 	ret = nvmfd_cq_submit(qp->cq, ns->bk, &req->bk_io);
 	if (ret < 0) {
+		nvmfd__tgt_ns_put(ns);
 		NVMFD_ERR_RATELIMIT(COMP, "ctrl %u qid %u cid %u: submit: %s", qp->ctrl->cntlid,
 				    qp->qid, req->sqe.cid, strerror(-ret));
 		nvmfd__tgt_req_complete(req, nvmfd__status_from_errno(ret, req->bk_io.op));
@@ -162,6 +171,7 @@ static void io_done(struct nvmfd_bk_io *io, int res)
 {
 	struct nvmfd_tgt_req *req = io->priv;
 
+	nvmfd__tgt_ns_put(req->core);
 	if (res < 0) {
 		nvmfd__tgt_req_complete(req, nvmfd__status_from_errno(res, io->op));
 		return;

@@ -114,6 +114,8 @@ static int ns_cmp(const void *a, const void *b)
 	return x->nsid < y->nsid ? -1 : x->nsid > y->nsid;
 }
 
+/* Close the backend of every slot that has one (target stop, or a
+ * subsystem that never started). */
 static void subsys_close_backends(struct nvmfd_tgt_subsys *s, int *first_err)
 {
 	for (unsigned int i = 0; i < s->nr_ns; i++) {
@@ -128,57 +130,116 @@ static void subsys_close_backends(struct nvmfd_tgt_subsys *s, int *first_err)
 			if (first_err && !*first_err)
 				*first_err = ret;
 		}
+		s->ns[i].state = NVMFD_TGT_NS_FREE;
 	}
 }
 
-static int subsys_open(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_subsys *cs)
+/* Open @cn's backend into @bk, logging what went wrong. Return: 0 or the
+ * backend's error (-EBUSY: another process exports the path). */
+static int ns_open_bk(const struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_ns *cn,
+		      struct nvmfd_bk **bk)
 {
+	struct nvmfd_bk_opts opts = cn->bk;
 	int ret;
 
-	s->cfg = cs;
+	if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
+		opts.path = cn->path;
+	ret = nvmfd_bk_open(&opts, bk);
+	if (ret == -EBUSY && opts.path)
+		NVMFD_ERR(COMP, "subsystem %s nsid %u: %s is in use: another process "
+			  "exports it (or it is mounted, or a namespace removed moments ago "
+			  "still drains); only read-only exports (option 'readonly') may "
+			  "share a path", s->nqn, cn->nsid, opts.path);
+	else if (ret < 0)
+		NVMFD_ERR(COMP, "subsystem %s nsid %u: %s%s%s", s->nqn, cn->nsid,
+			  opts.path ? opts.path : "", opts.path ? ": " : "", strerror(-ret));
+	return ret;
+}
+
+/* Fill slot @ns with the opened @bk for @cn; the NSID is published last
+ * (release): readers that see it see the rest. */
+static void ns_fill(struct nvmfd_tgt_subsys *s, struct nvmfd_tgt_ns *ns,
+		    const struct nvmfd_cfg_ns *cn, struct nvmfd_bk *bk)
+{
+	ns->bk = bk;
+	ns->bk_type = nvmfd_bk_get_type(bk);
+	ns->read_only = nvmfd_bk_is_read_only(bk);
+	ns->lba_shift = nvmfd_bk_lba_shift(bk);
+	__atomic_store_n(&ns->size, nvmfd_bk_size(bk), __ATOMIC_RELAXED);
+	__atomic_store_n(&ns->nsze, nvmfd_bk_size(bk) >> ns->lba_shift, __ATOMIC_RELAXED);
+	snprintf(ns->path, sizeof(ns->path), "%.63s", cn->path[0] ? cn->path : "-");
+	ns_set_ids(ns, s->nqn, cn);
+	__atomic_store_n(&ns->state, NVMFD_TGT_NS_LIVE, __ATOMIC_RELAXED);
+	__atomic_store_n(&ns->enabled, cn->enable, __ATOMIC_RELEASE);
+	__atomic_store_n(&ns->nsid, cn->nsid, __ATOMIC_RELEASE);
+}
+
+static void subsys_free(struct nvmfd_tgt_subsys *s)
+{
+	struct nvmfd_tgt_ctrl *c, *n;
+
+	for (c = s->ctrls; c; c = n) {
+		n = c->next;
+		c->registered = false;
+		pthread_mutex_destroy(&c->err_lock);
+		free(c->sqs);
+		free(c->qstats);
+		free(c);
+	}
+	free((void *)s->cfg);
+	free(s);
+}
+
+/* A new subsystem object for @cs with its namespaces opened (not in the
+ * table yet). Return: 0, -EINVAL (bad or duplicate NSID), -ENOMEM, the
+ * backend error; nothing is left open on failure. */
+static int subsys_open(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_subsys *cs,
+		       struct nvmfd_tgt_subsys **out)
+{
+	struct nvmfd_tgt_subsys *s = calloc(1, sizeof(*s));
+	struct nvmfd_cfg_subsys *copy = malloc(sizeof(*copy));
+	int ret = 0;
+
+	if (!s || !copy) {
+		free(s);
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, cs, sizeof(*copy));
+	s->tgt = tgt;
+	s->cfg = copy;
+	s->idx = tgt->next_subsys_idx++;
 	snprintf(s->nqn, sizeof(s->nqn), "%s", cs->nqn);
 	s->next_cntlid = cs->cntlid_min;
 	for (unsigned int i = 0; i < cs->nr_ns; i++) {
 		const struct nvmfd_cfg_ns *cn = &cs->ns[i];
-		struct nvmfd_tgt_ns *ns = &s->ns[s->nr_ns];
-		struct nvmfd_bk_opts opts = cn->bk;
+		struct nvmfd_bk *bk = NULL;
 
 		if (cn->nsid == 0 || cn->nsid == 0xffffffff) {
 			NVMFD_ERR(COMP, "subsystem %s: invalid nsid %u", s->nqn, cn->nsid);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out_close;
 		}
-		if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
-			opts.path = cn->path;
-		ret = nvmfd_bk_open(&opts, &ns->bk);
-		if (ret == -EBUSY && opts.path) {
-			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s is in use: another process "
-				  "exports it (or it is mounted); only read-only exports (option "
-				  "'readonly') may share a path", s->nqn, cn->nsid, opts.path);
-			return ret;
-		}
-		if (ret < 0) {
-			NVMFD_ERR(COMP, "subsystem %s nsid %u: %s%s%s", s->nqn, cn->nsid,
-				  opts.path ? opts.path : "", opts.path ? ": " : "",
-				  strerror(-ret));
-			return ret;
-		}
-		s->nr_ns++;
-		ns->nsid = cn->nsid;
-		ns->cfg = cn;
-		ns->size = nvmfd_bk_size(ns->bk);
-		ns->lba_shift = nvmfd_bk_lba_shift(ns->bk);
-		ns->nsze = ns->size >> ns->lba_shift;
-		ns->enabled = cn->enable;
-		ns_set_ids(ns, s->nqn, cn);
+		ret = ns_open_bk(s, cn, &bk);
+		if (ret < 0)
+			goto out_close;
+		ns_fill(s, &s->ns[s->nr_ns++], cn, bk);
 	}
 	qsort(s->ns, s->nr_ns, sizeof(s->ns[0]), ns_cmp);
 	for (unsigned int i = 1; i < s->nr_ns; i++) {
 		if (s->ns[i].nsid == s->ns[i - 1].nsid) {
 			NVMFD_ERR(COMP, "subsystem %s: duplicate nsid %u", s->nqn, s->ns[i].nsid);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out_close;
 		}
 	}
+	*out = s;
 	return 0;
+
+out_close:
+	subsys_close_backends(s, NULL);
+	subsys_free(s);
+	return ret;
 }
 
 /**
@@ -203,6 +264,7 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		return -ENOMEM;
 	tgt->cfg = cfg;
 	pthread_mutex_init(&tgt->lock, NULL);
+	pthread_mutex_init(&tgt->port_lock, NULL);
 	{
 		/* per-queue rings need no runtime; target.c swaps in the
 		 * configured pool (shared rings) once the runtime exists */
@@ -212,25 +274,21 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		if (ret < 0)
 			goto out_free_tgt;
 	}
-	tgt->subsys = calloc(cfg->nr_subsys + 1, sizeof(*tgt->subsys));
-	if (!tgt->subsys) {
+	tgt->disc = calloc(1, sizeof(*tgt->disc));
+	if (!tgt->disc) {
 		ret = -ENOMEM;
 		goto out_free_tgt;
 	}
 	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
-		struct nvmfd_tgt_subsys *s = &tgt->subsys[i];
-
-		s->tgt = tgt;
-		s->idx = (int)i;
-		tgt->nr_subsys = i + 1;
-		ret = subsys_open(s, &cfg->subsys[i]);
+		ret = subsys_open(tgt, &cfg->subsys[i], &tgt->subsys[i]);
 		if (ret < 0)
 			goto out_close_backends;
+		tgt->nr_subsys = i + 1;
 	}
-	tgt->disc = &tgt->subsys[cfg->nr_subsys];
 	tgt->disc->tgt = tgt;
 	tgt->disc->idx = -1;
 	tgt->disc->is_disc = true;
+	tgt->disc->refs = 1;
 	snprintf(tgt->disc->nqn, sizeof(tgt->disc->nqn), "%s", NVMFD_DISC_NQN);
 	tgt->disc->next_cntlid = 1;
 	tgt->genctr = 1;
@@ -238,18 +296,22 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 	return 0;
 
 out_close_backends:
-	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
-		subsys_close_backends(&tgt->subsys[i], NULL);
-	free(tgt->subsys);
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++) {
+		subsys_close_backends(tgt->subsys[i], NULL);
+		subsys_free(tgt->subsys[i]);
+	}
 out_free_tgt:
+	free(tgt->disc);
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	pthread_mutex_destroy(&tgt->port_lock);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	return ret;
 }
 
 /**
- * nvmfd__tgt_core_close_backends() - flush (fsync) and close every backend.
+ * nvmfd__tgt_core_close_backends() - flush (fsync) and close every backend,
+ * deleted subsystems' included.
  * @tgt: target whose queues are all gone.
  * Return: 0 or the first close error (-errno); all are closed regardless.
  * Context: control thread; idempotent.
@@ -261,7 +323,9 @@ int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt)
 	if (tgt->bk_closed)
 		return 0;
 	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
-		subsys_close_backends(&tgt->subsys[i], &err);
+		subsys_close_backends(tgt->subsys[i], &err);
+	for (struct nvmfd_tgt_subsys *z = tgt->zombies; z; z = z->zombie_next)
+		subsys_close_backends(z, &err);
 	tgt->bk_closed = true;
 	return err;
 }
@@ -275,83 +339,163 @@ int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt)
 void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
 {
 	struct nvmfd_tgt *tgt = *tgtp;
+	struct nvmfd_tgt_subsys *z, *n;
 
 	if (!tgt)
 		return;
 	nvmfd__tgt_core_close_backends(tgt);
-	for (unsigned int i = 0; i <= tgt->nr_subsys && tgt->subsys; i++) {
-		struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls, *n;
-
-		for (; c; c = n) {
-			n = c->next;
-			c->registered = false;
-			pthread_mutex_destroy(&c->err_lock);
-			free(c->sqs);
-			free(c->qstats);
-			free(c);
-		}
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
+		subsys_free(tgt->subsys[i]);
+	for (z = tgt->zombies; z; z = n) {
+		n = z->zombie_next;
+		subsys_free(z);
 	}
-	free(tgt->subsys);
+	if (tgt->disc)
+		subsys_free(tgt->disc);
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	pthread_mutex_destroy(&tgt->port_lock);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	*tgtp = NULL;
 }
 
 /**
- * nvmfd__tgt_subsys_find() - subsystem (or the discovery subsystem) by NQN.
+ * nvmfd__tgt_subsys_find_get() - subsystem (or the discovery subsystem) by
+ * NQN, with a reference.
  * @tgt: target.
  * @nqn: NUL-terminated NQN (borrowed).
- * Return: the subsystem or NULL. Subsystems live as long as the target.
+ * Return: the subsystem (drop it with nvmfd__tgt_subsys_put()) or NULL.
+ * Context: any thread; takes tgt->lock.
+ */
+struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find_get(struct nvmfd_tgt *tgt, const char *nqn)
+{
+	struct nvmfd_tgt_subsys *s = NULL;
+
+	if (!strcmp(nqn, NVMFD_DISC_NQN))
+		s = tgt->disc;
+	pthread_mutex_lock(&tgt->lock);
+	for (unsigned int i = 0; !s && i < tgt->nr_subsys; i++) {
+		if (!strcmp(tgt->subsys[i]->nqn, nqn))
+			s = tgt->subsys[i];
+	}
+	if (s)
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&tgt->lock);
+	return s;
+}
+
+/**
+ * nvmfd__tgt_subsys_put() - drop a reference; a deleted subsystem is
+ * freed by the housekeeping pass once none is left (nvmfd__tgt_reap()).
+ * @s: subsystem.
  * Context: any thread.
  */
-struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find(struct nvmfd_tgt *tgt, const char *nqn)
+void nvmfd__tgt_subsys_put(struct nvmfd_tgt_subsys *s)
 {
-	if (!strcmp(nqn, NVMFD_DISC_NQN))
-		return tgt->disc;
-	for (unsigned int i = 0; i < tgt->nr_subsys; i++) {
-		if (!strcmp(tgt->subsys[i].nqn, nqn))
-			return &tgt->subsys[i];
-	}
+	__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+/**
+ * nvmfd__tgt_live_subsys_locked() - the daemon's live config of @s (its
+ * ACL: allow_any_host, hosts), found by NQN.
+ * @s: subsystem (not discovery).
+ * Return: the config entry, NULL when the daemon no longer has it
+ *         (deleted, or not yet added: nothing is allowed then).
+ * Context: tgt->lock held (the daemon edits the config under it).
+ */
+const struct nvmfd_cfg_subsys *nvmfd__tgt_live_subsys_locked(const struct nvmfd_tgt_subsys *s)
+{
+	const struct nvmfd_cfg *cfg = s->tgt->cfg;
+
+	if (s->is_disc || s->deleted || !cfg)
+		return NULL;
+	for (unsigned int i = 0; i < cfg->nr_subsys && i < NVMFD_CFG_MAX_SUBSYS; i++)
+		if (!strcmp(cfg->subsys[i].nqn, s->nqn))
+			return &cfg->subsys[i];
 	return NULL;
+}
+
+/**
+ * nvmfd__tgt_bound_locked() - the service id bound by the listener with
+ * port ID @portid (trsvcid "0" binds an ephemeral one), 0 if none.
+ * Context: tgt->lock or port_lock held.
+ */
+uint16_t nvmfd__tgt_bound_locked(const struct nvmfd_tgt *tgt, uint16_t portid)
+{
+	for (unsigned int i = 0; i < tgt->nr_ports; i++)
+		if (tgt->ports[i] && tgt->ports[i]->cfg.portid == portid)
+			return tgt->ports[i]->bound;
+	return 0;
 }
 
 /**
  * nvmfd__tgt_subsys_on_port() - is @s exported on @port?
  * @s:    subsystem; the discovery subsystem is on every port.
- * @port: listener config, or NULL (no port: every subsystem, unit tests).
+ * @port: listener config (a port slot's copy: only its portid is used, the
+ *        links are the daemon's live config), or NULL (no port: every
+ *        subsystem, unit tests).
  * Return: true if it is.
- * Context: any thread.
+ * Context: any thread; takes tgt->lock.
  */
 bool nvmfd__tgt_subsys_on_port(const struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port)
 {
+	const struct nvmfd_cfg *cfg = s->tgt->cfg;
+	bool on = false;
+
 	if (s->is_disc || !port)
 		return true;
-	for (unsigned int i = 0; i < port->nr_subsys && i < NVMFD_CFG_MAX_SUBSYS; i++) {
-		if ((int)port->subsys_idx[i] == s->idx)
-			return true;
+	pthread_mutex_lock(&s->tgt->lock);
+	for (unsigned int pi = 0; !on && pi < cfg->nr_ports && pi < NVMFD_CFG_MAX_PORTS; pi++) {
+		const struct nvmfd_cfg_port *p = &cfg->ports[pi];
+
+		if (p->portid != port->portid)
+			continue;
+		for (unsigned int i = 0; i < p->nr_subsys && i < NVMFD_CFG_MAX_SUBSYS; i++)
+			if (p->subsys_idx[i] < cfg->nr_subsys &&
+			    !strcmp(cfg->subsys[p->subsys_idx[i]].nqn, s->nqn))
+				on = !s->deleted;
 	}
-	return false;
+	pthread_mutex_unlock(&s->tgt->lock);
+	return on;
 }
 
 /**
- * nvmfd__tgt_host_allowed() - host ACL check.
+ * nvmfd__tgt_host_allowed_locked() - host ACL check.
  * @s:       subsystem (discovery: every host is allowed).
  * @hostnqn: NUL-terminated host NQN (borrowed).
- * Return: true if @hostnqn may connect to / see @s.
- * Context: any thread.
+ * Return: true if @hostnqn may connect to / see @s (never for a subsystem
+ *         the daemon's config no longer has).
+ * Context: tgt->lock held.
+ */
+bool nvmfd__tgt_host_allowed_locked(const struct nvmfd_tgt_subsys *s, const char *hostnqn)
+{
+	const struct nvmfd_cfg_subsys *cs;
+	bool ok;
+
+	if (s->is_disc)
+		return true;
+	cs = nvmfd__tgt_live_subsys_locked(s);
+	if (!cs)
+		return false;
+	ok = cs->allow_any_host;
+	for (unsigned int i = 0; !ok && i < cs->nr_hosts && i < NVMFD_CFG_MAX_HOSTS; i++)
+		ok = !strncmp(cs->hosts[i], hostnqn, sizeof(cs->hosts[i]));
+	return ok;
+}
+
+/**
+ * nvmfd__tgt_host_allowed() - nvmfd__tgt_host_allowed_locked() taking
+ * tgt->lock. Context: any thread.
  */
 bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostnqn)
 {
-	bool ok = false;
+	bool ok;
 
 	if (s->is_disc)
 		return true;
 	/* the daemon edits the host list live under nvmfd_tgt_cfg_lock() */
 	pthread_mutex_lock(&s->tgt->lock);
-	ok = s->cfg->allow_any_host;
-	for (unsigned int i = 0; !ok && i < s->cfg->nr_hosts && i < NVMFD_CFG_MAX_HOSTS; i++)
-		ok = !strncmp(s->cfg->hosts[i], hostnqn, sizeof(s->cfg->hosts[i]));
+	ok = nvmfd__tgt_host_allowed_locked(s, hostnqn);
 	pthread_mutex_unlock(&s->tgt->lock);
 	return ok;
 }
@@ -360,31 +504,67 @@ bool nvmfd__tgt_host_allowed(const struct nvmfd_tgt_subsys *s, const char *hostn
  * nvmfd__tgt_ns_find() - an enabled namespace by NSID.
  * @s:    subsystem.
  * @nsid: namespace ID from the wire.
- * Return: the namespace, or NULL if absent or disabled.
+ * Return: the namespace, or NULL if absent or disabled. The slot stays
+ *         valid memory, but its backend may only be used between
+ *         nvmfd__tgt_ns_get() and nvmfd__tgt_ns_put().
  * Context: any thread (data path: no lock).
  */
 struct nvmfd_tgt_ns *nvmfd__tgt_ns_find(struct nvmfd_tgt_subsys *s, uint32_t nsid)
 {
-	/* slots are appended live (nvmfd_tgt_ns_add()), so not sorted:
-	 * scan them all (at most NVMFD_CFG_MAX_NS) */
+	/* slots are reused live (nvmfd_tgt_ns_add()), so not sorted: scan
+	 * them all (at most NVMFD_CFG_MAX_NS) */
 	unsigned int n = __atomic_load_n(&s->nr_ns, __ATOMIC_ACQUIRE);
 
+	if (nsid == 0)
+		return NULL;
 	for (unsigned int i = 0; i < n; i++) {
 		struct nvmfd_tgt_ns *ns = &s->ns[i];
 
-		if (__atomic_load_n(&ns->nsid, __ATOMIC_RELAXED) == nsid &&
+		if (__atomic_load_n(&ns->nsid, __ATOMIC_ACQUIRE) == nsid &&
 		    __atomic_load_n(&ns->enabled, __ATOMIC_ACQUIRE))
 			return ns;
 	}
 	return NULL;
 }
 
-/* The slot of a namespace by NSID, enabled or not (removed slots have
- * NSID 0). Context: control thread. */
+/**
+ * nvmfd__tgt_ns_get() - count one backend io on @ns (or pin it while its
+ * fields are read), if it still is namespace @nsid (not removed since the
+ * command found it).
+ * @ns:   slot from nvmfd__tgt_ns_find().
+ * @nsid: the command's NSID.
+ * Return: true: ns->bk may be used, and the slot is not closed or reused,
+ *         until the matching nvmfd__tgt_ns_put(); false: the namespace is
+ *         gone (nothing counted).
+ * The count goes up before the NSID is checked, and removal clears the
+ * NSID before it reads the count (both seq_cst): either the io sees the
+ * removal, or removal sees the io and defers the close.
+ * Context: queue owner.
+ */
+bool nvmfd__tgt_ns_get(struct nvmfd_tgt_ns *ns, uint32_t nsid)
+{
+	__atomic_add_fetch(&ns->inflight, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ns->nsid, __ATOMIC_SEQ_CST) == nsid)
+		return true;
+	__atomic_sub_fetch(&ns->inflight, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+/** nvmfd__tgt_ns_put() - the io counted by nvmfd__tgt_ns_get() completed
+ *  (a drained, removed namespace is closed by the next nvmfd__tgt_reap()).
+ *  Context: queue owner. */
+void nvmfd__tgt_ns_put(struct nvmfd_tgt_ns *ns)
+{
+	__atomic_sub_fetch(&ns->inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The live slot of a namespace by NSID, enabled or not. Context: control
+ * thread. */
 static struct nvmfd_tgt_ns *ns_slot(struct nvmfd_tgt_subsys *s, uint32_t nsid)
 {
 	for (unsigned int i = 0; i < s->nr_ns; i++)
-		if (s->ns[i].nsid == nsid)
+		if (__atomic_load_n(&s->ns[i].state, __ATOMIC_RELAXED) == NVMFD_TGT_NS_LIVE &&
+		    s->ns[i].nsid == nsid)
 			return &s->ns[i];
 	return NULL;
 }
@@ -402,52 +582,68 @@ static void subsys_ns_changed_locked(struct nvmfd_tgt_subsys *s, uint32_t nsid);
  * @cn:  the namespace (nsid set, 1..NVMFD_CFG_MAX_NSID), borrowed for the
  *       call.
  * Return: 0; -ENOENT (no subsystem @si); -EEXIST (the NSID is in use);
- *         -ENOSPC (all NVMFD_CFG_MAX_NS slots used, removed ones included);
- *         -EINVAL (bad NSID); the backend's open error (-EBUSY: the path is
- *         exported elsewhere). Nothing changes on failure.
+ *         -ENOSPC (all NVMFD_CFG_MAX_NS slots used, draining ones
+ *         included); -EINVAL (bad NSID); the backend's open error (-EBUSY:
+ *         the path is exported elsewhere, or by a removed namespace that
+ *         still drains). Nothing changes on failure.
  * Context: control thread (one at a time); the data path runs meanwhile.
  */
 int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_cfg_ns *cn)
 {
 	struct nvmfd_tgt_subsys *s;
-	struct nvmfd_tgt_ns *ns;
-	struct nvmfd_bk_opts opts;
+	struct nvmfd_tgt_ns *ns = NULL;
 	struct nvmfd_bk *bk = NULL;
+	unsigned int slot;
 	int ret;
 
 	if (si >= tgt->nr_subsys)
 		return -ENOENT;
-	s = &tgt->subsys[si];
+	s = tgt->subsys[si];
 	if (cn->nsid == 0 || cn->nsid == 0xffffffff)
 		return -EINVAL;
 	if (ns_slot(s, cn->nsid))
 		return -EEXIST;
-	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
+	nvmfd__tgt_reap(tgt); /* a drained slot (or path) may come free */
+	pthread_mutex_lock(&tgt->lock);
+	for (slot = 0; slot < s->nr_ns &&
+		       __atomic_load_n(&s->ns[slot].state, __ATOMIC_RELAXED) != NVMFD_TGT_NS_FREE;
+	     slot++)
+		;
+	pthread_mutex_unlock(&tgt->lock);
+	if (slot >= NVMFD_CFG_MAX_NS)
 		return -ENOSPC;
-	opts = cn->bk;
-	if (opts.type == NVMFD_BK_FILE || opts.type == NVMFD_BK_BDEV)
-		opts.path = cn->path;
-	ret = nvmfd_bk_open(&opts, &bk);
+	ret = ns_open_bk(s, cn, &bk);
 	if (ret < 0)
 		return ret;
-	ns = &s->ns[s->nr_ns];
-	memset(ns, 0, sizeof(*ns));
-	ns->nsid = cn->nsid;
-	ns->bk = bk;
-	ns->size = nvmfd_bk_size(bk);
-	ns->lba_shift = nvmfd_bk_lba_shift(bk);
-	ns->nsze = ns->size >> ns->lba_shift;
-	ns->enabled = cn->enable;
-	ns_set_ids(ns, s->nqn, cn);
+	ns = &s->ns[slot];
 	pthread_mutex_lock(&tgt->lock);
-	/* publish the filled slot: readers load nr_ns with acquire */
-	__atomic_store_n(&s->nr_ns, s->nr_ns + 1, __ATOMIC_RELEASE);
+	/* a reused slot keeps its (zero) in-flight count: a late
+	 * nvmfd__tgt_ns_get() of the old namespace may still touch it */
+	ns_fill(s, ns, cn, bk);
+	if (slot == s->nr_ns) /* publish a new slot: readers load nr_ns with acquire */
+		__atomic_store_n(&s->nr_ns, s->nr_ns + 1, __ATOMIC_RELEASE);
 	if (cn->enable)
 		subsys_ns_changed_locked(s, cn->nsid);
 	pthread_mutex_unlock(&tgt->lock);
-	NVMFD_INFO(COMP, "subsystem %s: namespace %u added (%s)", s->nqn, cn->nsid,
-		   cn->path[0] ? cn->path : "-");
+	NVMFD_INFO(COMP, "subsystem %s: namespace %u added (%s)", s->nqn, cn->nsid, ns->path);
 	return 0;
+}
+
+/* Tear @c down (as nvmet's fatal error): held AERs fail with Internal
+ * Error|DNR, every queue is shut down. Context: tgt->lock held. */
+static void ctrl_kill_locked(struct nvmfd_tgt_ctrl *c)
+{
+	nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
+	nvmfd__tgt_ctrl_shutdown_locked(c);
+}
+
+/* Take @ns out of service: new commands fail with Invalid Namespace, the
+ * backend is closed once its ios drained (nvmfd__tgt_reap()). */
+static void ns_retire_locked(struct nvmfd_tgt_ns *ns)
+{
+	__atomic_store_n(&ns->enabled, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&ns->nsid, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ns->state, NVMFD_TGT_NS_DRAINING, __ATOMIC_RELAXED);
 }
 
 /**
@@ -457,9 +653,10 @@ int nvmfd_tgt_ns_add(struct nvmfd_tgt *tgt, unsigned int si, const struct nvmfd_
  * @tgt: target.  @si: index in cfg->subsys[].  @nsid: the namespace.
  * Return: 0; -ENOENT (no such subsystem or namespace).
  *
- * The backend stays open (and its path locked) until the target is
- * destroyed, and the slot stays used: in-flight commands still reference
- * it and are not counted per namespace.
+ * The backend is flushed and closed (its file lock released) and the slot
+ * freed as soon as the namespace's submitted backend ios have completed:
+ * here when none is in flight, else by the housekeeping thread's next pass
+ * (every NVMFD_TGT_HK_TICK_MS). The control thread never waits for them.
  * Context: control thread.
  */
 int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid)
@@ -469,23 +666,228 @@ int nvmfd_tgt_ns_remove(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid)
 
 	if (si >= tgt->nr_subsys || nsid == 0)
 		return -ENOENT;
-	s = &tgt->subsys[si];
+	s = tgt->subsys[si];
 	ns = ns_slot(s, nsid);
 	if (!ns)
 		return -ENOENT;
 	pthread_mutex_lock(&tgt->lock);
-	__atomic_store_n(&ns->enabled, false, __ATOMIC_RELEASE);
-	__atomic_store_n(&ns->nsid, 0, __ATOMIC_RELAXED);
+	ns_retire_locked(ns);
 	subsys_ns_changed_locked(s, nsid);
 	pthread_mutex_unlock(&tgt->lock);
 	NVMFD_INFO(COMP, "subsystem %s: namespace %u removed", s->nqn, nsid);
+	nvmfd__tgt_reap(tgt);
+	return 0;
+}
+
+/* Claim one drained slot of @s (DRAINING, nothing in flight) for closing.
+ * Context: tgt->lock held. */
+static struct nvmfd_tgt_ns *claim_drained_locked(struct nvmfd_tgt_subsys *s)
+{
+	for (unsigned int i = 0; i < s->nr_ns; i++) {
+		struct nvmfd_tgt_ns *ns = &s->ns[i];
+
+		if (ns->state == NVMFD_TGT_NS_DRAINING &&
+		    __atomic_load_n(&ns->inflight, __ATOMIC_SEQ_CST) == 0) {
+			__atomic_store_n(&ns->state, NVMFD_TGT_NS_CLOSING, __ATOMIC_RELAXED);
+			return ns;
+		}
+	}
+	return NULL;
+}
+
+static bool subsys_drained_locked(const struct nvmfd_tgt_subsys *s)
+{
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].state != NVMFD_TGT_NS_FREE)
+			return false;
+	return !s->ctrls && __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE) == 0;
+}
+
+/**
+ * nvmfd__tgt_reap() - close the backends of removed namespaces whose
+ * backend ios have all completed (flush, close, file lock released, slot
+ * free), and free deleted subsystems nobody holds any more.
+ * @tgt: target.
+ * Return: backends closed.
+ * Context: control or housekeeping thread (not a queue's); takes tgt->lock,
+ *          closes (fsync) outside it.
+ */
+unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt)
+{
+	unsigned int closed = 0;
+
+	for (;;) {
+		struct nvmfd_tgt_subsys *s = NULL, **zp;
+		struct nvmfd_tgt_ns *ns = NULL;
+		struct nvmfd_bk *bk;
+		uint32_t i;
+		int ret;
+
+		pthread_mutex_lock(&tgt->lock);
+		if (tgt->bk_closed) {
+			pthread_mutex_unlock(&tgt->lock);
+			break;
+		}
+		for (i = 0; !ns && i < tgt->nr_subsys; i++)
+			ns = claim_drained_locked(s = tgt->subsys[i]);
+		for (struct nvmfd_tgt_subsys *z = tgt->zombies; !ns && z; z = z->zombie_next)
+			ns = claim_drained_locked(s = z);
+		if (!ns) {
+			/* deleted subsystems with nothing left */
+			for (zp = &tgt->zombies; *zp;) {
+				struct nvmfd_tgt_subsys *z = *zp;
+
+				if (subsys_drained_locked(z)) {
+					*zp = z->zombie_next;
+					NVMFD_INFO(COMP, "subsystem %s: released", z->nqn);
+					free((void *)z->cfg);
+					free(z);
+				} else {
+					zp = &z->zombie_next;
+				}
+			}
+			pthread_mutex_unlock(&tgt->lock);
+			break;
+		}
+		bk = ns->bk;
+		pthread_mutex_unlock(&tgt->lock);
+		ret = nvmfd_bk_close(&bk);
+		if (ret < 0)
+			NVMFD_ERR(COMP, "subsystem %s: removed namespace (%s): close: %s", s->nqn,
+				  ns->path, strerror(-ret));
+		else
+			NVMFD_INFO(COMP, "subsystem %s: removed namespace (%s) drained and closed",
+				   s->nqn, ns->path);
+		pthread_mutex_lock(&tgt->lock);
+		ns->bk = NULL;
+		__atomic_store_n(&ns->state, NVMFD_TGT_NS_FREE, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&tgt->lock);
+		closed++;
+	}
+	return closed;
+}
+
+/**
+ * nvmfd_tgt_ns_resize() - see internal/target.h.
+ */
+int nvmfd_tgt_ns_resize(struct nvmfd_tgt *tgt, unsigned int si, uint32_t nsid, uint64_t size,
+			uint64_t *out)
+{
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ns *ns;
+	uint64_t bytes = 0, old;
+	int ret;
+
+	if (si >= tgt->nr_subsys || nsid == 0)
+		return -ENOENT;
+	s = tgt->subsys[si];
+	ns = ns_slot(s, nsid);
+	if (!ns)
+		return -ENOENT;
+	old = __atomic_load_n(&ns->size, __ATOMIC_RELAXED);
+	ret = nvmfd_bk_resize(ns->bk, size, &bytes);
+	if (ret < 0)
+		return ret;
+	if (out)
+		*out = bytes;
+	if (bytes == old)
+		return 0;
+	pthread_mutex_lock(&tgt->lock);
+	__atomic_store_n(&ns->size, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&ns->nsze, bytes >> ns->lba_shift, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&ns->enabled, __ATOMIC_RELAXED))
+		subsys_ns_changed_locked(s, nsid);
+	pthread_mutex_unlock(&tgt->lock);
+	NVMFD_INFO(COMP, "subsystem %s: namespace %u resized from %llu to %llu bytes", s->nqn,
+		   nsid, (unsigned long long)old, (unsigned long long)bytes);
 	return 0;
 }
 
 /**
+ * nvmfd_tgt_subsys_create() - see internal/target.h.
+ */
+int nvmfd_tgt_subsys_create(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_subsys *cs)
+{
+	struct nvmfd_tgt_subsys *s;
+	int ret;
+
+	if (tgt->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
+		return -ENOSPC;
+	if (!strcmp(cs->nqn, NVMFD_DISC_NQN))
+		return -EEXIST;
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
+		if (!strcmp(tgt->subsys[i]->nqn, cs->nqn))
+			return -EEXIST;
+	ret = subsys_open(tgt, cs, &s);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&tgt->lock);
+	tgt->subsys[tgt->nr_subsys++] = s;
+	pthread_mutex_unlock(&tgt->lock);
+	NVMFD_INFO(COMP, "subsystem %s: created (%u namespace(s))", s->nqn, s->nr_ns);
+	return 0;
+}
+
+/**
+ * nvmfd_tgt_subsys_delete() - see internal/target.h.
+ */
+int nvmfd_tgt_subsys_delete(struct nvmfd_tgt *tgt, unsigned int si)
+{
+	struct nvmfd_tgt_subsys *s;
+	unsigned int nc = 0;
+
+	if (si >= tgt->nr_subsys)
+		return -ENOENT;
+	pthread_mutex_lock(&tgt->lock);
+	s = tgt->subsys[si];
+	memmove(&tgt->subsys[si], &tgt->subsys[si + 1],
+		(tgt->nr_subsys - si - 1) * sizeof(tgt->subsys[0]));
+	tgt->subsys[--tgt->nr_subsys] = NULL;
+	s->deleted = true;
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].state == NVMFD_TGT_NS_LIVE)
+			ns_retire_locked(&s->ns[i]);
+	/* as nvmet: every controller of the subsystem is torn down; its
+	 * submitted ios complete before the backends are closed */
+	for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next, nc++) {
+		ctrl_kill_locked(c);
+	}
+	s->zombie_next = tgt->zombies;
+	tgt->zombies = s;
+	pthread_mutex_unlock(&tgt->lock);
+	NVMFD_INFO(COMP, "subsystem %s: deleted (%u controller(s) disconnected)", s->nqn, nc);
+	nvmfd__tgt_disc_changed(tgt);
+	nvmfd__tgt_reap(tgt);
+	return 0;
+}
+
+/**
+ * nvmfd_tgt_drop_ctrls() - see internal/target.h.
+ */
+unsigned int nvmfd_tgt_drop_ctrls(struct nvmfd_tgt *tgt, uint16_t portid, const char *nqn)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&tgt->lock);
+	for (unsigned int i = 0; i < tgt->nr_subsys; i++) {
+		if (strcmp(tgt->subsys[i]->nqn, nqn))
+			continue;
+		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i]->ctrls; c; c = c->next) {
+			if (!c->port || c->port->portid != portid)
+				continue;
+			ctrl_kill_locked(c);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	return n;
+}
+
+/**
  * nvmfd_tgt_cfg_lock() / nvmfd_tgt_cfg_unlock() - hold while editing the
- * parts of the borrowed config that the target reads live: a subsystem's
- * allow_any_host and hosts[] (checked at every Connect and discovery log).
+ * parts of the borrowed config that the target reads live: subsystems'
+ * allow_any_host and hosts[], the subsystem and port arrays, port links
+ * and referrals (read at every Connect and discovery log).
  * Context: control thread; never around a call into the target.
  */
 void nvmfd_tgt_cfg_lock(struct nvmfd_tgt *tgt)
@@ -516,7 +918,7 @@ void nvmfd_tgt_discovery_changed(struct nvmfd_tgt *tgt)
  * (so a reconnecting host does not get its old, possibly stale, cntlid). */
 static int alloc_cntlid_locked(struct nvmfd_tgt_subsys *s, uint16_t *out)
 {
-	uint16_t lo = s->cfg ? s->cfg->cntlid_min : 1;
+	uint16_t lo = s->cfg ? s->cfg->cntlid_min : 1; /* the core's copy: immutable */
 	uint16_t hi = s->cfg ? s->cfg->cntlid_max : 0xffef;
 	uint32_t span, id;
 
@@ -558,7 +960,8 @@ static int alloc_cntlid_locked(struct nvmfd_tgt_subsys *s, uint16_t *out)
  * @hostnqn: host NQN (borrowed, copied).
  * @hostid:  16-byte host identifier (copied).
  * @out:     the controller with one reference (the admin queue's).
- * Return: 0, -ENOMEM, -EBUSY (no free cntlid in the subsystem's range).
+ * Return: 0, -ENOMEM, -EBUSY (no free cntlid in the subsystem's range),
+ *         -ENODEV (the subsystem was deleted meanwhile).
  * Context: any thread; takes tgt->lock.
  */
 int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_port *port,
@@ -595,11 +998,12 @@ int nvmfd__tgt_ctrl_alloc(struct nvmfd_tgt_subsys *s, const struct nvmfd_cfg_por
 		goto out_free;
 	}
 	pthread_mutex_lock(&tgt->lock);
-	ret = alloc_cntlid_locked(s, &c->cntlid);
+	ret = s->deleted ? -ENODEV : alloc_cntlid_locked(s, &c->cntlid);
 	if (ret < 0) {
 		pthread_mutex_unlock(&tgt->lock);
 		goto out_free;
 	}
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED); /* dropped with the controller */
 	c->next = s->ctrls;
 	s->ctrls = c;
 	c->registered = true;
@@ -658,6 +1062,7 @@ void nvmfd__tgt_ctrl_put(struct nvmfd_tgt_ctrl *ctrl)
 {
 	if (__atomic_sub_fetch(&ctrl->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	nvmfd__tgt_subsys_put(ctrl->subsys);
 	pthread_mutex_destroy(&ctrl->err_lock);
 	free(ctrl->sqs);
 	free(ctrl->qstats);
@@ -775,9 +1180,12 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 {
 	unsigned int expired = 0;
 
+	struct nvmfd_tgt_subsys *s;
+	unsigned int i;
+
 	pthread_mutex_lock(&tgt->lock);
-	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
-		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
+	nvmfd__tgt_for_each_subsys(tgt, i, s) {
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next) {
 			uint32_t kato = __atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED);
 			uint64_t last, limit;
 
@@ -791,9 +1199,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 			__atomic_or_fetch(&c->csts, NVMFD_CSTS_CFS, __ATOMIC_RELAXED);
 			NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired", c->cntlid,
 				   kato);
-			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-									  NVMFD_SC_INTERNAL));
-			nvmfd__tgt_ctrl_shutdown_locked(c);
+			ctrl_kill_locked(c);
 			expired++;
 		}
 	}
@@ -809,14 +1215,18 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
  */
 void nvmfd__tgt_shutdown_all(struct nvmfd_tgt *tgt)
 {
+	struct nvmfd_tgt_subsys *s;
+	unsigned int i;
+
 	pthread_mutex_lock(&tgt->lock);
-	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
-		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
-			nvmfd__tgt_ctrl_fail_aers_locked(c, nvmfd__tgt_dnr(NVMFD_SCT_GENERIC,
-									  NVMFD_SC_INTERNAL));
-			nvmfd__tgt_ctrl_shutdown_locked(c);
+	nvmfd__tgt_for_each_subsys(tgt, i, s) {
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next) {
+			ctrl_kill_locked(c);
 		}
 	}
+	for (s = tgt->zombies; s; s = s->zombie_next)
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next)
+			nvmfd__tgt_ctrl_shutdown_locked(c);
 	pthread_mutex_unlock(&tgt->lock);
 }
 
@@ -871,11 +1281,8 @@ int nvmfd__tgt_ns_set_enabled(struct nvmfd_tgt *tgt, unsigned int subsys_idx, ui
 
 	if (subsys_idx >= tgt->nr_subsys)
 		return -ENOENT;
-	s = &tgt->subsys[subsys_idx];
-	for (unsigned int i = 0; i < s->nr_ns; i++) {
-		if (s->ns[i].nsid == nsid)
-			ns = &s->ns[i];
-	}
+	s = tgt->subsys[subsys_idx];
+	ns = ns_slot(s, nsid);
 	if (!ns)
 		return -ENOENT;
 	pthread_mutex_lock(&tgt->lock);

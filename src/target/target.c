@@ -25,13 +25,128 @@
 
 #define COMP "target"
 
+static void port_log_err(const struct nvmfd_cfg_port *p, const char *what, int err)
+{
+	NVMFD_ERR(COMP, strchr(p->traddr, ':') ? "port %u [%s]:%s: %s%s" : "port %u %s:%s: %s%s",
+		  p->portid, p->traddr, p->trsvcid, what, strerror(-err));
+}
+
+/* Bind @p into a new slot (not in the table). Return: 0 or -errno, logged. */
+static int port_open(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *p,
+		     struct nvmfd_tgt_port_slot **out)
+{
+	struct nvmfd_tgt_port_slot *sl = calloc(1, sizeof(*sl));
+	int ret;
+
+	if (!sl)
+		return -ENOMEM;
+	sl->cfg = *p;
+	sl->xprt = nvmfd__tgt_xprt_find(NULL);
+	if (!sl->xprt) {
+		port_log_err(p, "no transport available: ", -EPROTONOSUPPORT);
+		free(sl);
+		return -EPROTONOSUPPORT;
+	}
+	ret = sl->xprt->add_port(tgt, &sl->cfg, &sl->port);
+	if (ret < 0) { /* the transport logged "port N ADDR:PORT: reason" */
+		free(sl);
+		return ret;
+	}
+	sl->bound = sl->xprt->bound_trsvcid(sl->port);
+	*out = sl;
+	return 0;
+}
+
+/* Stop and free a slot that is out of the table. */
+static void port_close(struct nvmfd_tgt_port_slot *sl)
+{
+	if (sl->port)
+		sl->xprt->remove_port(sl->port);
+	free(sl);
+}
+
 static void destroy_ports(struct nvmfd_tgt *tgt)
 {
-	for (unsigned int i = 0; i < tgt->nr_ports; i++) {
-		if (tgt->ports[i])
-			tgt->port_xprt[i]->remove_port(tgt->ports[i]);
-		tgt->ports[i] = NULL;
+	struct nvmfd_tgt_port_slot *sl[NVMFD_CFG_MAX_PORTS];
+	unsigned int n;
+
+	pthread_mutex_lock(&tgt->port_lock);
+	pthread_mutex_lock(&tgt->lock);
+	n = tgt->nr_ports;
+	memcpy(sl, tgt->ports, sizeof(sl));
+	memset(tgt->ports, 0, sizeof(tgt->ports));
+	tgt->nr_ports = 0;
+	pthread_mutex_unlock(&tgt->lock);
+	pthread_mutex_unlock(&tgt->port_lock);
+	for (unsigned int i = 0; i < n; i++)
+		if (sl[i])
+			port_close(sl[i]);
+}
+
+/**
+ * nvmfd_tgt_port_add() - see internal/target.h.
+ * Context: control thread.
+ */
+int nvmfd_tgt_port_add(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *p, uint16_t *bound)
+{
+	struct nvmfd_tgt_port_slot *sl;
+	int ret;
+
+	if (tgt->stopped)
+		return -ESHUTDOWN;
+	if (tgt->nr_ports >= NVMFD_CFG_MAX_PORTS)
+		return -ENOSPC;
+	for (unsigned int i = 0; i < tgt->nr_ports; i++)
+		if (tgt->ports[i]->cfg.portid == p->portid)
+			return -EEXIST;
+	ret = port_open(tgt, p, &sl);
+	if (ret < 0)
+		return ret;
+	if (tgt->started) {
+		ret = sl->xprt->start_port(sl->port);
+		if (ret < 0) {
+			port_log_err(p, "start: ", ret);
+			port_close(sl);
+			return ret;
+		}
 	}
+	pthread_mutex_lock(&tgt->port_lock);
+	pthread_mutex_lock(&tgt->lock);
+	tgt->ports[tgt->nr_ports++] = sl;
+	pthread_mutex_unlock(&tgt->lock);
+	pthread_mutex_unlock(&tgt->port_lock);
+	if (bound)
+		*bound = sl->bound;
+	return 0;
+}
+
+/**
+ * nvmfd_tgt_port_remove() - see internal/target.h.
+ * Context: control thread (waits for the port's queues to be released).
+ */
+int nvmfd_tgt_port_remove(struct nvmfd_tgt *tgt, unsigned int idx)
+{
+	struct nvmfd_tgt_port_slot *sl;
+
+	pthread_mutex_lock(&tgt->port_lock);
+	pthread_mutex_lock(&tgt->lock);
+	if (idx >= tgt->nr_ports) {
+		pthread_mutex_unlock(&tgt->lock);
+		pthread_mutex_unlock(&tgt->port_lock);
+		return -ENOENT;
+	}
+	sl = tgt->ports[idx];
+	memmove(&tgt->ports[idx], &tgt->ports[idx + 1],
+		(tgt->nr_ports - idx - 1) * sizeof(tgt->ports[0]));
+	tgt->ports[--tgt->nr_ports] = NULL;
+	pthread_mutex_unlock(&tgt->lock);
+	pthread_mutex_unlock(&tgt->port_lock);
+	NVMFD_INFO(COMP, strchr(sl->cfg.traddr, ':') ? "port %u [%s]:%u: removed" :
+						       "port %u %s:%u: removed",
+		   sl->cfg.portid, sl->cfg.traddr, sl->bound);
+	port_close(sl);
+	nvmfd__tgt_disc_changed(tgt);
+	return 0;
 }
 
 /* The completion pool the configuration asks for, now that the runtime
@@ -103,25 +218,10 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		goto out_destroy_rt;
 	}
 	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
-		const struct nvmfd_cfg_port *p = &cfg->ports[i];
-		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
-
+		ret = port_open(tgt, &cfg->ports[i], &tgt->ports[i]);
+		if (ret < 0)
+			goto out_destroy_ports;
 		tgt->nr_ports = i + 1;
-		if (!x) {
-			NVMFD_ERR(COMP, strchr(p->traddr, ':') ? "port %u [%s]:%s: no transport available"
-							       : "port %u %s:%s: no transport available",
-				  p->portid,
-				  p->traddr, p->trsvcid);
-			ret = -EPROTONOSUPPORT;
-			goto out_destroy_ports;
-		}
-		tgt->port_xprt[i] = x;
-		ret = x->add_port(tgt, p, &tgt->ports[i]);
-		if (ret < 0) { /* the transport logged "port N ADDR:PORT: reason" */
-			tgt->ports[i] = NULL;
-			goto out_destroy_ports;
-		}
-		tgt->bound_port[i] = x->bound_trsvcid(tgt->ports[i]);
 	}
 	*out = tgt;
 	return 0;
@@ -162,9 +262,12 @@ static void *hk_main(void *arg)
 		pthread_mutex_unlock(&tgt->hk_lock);
 		now = nvmfd__tgt_now_ns();
 		nvmfd__tgt_check_kato(tgt, now);
+		pthread_mutex_lock(&tgt->port_lock);
 		for (unsigned int i = 0; i < tgt->nr_ports; i++)
-			if (tgt->ports[i])
-				tgt->port_xprt[i]->check_timeouts(tgt->ports[i], now);
+			tgt->ports[i]->xprt->check_timeouts(tgt->ports[i]->port, now);
+		pthread_mutex_unlock(&tgt->port_lock);
+		/* removed namespaces whose ios drained, deleted subsystems */
+		nvmfd__tgt_reap(tgt);
 		pthread_mutex_lock(&tgt->hk_lock);
 	}
 	pthread_mutex_unlock(&tgt->hk_lock);
@@ -193,14 +296,11 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
 	}
 	tgt->hk_running = true;
 	for (unsigned int i = 0; i < tgt->nr_ports; i++) {
-		const struct nvmfd_cfg_port *p = &tgt->cfg->ports[i];
+		struct nvmfd_tgt_port_slot *sl = tgt->ports[i];
 
-		ret = tgt->port_xprt[i]->start_port(tgt->ports[i]);
+		ret = sl->xprt->start_port(sl->port);
 		if (ret < 0) {
-			NVMFD_ERR(COMP, strchr(p->traddr, ':') ? "port %u [%s]:%s: start: %s"
-							       : "port %u %s:%s: start: %s",
-				  p->portid, p->traddr,
-				  p->trsvcid, strerror(-ret));
+			port_log_err(&sl->cfg, "start: ", ret);
 			nvmfd_tgt_stop(tgt);
 			return ret;
 		}
@@ -264,15 +364,19 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 /**
  * nvmfd_tgt_listen_port() - service id (port number) bound by listener @idx.
  * @tgt: target.
- * @idx: index in cfg->ports[].
- * Return: the port, 0 if @idx is out of range or the listener is gone.
+ * @idx: index in cfg->ports[] (the target's port table is kept in step).
+ * Return: the port, 0 if @idx is out of range.
  * Context: any thread.
  */
 uint16_t nvmfd_tgt_listen_port(const struct nvmfd_tgt *tgt, unsigned int idx)
 {
-	if (idx >= tgt->nr_ports || !tgt->ports[idx])
-		return 0;
-	return tgt->port_xprt[idx]->bound_trsvcid(tgt->ports[idx]);
+	uint16_t bound = 0;
+
+	pthread_mutex_lock((pthread_mutex_t *)&tgt->port_lock);
+	if (idx < tgt->nr_ports)
+		bound = tgt->ports[idx]->bound;
+	pthread_mutex_unlock((pthread_mutex_t *)&tgt->port_lock);
+	return bound;
 }
 
 /* Process-wide context switches (live threads) and CPU time, from /proc. */
@@ -334,6 +438,8 @@ static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
 int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 {
 	json_object *root = json_object_new_object(), *ctrls, *ports;
+	struct nvmfd_tgt_subsys *s;
+	unsigned int i;
 	int ret = 0;
 
 	if (!root)
@@ -347,13 +453,14 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 		goto out_put;
 	}
 	pthread_mutex_lock(&tgt->lock);
-	for (unsigned int i = 0; i <= tgt->nr_subsys; i++)
-		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next)
+	nvmfd__tgt_for_each_subsys(tgt, i, s)
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next)
 			json_object_array_add(ctrls, ctrl_json(c));
 	pthread_mutex_unlock(&tgt->lock);
-	for (unsigned int i = 0; i < tgt->nr_ports; i++)
-		if (tgt->ports[i])
-			json_object_array_add(ports, tgt->port_xprt[i]->port_stats(tgt->ports[i]));
+	pthread_mutex_lock(&tgt->port_lock);
+	for (i = 0; i < tgt->nr_ports; i++)
+		json_object_array_add(ports, tgt->ports[i]->xprt->port_stats(tgt->ports[i]->port));
+	pthread_mutex_unlock(&tgt->port_lock);
 	json_object_object_add(root, "runtime",
 			       tgt->rt ? nvmfd_rt_stats_obj(tgt->rt) : NULL);
 	if (tgt->rt_escape)

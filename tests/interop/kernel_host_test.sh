@@ -78,13 +78,19 @@ kh_find_harness || skip "kernel-host harness (run-guest.sh) not found; set KH_HA
 RUN_GUEST=$KH_RUN_GUEST
 
 NVMFD=""
+NVMFCTL=""
 if [ "$MODE" = nvmfd ]; then
 	b=${NVMFD_BIN:-${ARG_NVMFD:-$KH_REPO/build/bin}}
 	[ -d "$b" ] && b=$b/nvmfd
 	[ -x "$b" ] || skip "no nvmfd binary at $b (build it first: scripts/build.sh)"
 	NVMFD=$(readlink -f "$b")
 	command -v ss >/dev/null || skip "ss (iproute2) not installed"
+	# step 4b of the guest (a namespace added over the control socket)
+	# needs nvmfctl beside nvmfd and python3 for the trigger
+	NVMFCTL=$(dirname "$NVMFD")/nvmfctl
+	[ -x "$NVMFCTL" ] && command -v python3 >/dev/null || NVMFCTL=""
 fi
+TRIGGER_PID=""
 
 kh_pick_cache || skip "cannot create the harness cache $KERNEL_HOST_CACHE"
 
@@ -122,6 +128,7 @@ cleanup() {
 		wait "$GUEST_PID" 2>/dev/null
 	fi
 	[ -n "$TAIL_PID" ] && kill "$TAIL_PID" 2>/dev/null
+	[ -n "$TRIGGER_PID" ] && kill "$TRIGGER_PID" 2>/dev/null && wait "$TRIGGER_PID" 2>/dev/null
 	if [ -n "$NVMFD_PID" ] && kill -0 "$NVMFD_PID" 2>/dev/null; then
 		log "cleanup: stopping nvmfd (pid $NVMFD_PID)"
 		stop_nvmfd TERM 10 || { kill -KILL "$NVMFD_PID" 2>/dev/null; wait "$NVMFD_PID" 2>/dev/null; }
@@ -162,7 +169,7 @@ OTHER_HOST=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000beef
 GUEST_ENV=()
 while IFS='=' read -r name _; do
 	case "$name" in
-	IOP_NQN|IOP_DENY_NQN|IOP_SERIAL|IOP_MODEL|IOP_HOSTNQN|IOP_HOSTID|IOP_ADDR|IOP_PORT|IOP_EXPECT_TRADDR|IOP_NS_BYTES) ;;
+	IOP_NQN|IOP_DENY_NQN|IOP_SERIAL|IOP_MODEL|IOP_HOSTNQN|IOP_HOSTID|IOP_ADDR|IOP_PORT|IOP_EXPECT_TRADDR|IOP_NS_BYTES|IOP_TRIGGER_PORT) ;;
 	IOP_*) GUEST_ENV+=(-e "$name=${!name}") ;;
 	esac
 done < <(env)
@@ -183,6 +190,7 @@ start_nvmfd() {
 		--subsystem "$IOP_DENY_NQN" --namespace ram:16M --allow-host "$OTHER_HOST"
 		--log-level "${NVMFD_LOG_LEVEL:-info}"
 		--stats-interval "${NVMFD_STATS_INTERVAL:-5}")
+	[ -n "$NVMFCTL" ] && args+=(--control "$WORK/ctl.sock")
 	# shellcheck disable=SC2206 # word splitting wanted
 	args+=(${NVMFD_EXTRA_ARGS:-})
 	log "starting $NVMFD ${args[*]}"
@@ -238,6 +246,23 @@ if [ "$MODE" = nvmfd ]; then
 		-e "IOP_SERIAL=$SERIAL" -e "IOP_MODEL=$MODEL"
 		-e "IOP_HOSTNQN=$HOSTNQN" -e "IOP_HOSTID=$UUID"
 		-e "IOP_NS_BYTES=$((KH_NS_MB * 1048576))")
+	if [ -n "$NVMFCTL" ]; then
+		python3 "$HERE/rpc_trigger.py" "$NVMFCTL" "$WORK/ctl.sock" "$IOP_NQN" \
+			"$WORK/trigger.port" >"$WORK/trigger.log" 2>&1 </dev/null 8>&- &
+		TRIGGER_PID=$!
+		for ((i = 0; i < 50; i++)); do
+			[ -s "$WORK/trigger.port" ] && break
+			sleep 0.1
+		done
+		if [ -s "$WORK/trigger.port" ]; then
+			GUEST_ENV+=(-e "IOP_TRIGGER_PORT=$(cat "$WORK/trigger.port")")
+			log "control-socket trigger on 127.0.0.1:$(cat "$WORK/trigger.port")"
+		else
+			log "(the control-socket trigger did not start: step 4b skipped)"
+		fi
+	else
+		log "(no nvmfctl beside nvmfd: step 4b skipped)"
+	fi
 	GUEST_SCRIPT=$HERE/guest/interop.sh
 	GUEST_FILES=()
 else

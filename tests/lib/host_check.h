@@ -53,4 +53,24 @@ static inline void hc_loop_trid(struct nvmfd_host_trid *t, const char *port, con
 	snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
 }
 
+/* An Asynchronous Event Request through the library's blocking admin path,
+ * on its own thread (it waits until the target has an event or the
+ * library's timeout). Start it with pthread_create(..., hc_aer_thread, a). */
+struct hc_aer {
+	struct nvmfd_host_ctrl *ctrl;
+	struct nvmfd_host_cpl cpl;
+	int ret;
+};
+
+static inline void *hc_aer_thread(void *p)
+{
+	struct hc_aer *a = p;
+	struct nvmfd_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_ASYNC_EVENT;
+	a->ret = nvmfd_host_admin_cmd(a->ctrl, &sqe, NULL, 0, false, &a->cpl);
+	return NULL;
+}
+
 #endif /* NVMFD_TESTS_HOST_CHECK_H */

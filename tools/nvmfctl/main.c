@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,6 +54,26 @@ static const char usage_text[] =
 "  remove-ns NQN NSID              remove a namespace [nvmf_subsystem_remove_ns]\n"
 "  enable-ns NQN NSID yes|no       enable or disable a namespace (hosts see it\n"
 "                                  come and go) [nvmfd_subsystem_ns_set_enable]\n"
+"  resize-ns NQN NSID [SIZE]       resize a namespace to SIZE (ram, null, file:\n"
+"                                  grow only), or re-read a file's or device's\n"
+"                                  size; hosts get an AEN [nvmfd_subsystem_resize_ns]\n"
+"  create-subsystem NQN [serial=S] [model=M] [allow_any_host=yes|no]\n"
+"                                  [min_cntlid=N] [max_cntlid=N]\n"
+"                                  a new subsystem, without namespaces or\n"
+"                                  listeners [nvmf_create_subsystem]\n"
+"  delete-subsystem NQN            delete it; its controllers are disconnected\n"
+"                                  [nvmf_delete_subsystem]\n"
+"  add-listener NQN ADDR:PORT      export NQN on ADDR:PORT ([V6]:PORT; port 0\n"
+"                                  binds a free one); prints the address bound\n"
+"                                  [nvmf_subsystem_add_listener]\n"
+"  remove-listener NQN ADDR:PORT   stop exporting NQN there; the listener closes\n"
+"                                  with its last subsystem (or for the discovery\n"
+"                                  NQN) [nvmf_subsystem_remove_listener]\n"
+"  add-referral ADDR:PORT [PORTID] advertise another discovery service (on port\n"
+"                                  PORTID, default every port)\n"
+"                                  [nvmf_discovery_add_referral]\n"
+"  remove-referral ADDR:PORT [PORTID]  [nvmf_discovery_remove_referral]\n"
+"  get-referrals                   [nvmf_discovery_get_referrals]\n"
 "  add-host NQN HOSTNQN            allow a host [nvmf_subsystem_add_host]\n"
 "  remove-host NQN HOSTNQN         disallow a host (connected ones stay)\n"
 "                                  [nvmf_subsystem_remove_host]\n"
@@ -72,6 +93,8 @@ static const char usage_text[] =
 "  nvmfd -c /etc/nvmfd.json --control /run/nvmfd.sock &\n"
 "  nvmfctl add-ns nqn.2026-11.io.example:disk1 file:/srv/disk2.img,size=10G\n"
 "  nvmfctl add-host nqn.2026-11.io.example:disk1 nqn.2014-08.org.nvmexpress:uuid:HOST\n"
+"  nvmfctl create-subsystem nqn.2026-11.io.example:disk3 allow_any_host=yes\n"
+"  nvmfctl add-listener nqn.2026-11.io.example:disk3 0.0.0.0:4421\n"
 "  nvmfctl --json get-subsystems | jq .\n"
 "  nvmfctl save-config\n";
 
@@ -238,6 +261,38 @@ static json_object *parse_params(const char *text)
 	return p;
 }
 
+/* ADDR:PORT or [V6ADDR]:PORT as SPDK's listen_address object. */
+static json_object *listen_address(const char *cmd, const char *spec)
+{
+	json_object *a = json_object_new_object();
+	char addr[256];
+	const char *port;
+	bool v6 = spec[0] == '[';
+
+	if (v6) {
+		const char *close = strchr(spec, ']');
+
+		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(addr))
+			usage_die("%s: '%s' is not [IPV6]:PORT", cmd, spec);
+		snprintf(addr, sizeof(addr), "%.*s", (int)(close - spec - 1), spec + 1);
+		port = close + 2;
+	} else {
+		const char *c = strrchr(spec, ':');
+
+		if (!c || c == spec || strchr(spec, ':') != c || (size_t)(c - spec) >= sizeof(addr))
+			usage_die("%s: '%s' is not ADDR:PORT (IPv6: [ADDR]:PORT)", cmd, spec);
+		snprintf(addr, sizeof(addr), "%.*s", (int)(c - spec), spec);
+		port = c + 1;
+	}
+	if (!*port)
+		usage_die("%s: '%s' has no PORT", cmd, spec);
+	json_object_object_add(a, "trtype", json_object_new_string("TCP"));
+	json_object_object_add(a, "adrfam", json_object_new_string(v6 ? "IPv6" : "IPv4"));
+	json_object_object_add(a, "traddr", json_object_new_string(addr));
+	json_object_object_add(a, "trsvcid", json_object_new_string(port));
+	return a;
+}
+
 static uint32_t parse_nsid(const char *s)
 {
 	char *end;
@@ -340,6 +395,83 @@ int main(int argc, char **argv)
 		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
 		json_object_object_add(params, "nsid", json_object_new_int64(parse_nsid(a[1])));
 		json_object_object_add(params, "enable", json_object_new_boolean(!strcmp(a[2], "yes")));
+	} else if (!strcmp(cmd, "resize-ns")) {
+		NARGS(2, 3);
+		method = "nvmfd_subsystem_resize_ns";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "nsid", json_object_new_int64(parse_nsid(a[1])));
+		if (nargs == 3)
+			json_object_object_add(params, "size", json_object_new_string(a[2]));
+	} else if (!strcmp(cmd, "create-subsystem")) {
+		static const char *const opt[][2] = {
+			{ "serial", "serial_number" }, { "model", "model_number" },
+			{ "allow_any_host", "allow_any_host" }, { "min_cntlid", "min_cntlid" },
+			{ "max_cntlid", "max_cntlid" },
+		};
+
+		NARGS(1, 6);
+		method = "nvmf_create_subsystem";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		for (int i = 1; i < nargs; i++) {
+			const char *eq = strchr(a[i], '=');
+			size_t k;
+
+			for (k = 0; eq && k < sizeof(opt) / sizeof(opt[0]); k++)
+				if (strlen(opt[k][0]) == (size_t)(eq - a[i]) &&
+				    !strncmp(a[i], opt[k][0], (size_t)(eq - a[i])))
+					break;
+			if (!eq || k == sizeof(opt) / sizeof(opt[0]))
+				usage_die("create-subsystem: '%s' is not serial=, model=, "
+					  "allow_any_host=, min_cntlid= or max_cntlid=", a[i]);
+			if (k == 2) {
+				if (strcmp(eq + 1, "yes") && strcmp(eq + 1, "no"))
+					usage_die("create-subsystem: allow_any_host=%s is not yes "
+						  "or no", eq + 1);
+				json_object_object_add(params, opt[k][1],
+						       json_object_new_boolean(!strcmp(eq + 1, "yes")));
+			} else if (k >= 3) {
+				char *end;
+				long n = strtol(eq + 1, &end, 10);
+
+				if (!eq[1] || *end || n < 1 || n > 0xffef)
+					usage_die("create-subsystem: %s: 1..65519", a[i]);
+				json_object_object_add(params, opt[k][1], json_object_new_int((int)n));
+			} else {
+				json_object_object_add(params, opt[k][1],
+						       json_object_new_string(eq + 1));
+			}
+		}
+	} else if (!strcmp(cmd, "delete-subsystem")) {
+		NARGS(1, 1);
+		method = "nvmf_delete_subsystem";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+	} else if (!strcmp(cmd, "add-listener") || !strcmp(cmd, "remove-listener")) {
+		NARGS(2, 2);
+		method = cmd[0] == 'a' ? "nvmf_subsystem_add_listener" :
+					 "nvmf_subsystem_remove_listener";
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
+		json_object_object_add(params, "listen_address", listen_address(cmd, a[1]));
+	} else if (!strcmp(cmd, "add-referral") || !strcmp(cmd, "remove-referral")) {
+		NARGS(1, 2);
+		method = cmd[0] == 'a' ? "nvmf_discovery_add_referral" :
+					 "nvmf_discovery_remove_referral";
+		params = json_object_new_object();
+		json_object_object_add(params, "address", listen_address(cmd, a[0]));
+		if (nargs == 2) {
+			char *end;
+			long n = strtol(a[1], &end, 10);
+
+			if (!*a[1] || *end || n < 1 || n > 65535)
+				usage_die("%s: PORTID '%s' is not 1..65535", cmd, a[1]);
+			json_object_object_add(params, "portid", json_object_new_int((int)n));
+		}
+	} else if (!strcmp(cmd, "get-referrals")) {
+		NARGS(0, 0);
+		method = "nvmf_discovery_get_referrals";
 	} else if (!strcmp(cmd, "add-host") || !strcmp(cmd, "remove-host")) {
 		NARGS(2, 2);
 		method = cmd[0] == 'a' ? "nvmf_subsystem_add_host" : "nvmf_subsystem_remove_host";
@@ -430,6 +562,32 @@ int main(int argc, char **argv)
 		print_subsystems(v);
 	} else if (!strcmp(method, "nvmf_subsystem_add_ns")) {
 		printf("%d\n", json_object_get_int(v));
+	} else if (!strcmp(method, "nvmf_subsystem_add_listener") &&
+		   json_object_is_type(v, json_type_object)) {
+		json_object *t, *p;
+
+		json_object_object_get_ex(v, "traddr", &t);
+		json_object_object_get_ex(v, "trsvcid", &p);
+		printf(strchr(json_object_get_string(t), ':') ? "[%s]:%s\n" : "%s:%s\n",
+		       json_object_get_string(t), json_object_get_string(p));
+	} else if (!strcmp(method, "nvmfd_subsystem_resize_ns")) {
+		json_object *sz;
+
+		json_object_object_get_ex(v, "size", &sz);
+		printf("%" PRId64 "\n", json_object_get_int64(sz));
+	} else if (!strcmp(method, "nvmf_discovery_get_referrals")) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_object *r = json_object_array_get_idx(v, i), *ad, *t, *p, *pid;
+
+			json_object_object_get_ex(r, "address", &ad);
+			json_object_object_get_ex(ad, "traddr", &t);
+			json_object_object_get_ex(ad, "trsvcid", &p);
+			json_object_object_get_ex(r, "portid", &pid);
+			printf(strchr(json_object_get_string(t), ':') ? "[%s]:%s on port %d\n" :
+									 "%s:%s on port %d\n",
+			       json_object_get_string(t), json_object_get_string(p),
+			       json_object_get_int(pid));
+		}
 	} else if (!strcmp(method, "rpc_get_methods")) {
 		for (size_t i = 0; i < json_object_array_length(v); i++)
 			printf("%s\n", json_object_get_string(json_object_array_get_idx(v, i)));

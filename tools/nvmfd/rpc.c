@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -524,11 +525,11 @@ static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 			    NVMFD_CFG_MAX_NS);
 	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
 	if (ret == -EBUSY)
-		return fail(c, ret, "%s is in use: another process exports it (or it is mounted)",
-			    cn->path);
+		return fail(c, ret, "%s is in use: another process exports it (or it is mounted, "
+			    "or a namespace removed moments ago still drains: retry)", cn->path);
 	if (ret == -ENOSPC)
-		return fail(c, ret, "subsystem '%s': no free namespace slot (removed namespaces keep "
-			    "theirs until nvmfd restarts)", s->nqn);
+		return fail(c, ret, "subsystem '%s': no free namespace slot (a removed namespace "
+			    "frees its slot once its I/O drained: retry)", s->nqn);
 	if (ret)
 		return fail(c, ret, "%s: %s", cn->path, strerror(-ret));
 	s->ns[s->nr_ns] = *cn;
@@ -636,13 +637,15 @@ static int ns_remove(struct call *c, int si, uint32_t nsid)
 	return 0;
 }
 
-/* Params {nqn, nsid} plus @keys (all required): the subsystem and NSID. */
-static int nsid_params(struct call *c, const char *const *keys, int *si, uint32_t *nsid)
+/* Params {nqn, nsid} plus @keys (those in @req required): the subsystem
+ * and NSID. */
+static int nsid_params(struct call *c, const char *const *keys, const char *const *req, int *si,
+		       uint32_t *nsid)
 {
 	bool given;
 	int ret;
 
-	ret = check_params(c, keys, keys);
+	ret = check_params(c, keys, req);
 	if (ret)
 		return ret;
 	*si = find_subsys(c);
@@ -657,7 +660,7 @@ static int m_remove_ns(struct call *c)
 	uint32_t nsid;
 	int si, ret;
 
-	ret = nsid_params(c, keys, &si, &nsid);
+	ret = nsid_params(c, keys, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	ret = ns_remove(c, si, nsid);
@@ -695,7 +698,7 @@ static int m_ns_enable(struct call *c)
 	json_object *v;
 	int si, ret;
 
-	ret = nsid_params(c, keys, &si, &nsid);
+	ret = nsid_params(c, keys, keys, &si, &nsid);
 	if (ret)
 		return ret;
 	json_object_object_get_ex(c->params, "enable", &v);
@@ -831,41 +834,606 @@ static int m_allow_any_host(struct call *c)
 	return 0;
 }
 
-/* Not yet possible ------------------------------------------------------ */
+/* Namespace resize ------------------------------------------------------ */
 
-static int m_later(struct call *c)
+/* "ram:SIZE"/"null:SIZE" for the config's path, in the largest exact unit. */
+static void fmt_sized_spec(char *out, size_t len, const char *kind, uint64_t bytes)
 {
-	(void)c;
-	return 1; /* the dispatcher words the message */
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && bytes && !(bytes & 1023)) {
+		bytes >>= 10;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, len, "%s:%" PRIu64, kind, bytes);
+	else
+		snprintf(out, len, "%s:%" PRIu64 "%c", kind, bytes, units[u]);
+}
+
+/* nvmfd_subsystem_resize_ns {nqn, nsid, size?}: SPDK resizes bdevs
+ * (bdev_null_resize, bdev_aio_rescan), not namespaces; nvmfd resizes the
+ * namespace's backend. size: bytes (integer) or "64M"; absent = re-read
+ * the file's or device's size. */
+static int m_resize_ns(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "nsid", "size", NULL };
+	static const char *const req[] = { "nqn", "nsid", NULL };
+	struct nvmfd_cfg_subsys *s;
+	struct nvmfd_cfg_ns *cn = NULL;
+	uint64_t size = 0, now = 0;
+	uint32_t nsid;
+	json_object *v;
+	int si, ret;
+
+	ret = nsid_params(c, keys, req, &si, &nsid);
+	if (ret)
+		return ret;
+	s = &c->r->cfg->subsys[si];
+	for (unsigned int i = 0; i < s->nr_ns; i++)
+		if (s->ns[i].nsid == nsid)
+			cn = &s->ns[i];
+	if (!cn)
+		return fail(c, -ENOENT, "subsystem '%s' has no namespace %u", s->nqn, nsid);
+	if (json_object_object_get_ex(c->params, "size", &v)) {
+		if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
+			size = (uint64_t)json_object_get_int64(v);
+		else if (!json_object_is_type(v, json_type_string) ||
+			 nvmfd_cfg_parse_size(json_object_get_string(v), &size) || !size)
+			return fail(c, RPC_INVALID_PARAMS,
+				    "params.size: bytes (a positive integer) or a size such as "
+				    "\"64M\", \"2G\"");
+	} else if (cn->bk.type == NVMFD_BK_RAM || cn->bk.type == NVMFD_BK_NULL) {
+		return fail(c, RPC_INVALID_PARAMS, "params.size: required for a %s namespace",
+			    cn->bk.type == NVMFD_BK_RAM ? "ram" : "null");
+	}
+	if (size && cn->bk.type == NVMFD_BK_BDEV)
+		return fail(c, RPC_INVALID_PARAMS, "namespace %u is a block device: its size is "
+			    "the device's; resize without \"size\" re-reads it", nsid);
+	if (size && (size & ((1ull << (cn->bk.lba_shift ? cn->bk.lba_shift : 9)) - 1)))
+		return fail(c, RPC_INVALID_PARAMS, "size %" PRIu64 " is not a multiple of the "
+			    "block size", size);
+	ret = nvmfd_tgt_ns_resize(c->r->tgt, (unsigned int)si, nsid, size, &now);
+	if (ret == -EINVAL && size && cn->bk.type == NVMFD_BK_FILE)
+		return fail(c, ret, "namespace %u: a file namespace only grows (shrinking would "
+			    "discard data hosts wrote)", nsid);
+	if (ret == -ENOMEM && cn->bk.type == NVMFD_BK_RAM)
+		return fail(c, ret, "namespace %u: the RAM namespace cannot grow in place (no "
+			    "address space after it)", nsid);
+	if (ret)
+		return fail(c, ret, "namespace %u: resize: %s", nsid, strerror(-ret));
+	if (cn->bk.type == NVMFD_BK_RAM || cn->bk.type == NVMFD_BK_NULL) {
+		cn->bk.size = now;
+		if (!strncmp(cn->path, "ram:", 4) || !strncmp(cn->path, "null:", 5))
+			fmt_sized_spec(cn->path, sizeof(cn->path),
+				       cn->bk.type == NVMFD_BK_RAM ? "ram" : "null", now);
+	} else if (cn->bk.type == NVMFD_BK_FILE && (size || cn->bk.size)) {
+		cn->bk.size = now; /* the size= the config recreates it with */
+	}
+	c->result = json_object_new_object();
+	json_object_object_add(c->result, "nsid", json_object_new_int64(nsid));
+	json_object_object_add(c->result, "size", json_object_new_int64((int64_t)now));
+	return 0;
+}
+
+/* Subsystems ------------------------------------------------------------ */
+
+static int m_create_subsys(struct call *c)
+{
+	static const char *const keys[] = { "nqn", "serial_number", "model_number",
+					    "allow_any_host", "max_namespaces", "min_cntlid",
+					    "max_cntlid", "ana_reporting", NULL };
+	static const char *const req[] = { "nqn", NULL };
+	struct nvmfd_cfg *cfg = c->r->cfg, *check = NULL;
+	struct nvmfd_cfg_subsys *cs = NULL;
+	const char *nqn, *sn, *mn;
+	char err[NVMFD_CFG_ERRLEN];
+	uint32_t v;
+	json_object *o;
+	bool given;
+	int ret;
+
+	ret = check_params(c, keys, req);
+	if (ret || (ret = param_str(c, "nqn", &nqn)) || (ret = param_str(c, "serial_number", &sn)) ||
+	    (ret = param_str(c, "model_number", &mn)))
+		return ret;
+	if (!nqn_ok(nqn) || !strcmp(nqn, NVMFD_DISC_NQN))
+		return fail(c, RPC_INVALID_PARAMS, "nqn '%.64s': an NQN starts with \"nqn.\", is "
+			    "printable, at most 223 bytes and not the discovery NQN", nqn);
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+		if (!strcmp(cfg->subsys[i].nqn, nqn))
+			return fail(c, -EEXIST, "subsystem '%s' already exists", nqn);
+	if (cfg->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
+		return fail(c, -ENOSPC, "nvmfd has %d subsystems, the most", NVMFD_CFG_MAX_SUBSYS);
+	if (json_object_object_get_ex(c->params, "ana_reporting", &o) &&
+	    (!json_object_is_type(o, json_type_boolean) || json_object_get_boolean(o)))
+		return fail(c, RPC_INVALID_PARAMS, "params.ana_reporting: ANA is not implemented "
+			    "(only false)");
+	ret = param_u32(c, c->params, "max_namespaces", 0, UINT32_MAX, &v, &given);
+	if (ret)
+		return ret;
+	if (given && v != 0 && v != NVMFD_CFG_MAX_NS)
+		return fail(c, RPC_INVALID_PARAMS, "params.max_namespaces: an nvmfd subsystem "
+			    "holds %d namespaces (0 or %d)", NVMFD_CFG_MAX_NS, NVMFD_CFG_MAX_NS);
+	cs = malloc(sizeof(*cs));
+	check = malloc(sizeof(*check));
+	if (!cs || !check) {
+		ret = fail(c, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (nvmfd_cfg_subsys_init(cs, nqn, err)) {
+		ret = fail(c, RPC_INVALID_PARAMS, "%s", err);
+		goto out;
+	}
+	if (json_object_object_get_ex(c->params, "allow_any_host", &o)) {
+		if (!json_object_is_type(o, json_type_boolean)) {
+			ret = fail(c, RPC_INVALID_PARAMS, "params.allow_any_host: expected true or "
+				   "false");
+			goto out;
+		}
+		cs->allow_any_host = json_object_get_boolean(o);
+	}
+	if (sn)
+		snprintf(cs->serial, sizeof(cs->serial), "%s", sn);
+	if (mn)
+		snprintf(cs->model, sizeof(cs->model), "%s", mn);
+	if ((sn && strlen(sn) >= sizeof(cs->serial)) || (mn && strlen(mn) >= sizeof(cs->model))) {
+		ret = fail(c, RPC_INVALID_PARAMS, "serial_number is at most %zu, model_number at "
+			   "most %zu characters", sizeof(cs->serial) - 1, sizeof(cs->model) - 1);
+		goto out;
+	}
+	if ((ret = param_u32(c, c->params, "min_cntlid", 1, 0xffef, &v, &given)))
+		goto out;
+	if (given)
+		cs->cntlid_min = (uint16_t)v;
+	if ((ret = param_u32(c, c->params, "max_cntlid", 1, 0xffef, &v, &given)))
+		goto out;
+	if (given)
+		cs->cntlid_max = (uint16_t)v;
+	/* the config's own rules (serial/model characters, cntlid range) */
+	memcpy(check, cfg, sizeof(*check));
+	check->subsys[check->nr_subsys++] = *cs;
+	ret = nvmfd_cfg_validate(check, err);
+	nvmfd_auth_wipe(check->host_dhchap, sizeof(check->host_dhchap));
+	if (ret) {
+		ret = fail(c, RPC_INVALID_PARAMS, "%s", err);
+		goto out;
+	}
+	ret = nvmfd_tgt_subsys_create(c->r->tgt, cs);
+	if (ret) {
+		ret = fail(c, ret, "subsystem '%s': %s", nqn, strerror(-ret));
+		goto out;
+	}
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	cfg->subsys[cfg->nr_subsys++] = *cs;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s created (no listener yet: "
+		   "nvmf_subsystem_add_listener)", nqn);
+	c->result = json_object_new_boolean(true);
+out:
+	free(cs);
+	free(check);
+	return ret;
+}
+
+static int m_delete_subsys(struct call *c)
+{
+	static const char *const keys[] = { "nqn", NULL };
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	char nqn[256];
+	int si, ret;
+
+	ret = check_params(c, keys, keys);
+	if (ret)
+		return ret;
+	si = find_subsys(c);
+	if (si < 0)
+		return si;
+	snprintf(nqn, sizeof(nqn), "%s", cfg->subsys[si].nqn);
+	ret = nvmfd_tgt_subsys_delete(c->r->tgt, (unsigned int)si);
+	if (ret)
+		return fail(c, ret, "subsystem '%s': %s", nqn, strerror(-ret));
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	memmove(&cfg->subsys[si], &cfg->subsys[si + 1],
+		(cfg->nr_subsys - (unsigned int)si - 1) * sizeof(cfg->subsys[0]));
+	cfg->nr_subsys--;
+	for (unsigned int i = (unsigned int)si; i < cfg->nr_subsys; i++)
+		for (unsigned int k = 0; k < cfg->subsys[i].nr_ns; k++)
+			cfg->subsys[i].ns[k].bk.path = cfg->subsys[i].ns[k].path;
+	/* port links: drop the deleted one, renumber those after it */
+	for (unsigned int pi = 0; pi < cfg->nr_ports; pi++) {
+		struct nvmfd_cfg_port *p = &cfg->ports[pi];
+		unsigned int n = 0;
+
+		for (unsigned int k = 0; k < p->nr_subsys; k++) {
+			if (p->subsys_idx[k] == (unsigned int)si)
+				continue;
+			p->subsys_idx[n++] = p->subsys_idx[k] - (p->subsys_idx[k] > (unsigned int)si);
+		}
+		p->nr_subsys = n;
+	}
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s deleted", nqn);
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+/* Listeners ------------------------------------------------------------- */
+
+/* params.listen_address {trtype, adrfam, traddr, trsvcid} into @p (a
+ * port's address fields). Return: 0 or a code. */
+static int listen_addr_param(struct call *c, const char *key, struct nvmfd_cfg_port *p)
+{
+	static const char *const akeys[] = { "trtype", "adrfam", "traddr", "trsvcid", NULL };
+	char spec[300], err[NVMFD_CFG_ERRLEN];
+	const char *tt = "TCP", *af = NULL, *ta = NULL, *ts = NULL;
+	json_object *a, *v;
+
+	if (!json_object_object_get_ex(c->params, key, &a) ||
+	    !json_object_is_type(a, json_type_object))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s: required, an object {trtype, "
+			    "adrfam, traddr, trsvcid}", key);
+	json_object_object_foreach(a, k, kv) {
+		bool known = false;
+
+		for (size_t i = 0; akeys[i]; i++)
+			known |= !strcmp(k, akeys[i]);
+		if (!known)
+			return fail(c, RPC_INVALID_PARAMS, "params.%s: unknown key \"%s\"", key, k);
+		if (!json_object_is_type(kv, json_type_string))
+			return fail(c, RPC_INVALID_PARAMS, "params.%s.%s: expected a string", key, k);
+	}
+	if (json_object_object_get_ex(a, "trtype", &v))
+		tt = json_object_get_string(v);
+	if (json_object_object_get_ex(a, "adrfam", &v))
+		af = json_object_get_string(v);
+	if (json_object_object_get_ex(a, "traddr", &v))
+		ta = json_object_get_string(v);
+	if (json_object_object_get_ex(a, "trsvcid", &v))
+		ts = json_object_get_string(v);
+	if (strcasecmp(tt, "TCP"))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s.trtype '%.32s': only TCP", key, tt);
+	if (!ta || !ts)
+		return fail(c, RPC_INVALID_PARAMS, "params.%s: traddr and trsvcid are required",
+			    key);
+	if (af && strcasecmp(af, "IPv4") && strcasecmp(af, "IPv6"))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s.adrfam '%.32s': IPv4 or IPv6", key,
+			    af);
+	snprintf(spec, sizeof(spec), strchr(ta, ':') ? "[%.256s]:%.16s" : "%.256s:%.16s", ta, ts);
+	if (nvmfd_cfg_parse_listen(p, spec, err))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s: %s", key, err);
+	if (af && (p->adrfam == NVMFD_ADRFAM_IPV6) != !strcasecmp(af, "IPv6"))
+		return fail(c, RPC_INVALID_PARAMS, "params.%s: traddr %s is not an %s address", key,
+			    ta, af);
+	return 0;
+}
+
+/* The running listener with @p's address (its port as configured or as
+ * bound), or -1. */
+static int find_port(struct nvmfd_rpc *r, const struct nvmfd_cfg_port *p)
+{
+	for (unsigned int i = 0; i < r->cfg->nr_ports; i++) {
+		const struct nvmfd_cfg_port *q = &r->cfg->ports[i];
+		char bound[16];
+
+		snprintf(bound, sizeof(bound), "%u", nvmfd_tgt_listen_port(r->tgt, i));
+		if (q->adrfam == p->adrfam && !strcmp(q->traddr, p->traddr) &&
+		    (!strcmp(q->trsvcid, p->trsvcid) || !strcmp(bound, p->trsvcid)))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* {nqn, listen_address}: the subsystem (-1: the discovery NQN) and address. */
+static int listener_params(struct call *c, int *si, struct nvmfd_cfg_port *p)
+{
+	static const char *const keys[] = { "nqn", "listen_address", "tgt_name", NULL };
+	static const char *const req[] = { "nqn", "listen_address", NULL };
+	const char *nqn;
+	int ret;
+
+	ret = check_params(c, keys, req);
+	if (ret || (ret = param_str(c, "nqn", &nqn)))
+		return ret;
+	if (nqn && !strcmp(nqn, NVMFD_DISC_NQN)) {
+		*si = -1;
+	} else {
+		*si = find_subsys(c);
+		if (*si < 0)
+			return *si;
+	}
+	return listen_addr_param(c, "listen_address", p);
+}
+
+static json_object *bound_addr_obj(struct nvmfd_rpc *r, int pi)
+{
+	return addr_obj(&r->cfg->ports[pi], nvmfd_tgt_listen_port(r->tgt, (unsigned int)pi));
+}
+
+static int m_add_listener(struct call *c)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	struct nvmfd_cfg_port p;
+	uint16_t bound = 0, portid = 0;
+	int si, pi, ret;
+
+	nvmfd_cfg_port_init(&p, 1);
+	ret = listener_params(c, &si, &p);
+	if (ret)
+		return ret;
+	pi = strcmp(p.trsvcid, "0") ? find_port(c->r, &p) : -1;
+	if (pi >= 0) {
+		struct nvmfd_cfg_port *q = &cfg->ports[pi];
+
+		/* nvmfd's ports are shared: link the subsystem to the one there */
+		if (si < 0)
+			return fail(c, -EEXIST, "a listener on that address exists (every listener "
+				    "serves discovery)");
+		for (unsigned int k = 0; k < q->nr_subsys; k++)
+			if (q->subsys_idx[k] == (unsigned int)si)
+				return fail(c, -EEXIST, "subsystem '%s' already listens there",
+					    cfg->subsys[si].nqn);
+		if (q->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
+			return fail(c, -ENOSPC, "port %u exports %d subsystems, the most",
+				    q->portid, NVMFD_CFG_MAX_SUBSYS);
+		nvmfd_tgt_cfg_lock(c->r->tgt);
+		q->subsys_idx[q->nr_subsys++] = (unsigned int)si;
+		nvmfd_tgt_cfg_unlock(c->r->tgt);
+		nvmfd_tgt_discovery_changed(c->r->tgt);
+		NVMFD_INFO(LOG_COMP, "subsystem %s: listening on port %u", cfg->subsys[si].nqn,
+			   q->portid);
+		c->result = bound_addr_obj(c->r, pi);
+		return 0;
+	}
+	if (cfg->nr_ports >= NVMFD_CFG_MAX_PORTS)
+		return fail(c, -ENOSPC, "nvmfd has %d listeners, the most", NVMFD_CFG_MAX_PORTS);
+	for (unsigned int i = 0; i < cfg->nr_ports; i++)
+		if (cfg->ports[i].portid > portid)
+			portid = cfg->ports[i].portid;
+	p.portid = (uint16_t)(portid + 1);
+	if (cfg->nr_ports) { /* the daemon's queue settings (--inline-data-size, ...) */
+		p.inline_data_size = cfg->ports[0].inline_data_size;
+		p.max_queue_size = cfg->ports[0].max_queue_size;
+	}
+	if (si >= 0)
+		p.subsys_idx[p.nr_subsys++] = (unsigned int)si;
+	ret = nvmfd_tgt_port_add(c->r->tgt, &p, &bound);
+	if (ret)
+		return fail(c, ret, strchr(p.traddr, ':') ? "listen on [%s]:%s: %s" :
+							  "listen on %s:%s: %s",
+			    p.traddr, p.trsvcid, strerror(-ret));
+	snprintf(p.trsvcid, sizeof(p.trsvcid), "%u", bound); /* port 0: the one bound */
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	cfg->ports[cfg->nr_ports++] = p;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_tgt_discovery_changed(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "%s: new listener port %u", si >= 0 ? cfg->subsys[si].nqn :
+		   NVMFD_DISC_NQN, p.portid);
+	c->result = bound_addr_obj(c->r, (int)cfg->nr_ports - 1);
+	return 0;
+}
+
+static int m_remove_listener(struct call *c)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	struct nvmfd_cfg_port p, *q;
+	unsigned int k;
+	uint16_t portid;
+	int si, pi, ret;
+
+	nvmfd_cfg_port_init(&p, 1);
+	ret = listener_params(c, &si, &p);
+	if (ret)
+		return ret;
+	pi = find_port(c->r, &p);
+	if (pi < 0 || !strcmp(p.trsvcid, "0"))
+		return fail(c, -ENOENT, strchr(p.traddr, ':') ? "no listener on [%s]:%s" :
+							      "no listener on %s:%s",
+			    p.traddr, p.trsvcid);
+	q = &cfg->ports[pi];
+	portid = q->portid;
+	for (k = 0; si >= 0 && k < q->nr_subsys; k++)
+		if (q->subsys_idx[k] == (unsigned int)si)
+			break;
+	if (si >= 0 && k == q->nr_subsys)
+		return fail(c, -ENOENT, "subsystem '%s' does not listen on port %u",
+			    cfg->subsys[si].nqn, portid);
+	if (si >= 0 && q->nr_subsys > 1) {
+		/* the port stays for the others: unlink, and close this
+		 * subsystem's controllers that came in on it (nvmet) */
+		nvmfd_tgt_cfg_lock(c->r->tgt);
+		memmove(&q->subsys_idx[k], &q->subsys_idx[k + 1],
+			(q->nr_subsys - k - 1) * sizeof(q->subsys_idx[0]));
+		q->nr_subsys--;
+		nvmfd_tgt_cfg_unlock(c->r->tgt);
+		nvmfd_tgt_discovery_changed(c->r->tgt);
+		ret = (int)nvmfd_tgt_drop_ctrls(c->r->tgt, portid, cfg->subsys[si].nqn);
+		NVMFD_INFO(LOG_COMP, "subsystem %s: no longer on port %u (%d controller(s) "
+			   "disconnected)", cfg->subsys[si].nqn, portid, ret);
+		c->result = json_object_new_boolean(true);
+		return 0;
+	}
+	/* its last subsystem, or the discovery NQN: the listener goes, with
+	 * every connection on it */
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	memmove(&cfg->ports[pi], &cfg->ports[pi + 1],
+		(cfg->nr_ports - (unsigned int)pi - 1) * sizeof(cfg->ports[0]));
+	cfg->nr_ports--;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	ret = nvmfd_tgt_port_remove(c->r->tgt, (unsigned int)pi);
+	if (ret) /* cannot happen: the tables are kept in step */
+		NVMFD_ERR(LOG_COMP, "port %u: remove: %s", portid, strerror(-ret));
+	NVMFD_INFO(LOG_COMP, "listener port %u removed", portid);
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+/* Referrals ------------------------------------------------------------- */
+
+/* {address, portid?, ...}: the referred address in @ref and the parent
+ * port ID (0: every port). */
+static int referral_params(struct call *c, struct nvmfd_cfg_referral *ref, uint32_t *parent)
+{
+	static const char *const keys[] = { "address", "portid", "subnqn", "secure_channel",
+					    "tgt_name", NULL };
+	static const char *const req[] = { "address", NULL };
+	struct nvmfd_cfg_port p;
+	json_object *v;
+	const char *sub;
+	bool given;
+	int ret;
+
+	ret = check_params(c, keys, req);
+	if (ret || (ret = param_str(c, "subnqn", &sub)))
+		return ret;
+	if (sub && strcmp(sub, NVMFD_DISC_NQN))
+		return fail(c, RPC_INVALID_PARAMS, "params.subnqn: nvmfd refers to discovery "
+			    "services only (%s)", NVMFD_DISC_NQN);
+	if (json_object_object_get_ex(c->params, "secure_channel", &v) &&
+	    (!json_object_is_type(v, json_type_boolean) || json_object_get_boolean(v)))
+		return fail(c, RPC_INVALID_PARAMS, "params.secure_channel: TLS is not implemented "
+			    "(only false)");
+	ret = param_u32(c, c->params, "portid", 1, 65535, parent, &given);
+	if (ret)
+		return ret;
+	if (!given)
+		*parent = 0;
+	nvmfd_cfg_port_init(&p, 1);
+	ret = listen_addr_param(c, "address", &p);
+	if (ret)
+		return ret;
+	memset(ref, 0, sizeof(*ref));
+	ref->adrfam = p.adrfam;
+	snprintf(ref->traddr, sizeof(ref->traddr), "%s", p.traddr);
+	snprintf(ref->trsvcid, sizeof(ref->trsvcid), "%s", p.trsvcid);
+	return 0;
+}
+
+static bool same_referral(const struct nvmfd_cfg_referral *a, const struct nvmfd_cfg_referral *b)
+{
+	return a->adrfam == b->adrfam && !strcmp(a->traddr, b->traddr) &&
+	       !strcmp(a->trsvcid, b->trsvcid);
+}
+
+/* nvmf_discovery_add_referral: SPDK's referrals are target-wide; nvmfd's
+ * (nvmet's) belong to a port: "portid" picks one, else every port gets it. */
+static int m_add_referral(struct call *c)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	struct nvmfd_cfg_referral ref;
+	unsigned int n = 0;
+	uint32_t parent;
+	int ret;
+
+	ret = referral_params(c, &ref, &parent);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < cfg->nr_ports; i++)
+		n += !parent || cfg->ports[i].portid == parent;
+	if (!n)
+		return fail(c, parent ? -ENOENT : -ENODEV, parent ? "no port %u" :
+			    "no listener to advertise the referral on", parent);
+	for (unsigned int i = 0; i < cfg->nr_referrals; i++)
+		if (same_referral(&cfg->referrals[i], &ref) &&
+		    (!parent || cfg->referrals[i].portid == parent))
+			return fail(c, -EEXIST, "referral %s:%s already exists", ref.traddr,
+				    ref.trsvcid);
+	if (cfg->nr_referrals + n > NVMFD_CFG_MAX_REFERRALS)
+		return fail(c, -ENOSPC, "nvmfd keeps %d referrals (one per port), the most",
+			    NVMFD_CFG_MAX_REFERRALS);
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
+		if (parent && cfg->ports[i].portid != parent)
+			continue;
+		ref.portid = cfg->ports[i].portid;
+		cfg->referrals[cfg->nr_referrals++] = ref;
+	}
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_tgt_discovery_changed(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "referral to %s:%s added on %u port(s)", ref.traddr, ref.trsvcid, n);
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+static int m_remove_referral(struct call *c)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	struct nvmfd_cfg_referral ref;
+	unsigned int n = 0, kept = 0;
+	uint32_t parent;
+	int ret;
+
+	ret = referral_params(c, &ref, &parent);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < cfg->nr_referrals; i++)
+		n += same_referral(&cfg->referrals[i], &ref) &&
+		     (!parent || cfg->referrals[i].portid == parent);
+	if (!n)
+		return fail(c, -ENOENT, "no referral to %s:%s", ref.traddr, ref.trsvcid);
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	for (unsigned int i = 0; i < cfg->nr_referrals; i++)
+		if (!same_referral(&cfg->referrals[i], &ref) ||
+		    (parent && cfg->referrals[i].portid != parent))
+			cfg->referrals[kept++] = cfg->referrals[i];
+	cfg->nr_referrals = kept;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_tgt_discovery_changed(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "referral to %s:%s removed from %u port(s)", ref.traddr, ref.trsvcid,
+		   n);
+	c->result = json_object_new_boolean(true);
+	return 0;
+}
+
+static int m_get_referrals(struct call *c)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg;
+	int ret = check_params(c, NULL, NULL);
+
+	if (ret)
+		return ret;
+	c->result = json_object_new_array();
+	for (unsigned int i = 0; i < cfg->nr_referrals; i++) {
+		const struct nvmfd_cfg_referral *r = &cfg->referrals[i];
+		struct nvmfd_cfg_port p = { .adrfam = r->adrfam };
+		json_object *o = json_object_new_object();
+
+		snprintf(p.traddr, sizeof(p.traddr), "%s", r->traddr);
+		snprintf(p.trsvcid, sizeof(p.trsvcid), "%s", r->trsvcid);
+		json_object_object_add(o, "address", addr_obj(&p, 0));
+		json_object_object_add(o, "portid", json_object_new_int(r->portid));
+		json_object_object_add(o, "secure_channel", json_object_new_boolean(false));
+		json_object_array_add(c->result, o);
+	}
+	return 0;
 }
 
 struct method {
 	const char *name;
 	int (*fn)(struct call *c);
-	const char *later; /* why it is not available yet, or NULL */
 };
 
 static const struct method methods[] = {
-	{ "rpc_get_methods", m_get_methods, NULL },
-	{ "nvmfd_get_version", m_get_version, NULL },
-	{ "nvmf_get_subsystems", m_get_subsystems, NULL },
-	{ "nvmf_get_stats", m_get_stats, NULL },
-	{ "save_config", m_save_config, NULL },
-	{ "nvmf_subsystem_add_ns", m_add_ns, NULL },
-	{ "nvmf_subsystem_remove_ns", m_remove_ns, NULL },
-	{ "nvmfd_subsystem_ns_set_enable", m_ns_enable, NULL },
-	{ "nvmf_subsystem_add_host", m_add_host, NULL },
-	{ "nvmf_subsystem_remove_host", m_remove_host, NULL },
-	{ "nvmf_subsystem_allow_any_host", m_allow_any_host, NULL },
-	{ "nvmf_create_subsystem", m_later,
-	  "subsystems are fixed when nvmfd starts (the target core has no live subsystem table "
-	  "yet); add it to the config file and restart" },
-	{ "nvmf_delete_subsystem", m_later,
-	  "subsystems are fixed when nvmfd starts; remove it from the config file and restart" },
-	{ "nvmf_subsystem_add_listener", m_later,
-	  "listeners are fixed when nvmfd starts (needs the transport's live listener API)" },
-	{ "nvmf_subsystem_remove_listener", m_later,
-	  "listeners are fixed when nvmfd starts (needs the transport's live listener API)" },
+	{ "rpc_get_methods", m_get_methods },
+	{ "nvmfd_get_version", m_get_version },
+	{ "nvmf_get_subsystems", m_get_subsystems },
+	{ "nvmf_get_stats", m_get_stats },
+	{ "save_config", m_save_config },
+	{ "nvmf_subsystem_add_ns", m_add_ns },
+	{ "nvmf_subsystem_remove_ns", m_remove_ns },
+	{ "nvmfd_subsystem_ns_set_enable", m_ns_enable },
+	{ "nvmfd_subsystem_resize_ns", m_resize_ns },
+	{ "nvmf_subsystem_add_host", m_add_host },
+	{ "nvmf_subsystem_remove_host", m_remove_host },
+	{ "nvmf_subsystem_allow_any_host", m_allow_any_host },
+	{ "nvmf_create_subsystem", m_create_subsys },
+	{ "nvmf_delete_subsystem", m_delete_subsys },
+	{ "nvmf_subsystem_add_listener", m_add_listener },
+	{ "nvmf_subsystem_remove_listener", m_remove_listener },
+	{ "nvmf_discovery_add_referral", m_add_referral },
+	{ "nvmf_discovery_remove_referral", m_remove_referral },
+	{ "nvmf_discovery_get_referrals", m_get_referrals },
 };
 
 static int m_get_methods(struct call *c)
@@ -876,8 +1444,7 @@ static int m_get_methods(struct call *c)
 		return ret;
 	c->result = json_object_new_array();
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (!methods[i].later)
-			json_object_array_add(c->result, json_object_new_string(methods[i].name));
+		json_object_array_add(c->result, json_object_new_string(methods[i].name));
 	return 0;
 }
 
@@ -936,12 +1503,6 @@ static json_object *rpc_call(struct nvmfd_rpc *r, json_object *req)
 
 		snprintf(msg, sizeof(msg), "Method not found: '%.64s' (rpc_get_methods lists them)",
 			 name);
-		return notify ? NULL : rpc_error(id, RPC_METHOD_NOT_FOUND, msg);
-	}
-	if (m->later) {
-		char msg[320];
-
-		snprintf(msg, sizeof(msg), "%s is not implemented yet: %s", m->name, m->later);
 		return notify ? NULL : rpc_error(id, RPC_METHOD_NOT_FOUND, msg);
 	}
 	ret = m->fn(&c);
@@ -1163,7 +1724,7 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 		}
 	}
 	/* namespaces by NSID: gone ones removed, new ones added; a changed one
-	 * is reported (its path stays locked after a remove until restart) */
+	 * is reported (remove it, reload, then add it back) */
 	for (unsigned int i = 0; i < os->nr_ns; i++) {
 		const struct nvmfd_cfg_ns *o = &os->ns[i], *m = NULL;
 
@@ -1174,7 +1735,7 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 			gone[nr_gone++] = o->nsid;
 		} else if (!same_device(o, m)) {
 			NVMFD_WARN(LOG_COMP, "reload: subsystem %s namespace %u changed (%s -> %s): "
-				   "not applied (remove it, reload, restart, add it)", os->nqn, o->nsid,
+				   "not applied (remove it, reload, add it back)", os->nqn, o->nsid,
 				   o->path, m->path);
 			t->skipped++;
 		}

@@ -27,6 +27,14 @@ checks:
   sighup        SIGHUP reloads the -c file: an added namespace and host are
                 applied, a new subsystem is reported as needing a restart; a
                 broken file changes nothing.
+  live          nvmf_create_subsystem / add_listener (port 0 reports the bound
+                port; an existing address links the subsystem) / add_ns serve
+                verified I/O; referrals on every port; the discovery log shows
+                both; resize-ns; save_config keeps it all; delete-subsystem
+                with a host running I/O (nvmfd survives, the file is released
+                for reuse); remove-listener closes the port; 20 failing
+                requests change nothing; 4 concurrent clients create and
+                delete subsystems and listeners.
   nvmfctl       exit 1 with nvmfd's message for a refused request, 2 for a
                 usage error, 3 with a hint when the socket is absent; --json
                 prints parseable JSON.
@@ -46,6 +54,7 @@ import threading
 import time
 
 NQN = "nqn.2026-11.io.nvmfd:rpc"
+NVMFD_DISC = "nqn.2014-08.org.nvmexpress.discovery"
 TIMEOUT = 60
 
 
@@ -132,9 +141,11 @@ def main():
               "nvmfd_get_version: %s" % r)
         r = c.call("no_such_method")
         check(r["error"]["code"] == -32601, "unknown method: %s" % r)
-        r = c.call("nvmf_create_subsystem", {"nqn": "nqn.2026-11.io.nvmfd:x"})
-        check(r["error"]["code"] == -32601 and "not implemented yet" in r["error"]["message"],
-              "nvmf_create_subsystem says not implemented: %s" % r)
+        r = c.call("rpc_get_methods")["result"]
+        check(all(m in r for m in ("nvmf_create_subsystem", "nvmf_delete_subsystem",
+                                   "nvmf_subsystem_add_listener", "nvmf_subsystem_remove_listener",
+                                   "nvmf_discovery_add_referral", "nvmfd_subsystem_resize_ns")),
+              "rpc_get_methods lists the live subsystem/listener/referral/resize methods")
         c.f.write("{broken\n")
         c.f.flush()
         r = json.loads(c.f.readline())
@@ -229,6 +240,202 @@ def main():
         rc, out, err = nvmfctl("add-host", NQN, host)
         check(rc == 1 and "already allowed" in err, "nvmfctl add-host twice: rc %d %r" %
               (rc, err))
+
+        # --- subsystems, listeners, referrals, resize ---------------------
+        N2 = "nqn.2026-11.io.nvmfd:rpc2"
+        addr = lambda svc, fam=None, tt="TCP", ta="127.0.0.1": dict(
+            {"trtype": tt, "traddr": ta, "trsvcid": str(svc)}, **({"adrfam": fam} if fam else {}))
+        before2 = c.call("nvmf_get_subsystems")["result"]
+        refs0 = c.call("nvmf_discovery_get_referrals")["result"]
+        busy = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        bport = busy.getsockname()[1]
+        bad2 = [
+            ("nvmf_create_subsystem", {"nqn": NQN}, -17),
+            ("nvmf_create_subsystem", {"nqn": "not-an-nqn"}, -32602),
+            ("nvmf_create_subsystem", {"nqn": N2, "max_namespaces": 7}, -32602),
+            ("nvmf_create_subsystem", {"nqn": N2, "serial_number": "x" * 21}, -32602),
+            ("nvmf_create_subsystem", {"nqn": N2, "ana_reporting": True}, -32602),
+            ("nvmf_create_subsystem", {"nqn": N2, "min_cntlid": 10, "max_cntlid": 5}, -32602),
+            ("nvmf_create_subsystem", {"nqn": N2, "bogus": 1}, -32602),
+            ("nvmf_delete_subsystem", {"nqn": N2}, -19),
+            ("nvmf_subsystem_add_listener", {"nqn": NQN, "listen_address": addr(0, tt="RDMA")},
+             -32602),
+            ("nvmf_subsystem_add_listener", {"nqn": NQN, "listen_address": addr(bport)}, -98),
+            ("nvmf_subsystem_add_listener", {"nqn": NQN, "listen_address": addr(port)}, -17),
+            ("nvmf_subsystem_add_listener", {"nqn": NQN, "listen_address": addr(0, "IPv6")},
+             -32602),
+            ("nvmf_subsystem_add_listener", {"nqn": N2, "listen_address": addr(0)}, -19),
+            ("nvmf_subsystem_remove_listener", {"nqn": NQN, "listen_address": addr(1)}, -2),
+            ("nvmf_discovery_add_referral", {"address": addr(4420, ta="10.0.0.1"),
+                                             "portid": 99}, -2),
+            ("nvmf_discovery_add_referral", {"address": addr(4420, ta="10.0.0.1"),
+                                             "secure_channel": True}, -32602),
+            ("nvmf_discovery_remove_referral", {"address": addr(4420, ta="10.0.0.1")}, -2),
+            ("nvmfd_subsystem_resize_ns", {"nqn": NQN, "nsid": 1, "size": 1000}, -32602),
+            ("nvmfd_subsystem_resize_ns", {"nqn": NQN, "nsid": 1}, -32602),
+            ("nvmfd_subsystem_resize_ns", {"nqn": NQN, "nsid": 9, "size": "8M"}, -2),
+        ]
+        for method, params, code in bad2:
+            r = c.call(method, params)
+            check("error" in r and r["error"]["code"] == code,
+                  "atomicity: %s %s -> %s" % (method, json.dumps(params)[:90], r.get("error")))
+        busy.close()
+        check(c.call("nvmf_get_subsystems")["result"] == before2 and
+              c.call("nvmf_discovery_get_referrals")["result"] == refs0,
+              "atomicity: subsystems, listeners and referrals unchanged after %d failed "
+              "requests" % len(bad2))
+
+        rc, out, err = nvmfctl("create-subsystem", N2, "serial=SN-RPC2", "allow_any_host=yes")
+        check(rc == 0, "nvmfctl create-subsystem: rc %d %r" % (rc, err))
+        rc, out, err = nvmfctl("add-listener", N2, "127.0.0.1:0")
+        m = re.match(r"127\.0\.0\.1:(\d+)$", out.strip())
+        p2 = int(m.group(1)) if m else 0
+        check(rc == 0 and p2 not in (0, port), "add-listener port 0 reports the bound port: "
+              "rc %d %r %r" % (rc, out, err))
+        rc, out, err = nvmfctl("add-listener", N2, "127.0.0.1:%d" % port)
+        check(rc == 0 and out.strip() == "127.0.0.1:%d" % port,
+              "add-listener on the existing port links it: rc %d %r %r" % (rc, out, err))
+        img2 = os.path.join(work, "sub2.img")
+        rc, out, err = nvmfctl("add-ns", N2, "file:%s,size=4M" % img2)
+        check(rc == 0 and out.strip() == "1", "add-ns on the new subsystem: %r" % err)
+        sub2 = c.call("nvmf_get_subsystems", {"nqn": N2})["result"][0]
+        check(sub2["serial_number"] == "SN-RPC2" and sub2["allow_any_host"] and
+              sorted(int(a["trsvcid"]) for a in sub2["listen_addresses"]) ==
+              sorted([port, p2]), "get_subsystems shows the new subsystem: %s" % sub2)
+        trid2 = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (p2, N2)
+        p = subprocess.run([perf, "-r", trid2, "-w", "randrw", "--verify", "-t", "1", "-q",
+                            "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=TIMEOUT)
+        check(p.returncode == 0, "new subsystem on the new listener serves verified I/O: rc "
+              "%d %s" % (p.returncode, p.stderr.strip()[-300:]))
+        rc, out, err = nvmfctl("add-referral", "10.0.0.5:4420")
+        rc2, out2, err2 = nvmfctl("get-referrals")
+        check(rc == 0 and rc2 == 0 and out2.count("10.0.0.5:4420 on port") == 2,
+              "add-referral on every port: %r %r" % (err, out2))
+        p = subprocess.run([perf, "discover", "-r", "traddr:127.0.0.1 trsvcid:%d" % p2],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=TIMEOUT)
+        check(p.returncode == 0 and p.stdout.count("subnqn:  " + N2) == 2 and
+              "traddr:  10.0.0.5" in p.stdout and ("trsvcid: %d" % p2) in p.stdout,
+              "discovery log on the new port: the subsystem on both ports, the referral: %s"
+              % p.stdout[-600:])
+        rc, out, err = nvmfctl("resize-ns", NQN, "1", "8M")
+        sub1 = c.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
+        check(rc == 0 and out.strip() == str(8 << 20) and
+              [n["bdev_name"] for n in sub1["namespaces"] if n["nsid"] == 1] == ["ram:8M"],
+              "resize-ns 8M: rc %d %r %r" % (rc, out, err))
+        savep = os.path.join(work, "live.json")
+        r = c.call("save_config", {"filename": savep})
+        p = subprocess.run([nvmfd, "-c", savep, "--print-config"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        ok = p.returncode == 0
+        if ok:
+            d = json.loads(p.stdout)
+            s2 = [s for s in d["subsystems"] if s["nqn"] == N2]
+            pp = [q for q in d["ports"] if q["addr"]["trsvcid"] == str(p2)]
+            ok = (len(s2) == 1 and s2[0]["namespaces"][0]["device"]["path"] == img2 and
+                  len(pp) == 1 and pp[0]["subsystems"] == [N2] and
+                  pp[0]["referrals"][0]["addr"]["traddr"] == "10.0.0.5" and
+                  any(s["namespaces"][0]["device"]["path"] == "ram:8M"
+                      for s in d["subsystems"] if s["nqn"] == NQN))
+        check(ok, "save_config holds the new subsystem, listener, referral and size: %s" %
+              (p.stderr.strip() or p.stdout[:300]))
+
+        # unlink N2 from the shared port while a host of N2 uses it there:
+        # that host's controller goes, the port stays for NQN
+        trid2s = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (port, N2)
+        bg = subprocess.Popen([perf, "-r", trid2s, "-w", "randrw", "--verify", "-t", "5", "-q",
+                               "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        rc, out, err = nvmfctl("remove-listener", N2, "127.0.0.1:%d" % port)
+        bg.communicate(timeout=TIMEOUT)
+        p = subprocess.run([perf, "-r", trid, "-w", "randread", "-t", "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        sub2 = c.call("nvmf_get_subsystems", {"nqn": N2})["result"][0]
+        check(rc == 0 and bg.returncode != 0 and p.returncode == 0 and
+              [int(a["trsvcid"]) for a in sub2["listen_addresses"]] == [p2],
+              "remove-listener of one of a port's subsystems: its host dropped (rc %d), the "
+              "port serves the other (rc %d), listeners now %s" %
+              (bg.returncode, p.returncode, sub2["listen_addresses"]))
+
+        # delete the subsystem while a host runs verified I/O on it
+        bg = subprocess.Popen([perf, "-r", trid2, "-w", "randrw", "--verify", "-t", "5", "-q",
+                               "8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        rc, out, err = nvmfctl("delete-subsystem", N2)
+        out_bg, err_bg = bg.communicate(timeout=TIMEOUT)
+        subs = [s["nqn"] for s in c.call("nvmf_get_subsystems")["result"]]
+        check(rc == 0 and N2 not in subs and tgt.poll() is None and bg.returncode != 0,
+              "delete-subsystem with a host doing I/O: rc %d, host rc %d (%s), nvmfd alive" %
+              (rc, bg.returncode, err_bg.strip()[-200:]))
+        # its file is released once the I/O drained: another namespace may take it
+        ok = False
+        for _ in range(50):
+            r = c.call("nvmf_subsystem_add_ns", {"nqn": NQN, "namespace": {
+                "bdev_name": "file:" + img2, "nsid": 30}})
+            if "result" in r:
+                ok = True
+                break
+            time.sleep(0.1)
+        check(ok and c.call("nvmf_subsystem_remove_ns", {"nqn": NQN, "nsid": 30}).get("result"),
+              "the deleted subsystem's file is released: %s" % r)
+        # the listener p2 serves no subsystem now; the discovery NQN removes it
+        rc, out, err = nvmfctl("remove-listener", NVMFD_DISC, "127.0.0.1:%d" % p2)
+        refused = False
+        try:
+            socket.create_connection(("127.0.0.1", p2), timeout=5).close()
+        except OSError:
+            refused = True
+        check(rc == 0 and refused, "remove-listener closes the port: rc %d %r" % (rc, err))
+        rc, out, err = nvmfctl("remove-referral", "10.0.0.5:4420")
+        check(rc == 0 and c.call("nvmf_discovery_get_referrals")["result"] == refs0,
+              "remove-referral: rc %d %r" % (rc, err))
+        rc, out, err = nvmfctl("resize-ns", NQN, "1", "4M")
+        check(rc == 0 and c.call("nvmf_get_subsystems")["result"] == before2,
+              "back to the state before: %r" % err)
+
+        # concurrent clients creating and deleting their own subsystems and
+        # listeners (on the shared port and a new one)
+        errors2 = []
+
+        def worker2(k):
+            try:
+                cl = Client(sock)
+                nq = "nqn.2026-11.io.nvmfd:conc%d" % k
+                for i in range(3):
+                    steps = [("nvmf_create_subsystem", {"nqn": nq, "allow_any_host": True}),
+                             ("nvmf_subsystem_add_ns", {"nqn": nq, "namespace": {
+                                 "bdev_name": "ram:1M"}}),
+                             ("nvmf_subsystem_add_listener", {"nqn": nq,
+                                                              "listen_address": addr(port)}),
+                             ("nvmf_subsystem_add_listener", {"nqn": nq,
+                                                              "listen_address": addr(0)})]
+                    for method, params in steps:
+                        r = cl.call(method, params)
+                        if "result" not in r:
+                            errors2.append("%s %d: %s" % (method, k, r))
+                    lp = r["result"]["trsvcid"] if "result" in r else "1"
+                    for method, params in [
+                            ("nvmf_subsystem_remove_listener",
+                             {"nqn": nq, "listen_address": addr(lp)}),
+                            ("nvmf_delete_subsystem", {"nqn": nq})]:
+                        r = cl.call(method, params)
+                        if "result" not in r:
+                            errors2.append("%s %d: %s" % (method, k, r))
+                cl.close()
+            except Exception as e:  # noqa: BLE001 - reported as a failure
+                errors2.append("client %d: %r" % (k, e))
+
+        threads = [threading.Thread(target=worker2, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(TIMEOUT)
+        check(not errors2 and c.call("nvmf_get_subsystems")["result"] == before2,
+              "concurrent: 4 clients x 3 create/listen/delete rounds, state restored: %s" %
+              errors2[:3])
 
         # --- save-config to the -c file ---------------------------------
         rc, out, err = nvmfctl("save-config")

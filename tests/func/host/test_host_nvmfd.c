@@ -450,25 +450,6 @@ static void test_keepalive(const char *port)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
-struct aer_arg {
-	struct nvmfd_host_ctrl *ctrl;
-	struct nvmfd_host_cpl cpl;
-	int ret;
-};
-
-/* Asynchronous Event Request through the library's admin path: it blocks
- * until the target has an event (or the library's timeout). */
-static void *aer_thread(void *p)
-{
-	struct aer_arg *a = p;
-	struct nvmfd_sqe sqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVMFD_ADMIN_ASYNC_EVENT;
-	a->ret = nvmfd_host_admin_cmd(a->ctrl, &sqe, NULL, 0, false, &a->cpl);
-	return NULL;
-}
-
 /* Read block 0 of @nsid with a raw SQE (the library only knows the
  * namespaces it saw at connect). Return: the completion. */
 static struct nvmfd_host_cpl raw_read(struct nvmfd_host_qp *qp, uint32_t nsid, void *buf)
@@ -489,7 +470,7 @@ static struct nvmfd_host_cpl raw_read(struct nvmfd_host_qp *qp, uint32_t nsid, v
 /* One namespace change seen by the host: the AER completes with Notice /
  * Namespace Attribute Changed / log 04h, and the Changed Namespace List
  * names @nsid. */
-static void expect_ns_aen(struct nvmfd_host_ctrl *c, pthread_t th, struct aer_arg *a,
+static void expect_ns_aen(struct nvmfd_host_ctrl *c, pthread_t th, struct hc_aer *a,
 			  uint32_t nsid)
 {
 	uint32_t list[1024];
@@ -512,7 +493,7 @@ static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
 	struct nvmfd_host_trid t;
 	struct nvmfd_host_cpl cpl;
 	struct nvmfd_cfg_ns cn;
-	struct aer_arg a = { 0 };
+	struct hc_aer a = { 0 };
 	char err[NVMFD_CFG_ERRLEN];
 	struct nvmfd_sqe sqe;
 	uint32_t ids[1024];
@@ -534,7 +515,7 @@ static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
 	      nvmfd_host_ctrl_errmsg(c));
 
 	a.ctrl = c;
-	CHECK(pthread_create(&th, NULL, aer_thread, &a) == 0, "thread");
+	CHECK(pthread_create(&th, NULL, hc_aer_thread, &a) == 0, "thread");
 	usleep(200 * 1000); /* the AER is held by then; if not, the event waits for it */
 	memset(&cn, 0, sizeof(cn));
 	CHECK(nvmfd_cfg_parse_namespace(&cn, "ram:1M", err) == 0, "%s", err);
@@ -553,7 +534,7 @@ static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
 
 	memset(&a, 0, sizeof(a));
 	a.ctrl = c;
-	CHECK(pthread_create(&th, NULL, aer_thread, &a) == 0, "thread");
+	CHECK(pthread_create(&th, NULL, hc_aer_thread, &a) == 0, "thread");
 	usleep(200 * 1000);
 	CHECK(nvmfd_tgt_ns_remove(tgt, 0, 3) == 0, "ns_remove");
 	expect_ns_aen(c, th, &a, 3);

@@ -12,6 +12,9 @@
 #      subsystem NQN and namespace size
 #   3. IOP_IO_MB MiB pattern written with O_DIRECT, read back, compared
 #   4. fio verify job (randrw, bs 4k-128k, crc32c), when fio is in the guest
+#   4b. with IOP_TRIGGER_PORT: a namespace added over nvmfd's control socket
+#      appears (block device, nvme list, nvme list-ns) after the AEN, reads,
+#      and goes away when removed; the first namespace stays
 #   5. nvme disconnect
 #   6. connect with header and data digests (-g -G): the pattern of step 3 is
 #      still there, a fresh pattern is written/read/compared
@@ -44,10 +47,14 @@
 #                     fio region
 #   IOP_CONNECT_OPTS  extra options for every nvme connect (e.g. "-i 2")
 #   IOP_STEP_TIMEOUT  upper bound in seconds for one nvme/dd command (120)
+#   IOP_TRIGGER_PORT  TCP port on IOP_ADDR where the host side takes "add"
+#                     (answers the new NSID) and "remove NSID" (answers ok),
+#                     run over nvmfd's control socket (empty: step 4b skipped)
 
 IOP_ADDR=${IOP_ADDR:-10.0.2.2}
 IOP_PORT=${IOP_PORT:-4420}
 IOP_NQN=${IOP_NQN:-}
+IOP_TRIGGER_PORT=${IOP_TRIGGER_PORT:-}
 IOP_EXPECT_TRADDR=${IOP_EXPECT_TRADDR:-$IOP_ADDR}
 IOP_HOSTNQN=${IOP_HOSTNQN:-}
 IOP_HOSTID=${IOP_HOSTID:-}
@@ -393,6 +400,85 @@ else
 	else
 		tail -20 /tmp/fio.txt
 		fail "fio verify job exited $frc"
+	fi
+fi
+
+# ---------------------------------------------------------------------------
+# 4b. a namespace added (and removed) over nvmfd's control socket while
+# connected: the host side's trigger (IOP_TRIGGER_PORT) runs nvmfctl add-ns /
+# remove-ns and answers the NSID; the kernel learns of it only through the
+# Namespace Attribute Changed AEN (it rescans on that event).
+# ns_dev_of NQN NSID: the block device of namespace NSID of NQN, or ""
+ns_dev_of() {
+	for s in /sys/class/nvme-subsystem/*; do
+		[ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$1" ] || continue
+		for n in "$s"/nvme*n* /sys/class/nvme/"$CTRL"/nvme*n*; do
+			[ -e "$n/nsid" ] || continue
+			case "$(basename "$n")" in *c*n*) continue ;; esac
+			[ "$(cat "$n/nsid" 2>/dev/null)" = "$2" ] && basename "$n" && return 0
+		done
+	done
+	return 0
+}
+trigger() { echo "$1" | timeout 30 nc -w 20 "$IOP_ADDR" "$IOP_TRIGGER_PORT" 2>/dev/null | tr -d '\r'; }
+step "4b. namespace added and removed over nvmfd's control socket (AEN)"
+if [ -z "$IOP_TRIGGER_PORT" ]; then
+	skip "no control-socket trigger (IOP_TRIGGER_PORT)"
+else
+	nsid=$(trigger add | tail -1)
+	echo "(nvmfd answered NSID '$nsid')"
+	dev=""
+	i=0
+	while [ -n "$nsid" ] && [ $i -lt 300 ]; do
+		dev=$(ns_dev_of "$IOP_NQN" "$nsid")
+		[ -n "$dev" ] && [ -b "/dev/$dev" ] && break
+		dev=""
+		sleep 0.1
+		i=$((i + 1))
+	done
+	case "$nsid" in
+	''|*[!0-9]*) fail "add-ns over the control socket failed: '$nsid'" ;;
+	*)
+		if [ -z "$dev" ]; then
+			fail "namespace $nsid added over RPC: no block device within 30 s (AEN not acted on)"
+			dmesg | tail -20
+		else
+			pass "namespace $nsid added over RPC appeared as /dev/$dev ($((i / 10)) s)"
+			run nvme list | tee /tmp/list2.txt
+			if grep -q "/dev/$dev " /tmp/list2.txt; then
+				pass "nvme list shows /dev/$dev"
+			else
+				fail "nvme list does not show /dev/$dev"
+			fi
+			run nvme list-ns "/dev/$CTRL" | tee /tmp/listns.txt
+			if grep -qi "0x$(printf %x "$nsid")\$" /tmp/listns.txt; then
+				pass "nvme list-ns /dev/$CTRL lists NSID $nsid"
+			else
+				fail "nvme list-ns /dev/$CTRL does not list NSID $nsid"
+			fi
+			if run dd if="/dev/$dev" of=/dev/null bs=1M count=4 iflag=direct 2>/dev/null; then
+				pass "read 4 MiB from /dev/$dev"
+			else
+				fail "read from /dev/$dev failed"
+			fi
+			r=$(trigger "remove $nsid" | tail -1)
+			i=0
+			while [ $i -lt 300 ] && [ -n "$(ns_dev_of "$IOP_NQN" "$nsid")" ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+			if [ "$r" = ok ] && [ -z "$(ns_dev_of "$IOP_NQN" "$nsid")" ]; then
+				pass "namespace $nsid removed over RPC: /dev/$dev gone ($((i / 10)) s)"
+			else
+				fail "namespace $nsid removed over RPC ('$r'): /dev/$dev still there after 30 s"
+			fi
+		fi
+		;;
+	esac
+	if [ -b "/dev/$NS" ]; then
+		pass "the first namespace /dev/$NS is still there"
+	else
+		fail "/dev/$NS disappeared with the namespace change"
 	fi
 fi
 

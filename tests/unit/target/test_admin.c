@@ -472,8 +472,11 @@ static void test_version_tbkas(void **state)
 
 	/* and nvmetcli's attr.firmware / attr.ieee_oui are what FR, the
 	 * Firmware Slot log and IEEE report */
-	strcpy(c->e->cfg.subsys[1].firmware, "6.1.0-1");
-	c->e->cfg.subsys[1].ieee_oui = 0x001b21;
+	/* the core reads its own copy of the attributes (taken at create) */
+	struct nvmfd_cfg_subsys *cs = (struct nvmfd_cfg_subsys *)c->e->tgt->subsys[1]->cfg;
+
+	strcpy(cs->firmware, "6.1.0-1");
+	cs->ieee_oui = 0x001b21;
 	tt_admin_up(a1, SUB1, HOST_A, 5000); /* sub1: version 1.3 */
 	assert_int_equal(identify(a1, NVMFD_ID_CNS_CTRL, 0, 0), 0);
 	assert_int_equal(u32at(b, 80), NVMFD_VS_1_3);
@@ -636,6 +639,40 @@ static void test_ns_add_remove_live(void **state)
 	tt_q_free(io);
 }
 
+/* A removed namespace with a backend io in flight keeps its backend open
+ * (DRAINING) until the io completes; the next reap then closes it and the
+ * slot is reused by the next add. An io that looked the namespace up
+ * before the removal but reaches the backend after it is refused. */
+static void test_ns_remove_drains(void **state)
+{
+	struct actx *c = *state;
+	struct nvmfd_tgt_subsys *s = c->e->tgt->subsys[0];
+	struct nvmfd_tgt_ns *ns = nvmfd__tgt_ns_find(s, 2);
+	struct nvmfd_cfg_ns cn;
+	unsigned int slots = s->nr_ns;
+
+	assert_non_null(ns);
+	assert_true(nvmfd__tgt_ns_get(ns, 2)); /* an io in flight */
+	assert_int_equal(nvmfd_tgt_ns_remove(c->e->tgt, 0, 2), 0);
+	assert_null(nvmfd__tgt_ns_find(s, 2));
+	assert_false(nvmfd__tgt_ns_get(ns, 2)); /* found before, submitted after */
+	assert_int_equal(nvmfd__tgt_reap(c->e->tgt), 0);
+	assert_int_equal(ns->state, NVMFD_TGT_NS_DRAINING);
+	assert_non_null(ns->bk);
+	nvmfd__tgt_ns_put(ns); /* it completes */
+	assert_int_equal(nvmfd__tgt_reap(c->e->tgt), 1);
+	assert_int_equal(ns->state, NVMFD_TGT_NS_FREE);
+	assert_null(ns->bk);
+	/* the freed slot is taken by the next add (no new slot) */
+	memset(&cn, 0, sizeof(cn));
+	tt_ram_ns(&cn, 9, 1 << 20, 9);
+	strcpy(cn.path, "ram:1M");
+	assert_int_equal(nvmfd_tgt_ns_add(c->e->tgt, 0, &cn), 0);
+	assert_int_equal(s->nr_ns, slots);
+	assert_ptr_equal(nvmfd__tgt_ns_find(s, 9), ns);
+	assert_int_equal(ns->inflight, 0);
+}
+
 static void test_event_before_aer(void **state)
 {
 	struct actx *c = *state;
@@ -677,6 +714,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aer_limit_and_ns_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_before_aer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ns_add_remove_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ns_remove_drains, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -164,7 +164,8 @@ static void test_disc_log_acl(void **state)
 	/* wildcard listener: the address the host connected to */
 	check_entry(&en, NVMFD_SUBTYPE_NVME, 2, "192.168.7.7", "4421", SUB0);
 	memcpy(&en, qb->out + 4096, sizeof(en));
-	check_entry(&en, NVMFD_SUBTYPE_REFERRAL, 1, "10.0.0.9", "8009", NVMFD_DISC_NQN);
+	/* the referral's entry carries the referred port's ID, not ours */
+	check_entry(&en, NVMFD_SUBTYPE_REFERRAL, 7, "10.0.0.9", "8009", NVMFD_DISC_NQN);
 
 	/* HOST_A: sub1 after sub0 on port 1 */
 	assert_int_equal(disc_log(qa, 0, 6 * 1024, NVMFD_LOG_DISC), 0);
@@ -176,12 +177,17 @@ static void test_disc_log_acl(void **state)
 	assert_int_equal(qb->out_len, 256);
 	assert_string_equal((const char *)qb->out, SUB0);
 	/* a listener bound to an ephemeral port reports the bound port */
-	e->tgt->nr_ports = 2;
-	e->tgt->bound_port[0] = 4444;
-	assert_int_equal(disc_log(qb, 2048, 1024, NVMFD_LOG_DISC), 0);
-	memcpy(&en, qb->out, sizeof(en));
-	check_entry(&en, NVMFD_SUBTYPE_NVME, 1, "127.0.0.1", "4444", SUB0);
-	e->tgt->nr_ports = 0;
+	{
+		struct nvmfd_tgt_port_slot sl = { .cfg = e->cfg.ports[0], .bound = 4444 };
+
+		e->tgt->ports[0] = &sl;
+		e->tgt->nr_ports = 1;
+		assert_int_equal(disc_log(qb, 2048, 1024, NVMFD_LOG_DISC), 0);
+		memcpy(&en, qb->out, sizeof(en));
+		check_entry(&en, NVMFD_SUBTYPE_NVME, 1, "127.0.0.1", "4444", SUB0);
+		e->tgt->nr_ports = 0;
+		e->tgt->ports[0] = NULL;
+	}
 	/* a read past the last entry is zero filled */
 	assert_int_equal(disc_log(qb, 4096 + 512, 2048, NVMFD_LOG_DISC), 0);
 	assert_string_equal((const char *)qb->out, "10.0.0.9");

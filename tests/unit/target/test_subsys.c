@@ -52,13 +52,19 @@ static void test_core_create_failures(void **state)
 static void test_lookup_and_acl(void **state)
 {
 	struct tt_env *e = *state;
-	struct nvmfd_tgt_subsys *s0 = nvmfd__tgt_subsys_find(e->tgt, SUB0);
-	struct nvmfd_tgt_subsys *s1 = nvmfd__tgt_subsys_find(e->tgt, SUB1);
+	struct nvmfd_tgt_subsys *s0 = nvmfd__tgt_subsys_find_get(e->tgt, SUB0);
+	struct nvmfd_tgt_subsys *s1 = nvmfd__tgt_subsys_find_get(e->tgt, SUB1);
+	struct nvmfd_tgt_subsys *d = nvmfd__tgt_subsys_find_get(e->tgt, NVMFD_DISC_NQN);
 
 	assert_non_null(s0);
 	assert_non_null(s1);
-	assert_ptr_equal(nvmfd__tgt_subsys_find(e->tgt, NVMFD_DISC_NQN), e->tgt->disc);
-	assert_null(nvmfd__tgt_subsys_find(e->tgt, "nqn.x"));
+	assert_int_equal(s0->refs, 1);
+	nvmfd__tgt_subsys_put(s0);
+	nvmfd__tgt_subsys_put(s1);
+	assert_int_equal(s0->refs, 0);
+	assert_ptr_equal(d, e->tgt->disc);
+	nvmfd__tgt_subsys_put(d);
+	assert_null(nvmfd__tgt_subsys_find_get(e->tgt, "nqn.x"));
 	assert_true(nvmfd__tgt_subsys_on_port(s1, &e->cfg.ports[0]));
 	assert_false(nvmfd__tgt_subsys_on_port(s1, &e->cfg.ports[1]));
 	assert_true(nvmfd__tgt_subsys_on_port(e->tgt->disc, &e->cfg.ports[1]));
@@ -82,11 +88,11 @@ static void test_lookup_and_acl(void **state)
 static void test_generated_ids_stable(void **state)
 {
 	struct tt_env *e = *state, *e2 = tt_env_new();
-	struct nvmfd_tgt_subsys *a = &e->tgt->subsys[0], *b = &e2->tgt->subsys[0];
+	struct nvmfd_tgt_subsys *a = e->tgt->subsys[0], *b = e2->tgt->subsys[0];
 
 	assert_memory_equal(a->ns[0].uuid, b->ns[0].uuid, 16);
 	assert_memory_equal(a->ns[0].nguid, b->ns[0].nguid, 16);
-	assert_memory_not_equal(a->ns[0].nguid, e->tgt->subsys[1].ns[0].nguid, 16);
+	assert_memory_not_equal(a->ns[0].nguid, e->tgt->subsys[1]->ns[0].nguid, 16);
 	assert_memory_not_equal(a->ns[0].uuid, a->ns[0].nguid, 16);
 	tt_env_free(e2);
 }
@@ -145,7 +151,7 @@ static void test_kato_expiry(void **state)
 	/* the I/O queue may outlive the admin queue: the controller stays
 	 * allocated until its last queue is gone */
 	tt_q_free(a);
-	assert_null(e->tgt->subsys[0].ctrls);
+	assert_null(e->tgt->subsys[0]->ctrls);
 	assert_non_null(io->qp.ctrl);
 	assert_int_equal(io->qp.ctrl->refs, 1);
 	tt_q_free(io);

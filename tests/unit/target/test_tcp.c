@@ -48,7 +48,7 @@ static int setup(void **state)
 	if (nvmfd_tgt_create(&e->cfg, &e->tgt) || nvmfd_tgt_start(e->tgt))
 		return -1;
 	/* the transport's port object behind listener 0 */
-	e->port = (struct tcp_port *)(void *)e->tgt->ports[0];
+	e->port = (struct tcp_port *)(void *)e->tgt->ports[0]->port;
 	*state = e;
 	return 0;
 }

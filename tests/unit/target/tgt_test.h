@@ -152,6 +152,7 @@ static inline void tt_cfg_build(struct nvmfd_cfg *cfg)
 
 	cfg->nr_referrals = 1;
 	cfg->referrals[0].portid = 1;
+	cfg->referrals[0].ref_portid = 7; /* the referred port's own ID */
 	cfg->referrals[0].adrfam = NVMFD_ADRFAM_IPV4;
 	strcpy(cfg->referrals[0].traddr, "10.0.0.9");
 	strcpy(cfg->referrals[0].trsvcid, "8009");
