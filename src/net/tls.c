@@ -110,7 +110,7 @@ static int tls_find_cb(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESS
 	t->identity[idlen] = '\0';
 	n = t->ctx->find(t->ctx->arg, t->conn_arg, t->identity, key, &hash);
 	if (n < 0) {
-		snprintf(t->err, sizeof(t->err), "no PSK for the offered identity");
+		snprintf(t->err, sizeof(t->err), "PSK identity refused");
 		OPENSSL_cleanse(key, sizeof(key));
 		return 1; /* no session: the handshake fails (no certificate) */
 	}
