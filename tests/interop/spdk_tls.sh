@@ -52,28 +52,15 @@ printf '%s' 'NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:' 
 printf '%s' 'NVMeTLSkey-1:01:ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj/jBqb2:' >"$TMP/wrong.key"
 chmod 600 "$TMP/psk.key" "$TMP/wrong.key"
 
+# shellcheck source=../lib/nvmfd_proc.sh
+. "$(dirname "$0")/../lib/nvmfd_proc.sh"
+
 # start V0: nvmfd, TLS required, the host's PSK keyed "spdk" or "retained"
 start() {
-	"$NVMFD" -l 127.0.0.1:0 --tls -s "$SUBNQN" -n ram:64M --allow-host "$HOSTNQN" \
-		--psk "$HOSTNQN=@$TMP/psk.key,v0=$1" --log-level info >"$TMP/stdout" \
-		2>"$TMP/stderr" &
-	PID=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/stderr" >&2
-	return 1
+	nvmfd_start -l 127.0.0.1:0 --tls -s "$SUBNQN" -n ram:64M --allow-host "$HOSTNQN" \
+		--psk "$HOSTNQN=@$TMP/psk.key,v0=$1"
 }
 
-stop() {
-	kill -TERM "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	PID=
-}
 
 TRID() {
 	echo "trtype:tcp adrfam:ipv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN"
@@ -125,7 +112,7 @@ EOF
 	fi
 	grep -q "TLS handshake failed: .*binder does not verify" "$TMP/stderr" ||
 		fail "nvmfd did not log the refused PSK"
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd did not start"
 fi
@@ -134,7 +121,7 @@ if start retained; then
 	if spdk_perf spec "$TMP/psk.key"; then
 		fail "SPDK's v0 keying was accepted by a target keying v0 the specification's way"
 	fi
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd did not start"
 fi

@@ -55,27 +55,9 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# start ARGS...: run nvmfd, wait for its port; sets PID and PORT
-start() {
-	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
-	PID=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/stderr" >&2
-	return 1
-}
+# shellcheck source=../../lib/nvmfd_proc.sh
+. "$(dirname "$0")/../../lib/nvmfd_proc.sh"
 
-stop() {
-	kill -TERM "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	PID=
-	cat "$TMP/stderr" >>"$TMP/all-stderr"
-}
 
 # perf NAME WANT_RC HOSTNQN ARGS...: one nvmf-perf run against $PORT
 perf() {
@@ -109,7 +91,7 @@ PY
 }
 
 # --- the example config: TLS required ------------------------------------
-if start -c "$TMP/tls.json" --allow-host "$HOST384" --psk "$HOST384=@$TMP/psk384.key" \
+if nvmfd_start -c "$TMP/tls.json" --allow-host "$HOST384" --psk "$HOST384=@$TMP/psk384.key" \
 	--stats-interval 1; then
 	perf v1 0 "$HOSTNQN" -P 2 -q 8 -o 4096 -w randrw -t 1 --verify --tls --psk "@$TMP/psk.key" \
 		--json && python3 - "$TMP/v1.out" <<'PY' || fail "v1: report"
@@ -138,13 +120,13 @@ PY
 		fail "the plain ICReq was not logged exactly once"
 	grep -q "records in user space (OpenSSL)\|records in the kernel (kTLS)" "$TMP/stderr" ||
 		fail "the record layer in use is not logged"
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd -c tls.json did not start"
 fi
 
 # --- flags: TLS not required, a global inline PSK keyed as SPDK does -------------
-if start -l 127.0.0.1:0 --tls=not-required -s "$SUBNQN" -n ram:16M --allow-any-host \
+if nvmfd_start -l 127.0.0.1:0 --tls=not-required -s "$SUBNQN" -n ram:16M --allow-any-host \
 	--psk "$PSK,v0=spdk" --control "$TMP/ctl.sock"; then
 	perf nr-plain 0 "$HOSTNQN" -q 4 -w randrw -t 1 --verify
 	perf nr-tls 0 "$HOSTNQN" -q 4 -w randrw -t 1 --verify --tls --psk "$PSK"
@@ -167,7 +149,7 @@ reply = f.readline()
 assert psk[16:40] not in reply, "save_config reply carries the PSK"
 assert json.loads(reply)["result"]["nvmfd"]["tls"]["psk"] == "<redacted>", reply
 PY
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd --tls=not-required did not start"
 fi
