@@ -20,10 +20,16 @@
  *                  an ICResp or a C2HTermReq
  *   neighbours     a TLS host keeps verifying I/O while garbage, stalled
  *                  and plain connections come and go: unaffected
+ *   connect_nqns   over a TLS session keyed for HOST256 (raw PDUs through a
+ *                  relay): a Connect naming another host gets Connect
+ *                  Invalid Host, one naming another subsystem Connect
+ *                  Invalid Parameters, the matching one succeeds
  *   not_required   (its own target) plain and TLS hosts both work
  * After each case a fresh TLS host still connects and verifies I/O.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,9 @@
 
 #include "cfg/cfg.h"
 #include "host_check.h"
+#include "internal/auth.h"
+#include "net/sock.h"
+#include "net/stream.h"
 #include "tcp_client.h"
 #include "tgt_fixture.h"
 
@@ -304,6 +313,131 @@ static void case_not_required(void)
 	tls_host_io(HOST256, PSK256, NVMFD_HOST_TLS_ID_V1, "TLS_AES_128_GCM_SHA256");
 }
 
+/*
+ * A TLS relay: the test speaks raw NVMe/TCP (tcp_client.h) on one end of a
+ * socketpair; a thread moves the bytes through a TLS session to the target
+ * keyed for @hostnqn (identity v0, the global SHA-256 PSK).
+ */
+struct relay {
+	int plain; /* the relay's end of the socketpair */
+	int fd; /* TCP to the target */
+	struct nvmfd_tls_ctx *ctx;
+	struct nvmfd_tls *tls;
+	pthread_t th;
+	int stop;
+};
+
+static void *relay_main(void *arg)
+{
+	struct relay *r = arg;
+	uint8_t buf[16384];
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { .fd = r->plain, .events = POLLIN },
+				       { .fd = r->fd, .events = POLLIN } };
+		ssize_t n;
+
+		if (nvmfd_stream_want_out(r->tls))
+			p[1].events |= POLLOUT;
+		if (!nvmfd_stream_rx_pending(r->tls) && poll(p, 2, 50) <= 0)
+			continue;
+		n = recv(r->plain, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; n > 0 && off < n;) {
+			struct iovec iov = { buf + off, (size_t)(n - off) };
+			ssize_t w = nvmfd_stream_sendv(r->fd, r->tls, &iov, 1, false);
+
+			if (w > 0)
+				off += w;
+			else if (w != -EAGAIN)
+				return NULL;
+		}
+		nvmfd_stream_flush(r->tls);
+		for (;;) {
+			n = nvmfd_stream_recv(r->fd, r->tls, buf, sizeof(buf));
+			if (n <= 0)
+				break;
+			TF_CHECK_EQ(write(r->plain, buf, (size_t)n), n);
+		}
+		if (n == 0 || (n < 0 && n != -EAGAIN))
+			break;
+	}
+	shutdown(r->plain, SHUT_WR);
+	return NULL;
+}
+
+static void relay_open(struct relay *r, struct tc_conn *c, const char *hostnqn)
+{
+	struct nvmfd_auth_psk psk;
+	uint8_t key[48];
+	char id[NVMFD_TLS_IDENTITY_MAX], port[8];
+	int sp[2], rl, ret;
+
+	memset(r, 0, sizeof(*r));
+	TF_CHECK_EQ(nvmfd_auth_psk_parse(PSK256, &psk), 0);
+	rl = nvmfd_auth_retained_psk(&psk, hostnqn, key);
+	TF_CHECK_EQ(rl, 32);
+	TF_CHECK_EQ(nvmfd_auth_tls_identity(0, 1, hostnqn, TF_SUBNQN, NULL, id, sizeof(id)), 0);
+	snprintf(port, sizeof(port), "%u", t.port);
+	TF_CHECK_EQ(nvmfd__sock_connect_timeout(TF_ADDR, port, 0, 5000, &r->fd, NULL), 0);
+	TF_CHECK_EQ(nvmfd_tls_ctx_client(&r->ctx), 0);
+	TF_CHECK_EQ(nvmfd_tls_new(r->ctx, r->fd, false, NULL, &r->tls), 0);
+	TF_CHECK_EQ(nvmfd_tls_set_psk(r->tls, id, key, 32, 1), 0);
+	while ((ret = nvmfd_tls_handshake(r->tls)) == -EAGAIN) {
+		struct pollfd p = { .fd = r->fd,
+				    .events = nvmfd_tls_want_write(r->tls) ? POLLOUT : POLLIN };
+
+		poll(&p, 1, 100);
+	}
+	TF_CHECK_EQ(ret, 0);
+	TF_CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	r->plain = sp[1];
+	TF_CHECK_EQ(tc_attach(c, sp[0]), 0);
+	TF_CHECK_EQ(pthread_create(&r->th, NULL, relay_main, r), 0);
+}
+
+static void relay_close(struct relay *r, struct tc_conn *c)
+{
+	tc_close(c);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(r->th, NULL);
+	nvmfd_tls_free(r->tls);
+	nvmfd_tls_ctx_free(r->ctx);
+	close(r->fd);
+	close(r->plain);
+}
+
+static void case_connect_nqns(void)
+{
+	static const char *const other = "nqn.2014-08.org.nvmexpress:uuid:someone-else";
+	struct nvmfd_cqe cqe;
+	struct relay r;
+	struct tc_conn c;
+	uint64_t csts = 0;
+
+	/* another host NQN in Connect than the PSK identity's */
+	relay_open(&r, &c, HOST256);
+	TF_CHECK_EQ(tc_ic(&c, false, false), 0);
+	TF_CHECK_EQ(tc_connect(&c, 0, 31, 0, TF_SUBNQN, other, 0xffff, &cqe), 0);
+	TF_CHECK_EQ(nvmfd_cqe_status(&cqe) & 0x7ff,
+		    (NVMFD_SCT_CMD_SPECIFIC << 8) | NVMFD_SC_CONNECT_INVALID_HOST);
+	relay_close(&r, &c);
+	/* another subsystem (discovery) than the identity's */
+	relay_open(&r, &c, HOST256);
+	TF_CHECK_EQ(tc_ic(&c, false, false), 0);
+	TF_CHECK_EQ(tc_connect(&c, 0, 31, 0, NVMFD_DISC_NQN, HOST256, 0xffff, &cqe), 0);
+	TF_CHECK_EQ(nvmfd_cqe_status(&cqe) & 0x7ff,
+		    (NVMFD_SCT_CMD_SPECIFIC << 8) | NVMFD_SC_CONNECT_INVALID_PARAM);
+	relay_close(&r, &c);
+	/* the identity's own NQNs: connected, and the controller answers */
+	relay_open(&r, &c, HOST256);
+	TF_CHECK_EQ(tc_ic(&c, false, false), 0);
+	TF_CHECK_EQ(tc_step(tc_connect(&c, 0, 31, 0, TF_SUBNQN, HOST256, 0xffff, &cqe), &cqe), 0);
+	TF_CHECK_EQ(tc_step(tc_prop_get(&c, NVMFD_REG_CSTS, false, &csts, &cqe), &cqe), 0);
+	relay_close(&r, &c);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -315,6 +449,7 @@ static const struct {
 	{ "silent", case_silent },
 	{ "plain_icreq", case_plain_icreq },
 	{ "neighbours", case_neighbours },
+	{ "connect_nqns", case_connect_nqns },
 	{ "not_required", case_not_required },
 };
 
