@@ -536,7 +536,13 @@ uint32_t nvmfd_host_qp_depth(const struct nvmfd_host_qp *qp);
 /** nvmfd_host_qp_qid() - queue identifier (1..). */
 uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp);
 
-/** nvmfd_host_qp_fd() - the socket, for the caller's own poll()/epoll. */
+/**
+ * nvmfd_host_qp_fd() - the socket, for the caller's own poll()/epoll.
+ * With TLS (opts.tls), bytes already received may wait decrypted inside
+ * the library, with no readiness event to come: poll the qp with max 0
+ * (which drains them) before sleeping on the fd, or use
+ * nvmfd_host_qp_wait(), which knows.
+ */
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp);
 
 /**
