@@ -146,6 +146,19 @@ int nvmfd_host_default_hostnqn(char *buf, size_t len);
  *                  authentication is then refused (-EACCES).
  *                  Both secrets are wiped from the handle when it is
  *                  destroyed; they are never logged.
+ * @tls:            run NVMe/TCP over TLS 1.3 with a PSK (NVMe/TCP 1.1 §3.6,
+ *                  TP 8011) on every queue: the TLS handshake follows the
+ *                  TCP connect, before ICReq. Needs @tls_psk.
+ * @tls_psk:        the configured PSK, "NVMeTLSkey-1:hh:<base64>:" (hh 00,
+ *                  01 SHA-256, 02 SHA-384); its hash picks the cipher suite
+ *                  (TLS_AES_128_GCM_SHA256 / TLS_AES_256_GCM_SHA384). The
+ *                  retained PSK is derived with the host NQN. Wiped with the
+ *                  handle, never logged.
+ * @tls_identity:   NVMFD_HOST_TLS_ID_V0 ("NVMe0R0h NQNh NQNc", the TLS PSK
+ *                  is the retained PSK), _V1 ("NVMe1R0h NQNh NQNc <digest>",
+ *                  the TLS PSK derived from it; the default) or _SPDK (a v0
+ *                  identity keyed as SPDK does, doc/tls.md).
+ *                  A refused PSK fails the connect with -EACCES.
  */
 struct nvmfd_host_ctrl_opts {
 	size_t size;
@@ -162,7 +175,14 @@ struct nvmfd_host_ctrl_opts {
 	uint32_t max_io_size;
 	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
 	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
+	bool tls;
+	char tls_psk[NVMFD_HOST_SECRET_MAX];
+	uint8_t tls_identity;
 };
+
+#define NVMFD_HOST_TLS_ID_V0 0
+#define NVMFD_HOST_TLS_ID_V1 1
+#define NVMFD_HOST_TLS_ID_SPDK 2
 
 /**
  * nvmfd_host_ctrl_opts_init() - fill @opts with the defaults listed above.
@@ -278,6 +298,10 @@ struct nvmfd_host_ctrl_info {
 	uint8_t dhchap_hash;
 	uint8_t dhchap_dhgroup;
 	bool dhchap_bidirectional;
+	/* TLS: the cipher suite of the admin queue's session ("" plain), and
+	 * whether the kernel carries the records (kTLS) */
+	char tls_cipher[32];
+	bool tls_ktls;
 };
 
 /**
@@ -512,7 +536,13 @@ uint32_t nvmfd_host_qp_depth(const struct nvmfd_host_qp *qp);
 /** nvmfd_host_qp_qid() - queue identifier (1..). */
 uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp);
 
-/** nvmfd_host_qp_fd() - the socket, for the caller's own poll()/epoll. */
+/**
+ * nvmfd_host_qp_fd() - the socket, for the caller's own poll()/epoll.
+ * With TLS (opts.tls), bytes already received may wait decrypted inside
+ * the library, with no readiness event to come: poll the qp with max 0
+ * (which drains them) before sleeping on the fd, or use
+ * nvmfd_host_qp_wait(), which knows.
+ */
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp);
 
 /**

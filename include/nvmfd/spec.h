@@ -787,6 +787,8 @@ NVMFD_ASSERT_SIZE(struct nvmfd_changed_ns_log, 4096);
 #define NVMFD_TREQ_SECURE_NOT_REQUIRED 0x2
 #define NVMFD_TREQ_DISABLE_SQFLOW (1u << 2)
 #define NVMFD_TCP_SECTYPE_NONE 0
+#define NVMFD_TCP_SECTYPE_TLS12 1 /* obsolete */
+#define NVMFD_TCP_SECTYPE_TLS13 2
 #define NVMFD_CNTLID_DYNAMIC 0xffff
 
 struct nvmfd_disc_log_hdr {

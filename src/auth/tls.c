@@ -186,3 +186,54 @@ int nvmfd_auth_tls_psk(int version, uint8_t hashid, const uint8_t *retained, siz
 					   (const uint8_t *)ctx, (size_t)n, out, hl);
 	return ret < 0 ? ret : (int)hl;
 }
+
+int nvmfd_auth_tls_psk_spdk(uint8_t hashid, const uint8_t *retained, size_t rlen,
+			    const char *identity, uint8_t *out)
+{
+	size_t hl = nvmfd_auth_hash_len(hashid), il;
+	int ret;
+
+	if ((hashid != NVMFD_AUTH_HASH_SHA256 && hashid != NVMFD_AUTH_HASH_SHA384) ||
+	    !retained || !identity || !out || rlen != hl)
+		return -EINVAL;
+	il = strlen(identity);
+	if (il == 0 || il > 255)
+		return -EINVAL;
+	ret = nvmfd_auth_hkdf_expand_label(hashid, retained, rlen, "nvme-tls-psk",
+					   (const uint8_t *)identity, il, out, hl);
+	return ret < 0 ? ret : (int)hl;
+}
+
+/* Copy the space-delimited field at *@s into @out (@len bytes); advance. */
+static int tls_id_field(const char **s, char *out, size_t len, bool last)
+{
+	const char *e = strchr(*s, ' ');
+	size_t n = e ? (size_t)(e - *s) : strlen(*s);
+
+	if (n == 0 || n >= len || (last && e) || (!last && !e))
+		return -EINVAL;
+	memcpy(out, *s, n);
+	out[n] = '\0';
+	*s += n + (e ? 1 : 0);
+	return 0;
+}
+
+int nvmfd_auth_tls_identity_parse(const char *s, struct nvmfd_auth_tls_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (!s || strncmp(s, "NVMe", 4) || (s[4] != '0' && s[4] != '1') || s[5] != 'R' ||
+	    s[6] != '0' || (s[7] != '1' && s[7] != '2') || s[8] != ' ')
+		goto bad;
+	id->version = s[4] - '0';
+	id->hashid = (uint8_t)(s[7] - '0');
+	s += 9;
+	if (tls_id_field(&s, id->hostnqn, sizeof(id->hostnqn), false) ||
+	    tls_id_field(&s, id->subnqn, sizeof(id->subnqn), id->version == 0))
+		goto bad;
+	if (id->version == 1 && tls_id_field(&s, id->digest, sizeof(id->digest), true))
+		goto bad;
+	return 0;
+bad:
+	memset(id, 0, sizeof(*id));
+	return -EINVAL;
+}

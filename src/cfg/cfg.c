@@ -119,6 +119,7 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 	cfg->maxh2cdata = NVMFD_CFG_DEF_MAXH2CDATA;
 	cfg->icreq_timeout_ms = NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS;
 	cfg->connect_timeout_ms = NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS;
+	cfg->tls_handshake_timeout_ms = NVMFD_CFG_DEF_TLS_HANDSHAKE_TIMEOUT_MS;
 	cfg->stats_interval_s = 0;
 	cfg->control_path[0] = '\0';
 }
@@ -970,11 +971,14 @@ static int j_enum(json_object *o, const char *key, const struct jpath *p, const 
 	return 0;
 }
 
-/* @portid: a referral's addr carries the referred port's ID (nvmet's
- * addr_portid): read into it when present; NULL (a port's addr): refused. */
+/*
+ * @portid: a referral's addr carries the referred port's ID (nvmet's
+ * addr_portid): read into it when present; NULL (a port's addr): refused.
+ * @treq/@tls (a port's; NULL for a referral): treq and tsas "tls1.3".
+ */
 static int load_addr(json_object *o, const struct jpath *p, uint8_t *adrfam, char *traddr,
 		     size_t traddr_len, char *trsvcid, size_t trsvcid_len, uint16_t *portid,
-		     char *err)
+		     uint8_t *treq, bool *tls, char *err)
 {
 	static const char *const keys[] = { "trtype", "adrfam", "traddr", "trsvcid",
 					    "treq",	"tsas",	  "portid", NULL };
@@ -1036,18 +1040,30 @@ static int load_addr(json_object *o, const struct jpath *p, uint8_t *adrfam, cha
 	ret = j_str(o, "treq", p, false, s, sizeof(s), err);
 	if (ret < 0)
 		return ret;
-	if (ret == 0 && strcmp(s, "not specified") && strcmp(s, "not required") &&
-	    strcmp(s, "required")) {
-		jpath_key(&kp, p, "treq");
-		return cfg_err(err, "%s: unknown value '%s'", kp.s, s);
+	if (ret == 0) {
+		int t = nvmfd_cfg_parse_treq(s);
+
+		if (t < 0) {
+			jpath_key(&kp, p, "treq");
+			return cfg_err(err, "%s: unknown value '%s' (not specified, required, "
+					    "not required)",
+				       kp.s, s);
+		}
+		if (treq)
+			*treq = (uint8_t)t;
 	}
 	ret = j_str(o, "tsas", p, false, s, sizeof(s), err);
 	if (ret < 0)
 		return ret;
-	if (ret == 0 && s[0] && strcmp(s, "none")) {
+	if (ret == 0 && s[0] && strcmp(s, "none") && strcmp(s, "tls1.3")) {
 		jpath_key(&kp, p, "tsas");
-		return cfg_err(err, "%s: '%s' is not supported (TLS is not implemented)", kp.s, s);
+		return cfg_err(err, "%s: '%s' is not supported (none or tls1.3)", kp.s, s);
 	}
+	if (tls)
+		*tls = ret == 0 && !strcmp(s, "tls1.3");
+	/* nvmet: a TLS port whose treq is not specified requires TLS */
+	if (tls && *tls && treq && *treq == NVMFD_TREQ_SECURE_NOT_SPECIFIED)
+		*treq = NVMFD_TREQ_SECURE_REQUIRED;
 	return 0;
 }
 
@@ -1364,7 +1380,7 @@ static int load_referral(struct nvmfd_cfg *cfg, uint16_t portid, json_object *o,
 	jpath_key(&ap, p, "addr");
 	cfg_strcpy(r->trsvcid, sizeof(r->trsvcid), "4420");
 	ret = load_addr(addr, &ap, &r->adrfam, r->traddr, sizeof(r->traddr), r->trsvcid,
-			sizeof(r->trsvcid), &r->ref_portid, err);
+			sizeof(r->trsvcid), &r->ref_portid, NULL, NULL, err);
 	if (ret)
 		return ret;
 	r->portid = portid;
@@ -1424,7 +1440,7 @@ static int load_port(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 		return ret;
 	jpath_key(&sp, p, "addr");
 	ret = load_addr(addr, &sp, &port->adrfam, port->traddr, sizeof(port->traddr),
-			port->trsvcid, sizeof(port->trsvcid), NULL, err);
+			port->trsvcid, sizeof(port->trsvcid), NULL, &port->treq, &port->tls, err);
 	if (ret)
 		return ret;
 
@@ -1546,9 +1562,9 @@ static int load_host_dhchap(struct nvmfd_cfg_dhchap *d, json_object *dh, const s
 static int load_host(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p,
 		     const char *base_dir, char *err)
 {
-	static const char *const keys[] = { "nqn", "dhchap", NULL };
+	static const char *const keys[] = { "nqn", "dhchap", "tls", NULL };
 	struct nvmfd_cfg_dhchap *d = &cfg->host_dhchap[cfg->nr_hosts];
-	json_object *dh;
+	json_object *dh, *tls;
 	struct jpath dp;
 	int ret;
 
@@ -1572,15 +1588,26 @@ static int load_host(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *
 			return ret;
 		}
 	}
+	memset(&cfg->host_psk[cfg->nr_hosts], 0, sizeof(cfg->host_psk[0]));
+	if (json_object_object_get_ex(o, "tls", &tls)) {
+		jpath_key(&dp, p, "tls");
+		ret = nvmfd__cfg_load_tls(tls, dp.s, base_dir, &cfg->host_psk[cfg->nr_hosts], NULL,
+					  err);
+		if (ret) {
+			nvmfd_auth_wipe(d, sizeof(*d));
+			return ret;
+		}
+	}
 	cfg->nr_hosts++;
 	return 0;
 }
 
-static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p, char *err)
+static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath *p,
+		      const char *base_dir, char *err)
 {
 	static const char *const keys[] = { "max_io_size",    "maxh2cdata", "kato_grace_ms",
 					    "stats_interval", "control",    "exec",
-					    "icreq_timeout_ms", "connect_timeout_ms", NULL };
+					    "icreq_timeout_ms", "connect_timeout_ms", "tls", NULL };
 	static const char *const ekeys[] = {
 		"mode",		  "scope",	     "strict",		"max_active",
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
@@ -1629,6 +1656,13 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		return -EINVAL;
 	if (j_str(o, "control", p, false, cfg->control_path, sizeof(cfg->control_path), err) < 0)
 		return -EINVAL;
+	if (json_object_object_get_ex(o, "tls", &exo)) {
+		jpath_key(&kp, p, "tls");
+		ret = nvmfd__cfg_load_tls(exo, kp.s, base_dir, &cfg->psk,
+					  &cfg->tls_handshake_timeout_ms, err);
+		if (ret)
+			return ret;
+	}
 
 	ret = j_obj(o, "exec", p, false, &exo, err);
 	if (ret || !exo)
@@ -1743,7 +1777,7 @@ static int cfg_load_tree(struct nvmfd_cfg *cfg, json_object *root, const char *b
 	if (ret || !ext)
 		return ret;
 	jpath_key(&kp, &top, "nvmfd");
-	return load_nvmfd(cfg, ext, &kp, err);
+	return load_nvmfd(cfg, ext, &kp, base_dir, err);
 }
 
 static int cfg_read_file(const char *path, char **out, size_t *len, char *err)
@@ -2017,6 +2051,8 @@ static int cfg_validate_port(const struct nvmfd_cfg *cfg, unsigned int i, char *
 	if (!cfg_addr_ok(p->adrfam, p->traddr))
 		return cfg_err(err, "port %u: traddr '%s' is not a numeric %s address", p->portid,
 			       p->traddr, p->adrfam == NVMFD_ADRFAM_IPV6 ? "IPv6" : "IPv4");
+	if (p->treq == NVMFD_TREQ_SECURE_REQUIRED && !p->tls)
+		return cfg_err(err, "port %u: treq \"required\" needs tsas \"tls1.3\"", p->portid);
 	if (!cfg_port_ok(p->trsvcid))
 		return cfg_err(err, "port %u: trsvcid '%s' is not 0..65535", p->portid,
 			       p->trsvcid);
@@ -2089,6 +2125,12 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 				   sizeof(cfg->host_dhchap[0])))
 				return cfg_err(err, "hosts[%u]: host '%s' is defined twice with "
 						    "different DH-HMAC-CHAP settings",
+					       i, cfg->hosts[i]);
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(cfg->hosts[j], cfg->hosts[i]) &&
+			    memcmp(&cfg->host_psk[j], &cfg->host_psk[i], sizeof(cfg->host_psk[0])))
+				return cfg_err(err, "hosts[%u]: host '%s' is defined twice with "
+						    "different TLS PSKs",
 					       i, cfg->hosts[i]);
 	}
 	for (unsigned int i = 0; i < cfg->nr_referrals; i++) {
@@ -2257,8 +2299,11 @@ static int jarr_add(json_object *a, json_object *v)
 	return 0;
 }
 
-static json_object *write_addr(uint8_t adrfam, const char *traddr, const char *trsvcid)
+/* @portid: a referral's referred port ID (nvmetcli keeps it in addr), or -1 */
+static json_object *write_addr(uint8_t adrfam, const char *traddr, const char *trsvcid,
+			       uint8_t treq, bool tls, int portid)
 {
+	static const char *const treq_names[] = { "not specified", "required", "not required" };
 	json_object *a = json_object_new_object();
 	int ret = 0;
 
@@ -2266,10 +2311,14 @@ static json_object *write_addr(uint8_t adrfam, const char *traddr, const char *t
 		return NULL;
 	ret |= jadd(a, "adrfam", json_object_new_string(adrfam == NVMFD_ADRFAM_IPV6 ? "ipv6" :
 										     "ipv4"));
+	if (portid >= 0)
+		ret |= jadd(a, "portid", json_object_new_int(portid));
 	ret |= jadd(a, "traddr", json_object_new_string(traddr));
-	ret |= jadd(a, "treq", json_object_new_string("not specified"));
+	ret |= jadd(a, "treq", json_object_new_string(treq_names[treq < 3 ? treq : 0]));
 	ret |= jadd(a, "trsvcid", json_object_new_string(trsvcid));
 	ret |= jadd(a, "trtype", json_object_new_string("tcp"));
+	if (tls)
+		ret |= jadd(a, "tsas", json_object_new_string("tls1.3"));
 	if (ret) {
 		json_object_put(a);
 		return NULL;
@@ -2285,7 +2334,7 @@ static json_object *write_port(const struct nvmfd_cfg *cfg, const struct nvmfd_c
 
 	if (!o)
 		return NULL;
-	ret |= jadd(o, "addr", write_addr(p->adrfam, p->traddr, p->trsvcid));
+	ret |= jadd(o, "addr", write_addr(p->adrfam, p->traddr, p->trsvcid, p->treq, p->tls, -1));
 	param = json_object_new_object();
 	ret |= jadd(o, "param", param);
 	if (param) {
@@ -2304,12 +2353,9 @@ static json_object *write_port(const struct nvmfd_cfg *cfg, const struct nvmfd_c
 		ro = json_object_new_object();
 		ret |= jarr_add(refs, ro);
 		if (ro) {
-			json_object *ra = write_addr(r->adrfam, r->traddr, r->trsvcid);
-
-			/* nvmetcli keeps the referred port's ID in addr */
-			if (ra)
-				ret |= jadd(ra, "portid", json_object_new_int(r->ref_portid));
-			ret |= jadd(ro, "addr", ra);
+			ret |= jadd(ro, "addr", write_addr(r->adrfam, r->traddr, r->trsvcid,
+							   NVMFD_TREQ_SECURE_NOT_SPECIFIED, false,
+							   r->ref_portid));
 			ret |= jadd(ro, "name", jstrf("referral%u", i));
 		}
 	}
@@ -2547,8 +2593,19 @@ int nvmfd_cfg_write_json_ex(const struct nvmfd_cfg *cfg, FILE *out, bool secrets
 		if (h && (cfg->host_dhchap[i].key[0] || cfg->host_dhchap[i].hashes ||
 			  cfg->host_dhchap[i].dhgroups))
 			ret |= jadd(h, "dhchap", write_dhchap(&cfg->host_dhchap[i], secrets));
+		if (h && cfg->host_psk[i].psk[0])
+			ret |= jadd(h, "tls", nvmfd__cfg_write_tls(&cfg->host_psk[i], -1, secrets));
 	}
-	ret |= jadd(root, "nvmfd", write_nvmfd(cfg));
+	{
+		json_object *n = write_nvmfd(cfg);
+
+		if (n && (cfg->psk.psk[0] ||
+			  cfg->tls_handshake_timeout_ms != NVMFD_CFG_DEF_TLS_HANDSHAKE_TIMEOUT_MS))
+			ret |= jadd(n, "tls", nvmfd__cfg_write_tls(&cfg->psk,
+								  cfg->tls_handshake_timeout_ms,
+								  secrets));
+		ret |= jadd(root, "nvmfd", n);
+	}
 	ports = json_object_new_array();
 	ret |= jadd(root, "ports", ports);
 	for (unsigned int i = 0; ports && i < cfg->nr_ports; i++)

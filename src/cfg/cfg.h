@@ -50,6 +50,12 @@ struct nvmfd_cfg_port {
 	char trsvcid[32]; /* TCP port, decimal */
 	uint32_t inline_data_size; /* bytes of in-capsule data on I/O queues (default 16384) */
 	uint32_t max_queue_size; /* MQES + 1 (default 128) */
+	/* TLS (addr.treq / addr.tsas, as nvmet's addr_treq / addr_tsas):
+	 * treq NVMFD_TREQ_SECURE_NOT_SPECIFIED / _REQUIRED / _NOT_REQUIRED;
+	 * tls: tsas "tls1.3", connections may (not required) or must
+	 * (required) start with a TLS 1.3 handshake (doc/tls.md) */
+	uint8_t treq;
+	bool tls;
 	/* indices into nvmfd_cfg.subsys[] exported on this port */
 	unsigned int nr_subsys;
 	unsigned int subsys_idx[NVMFD_CFG_MAX_SUBSYS];
@@ -107,6 +113,21 @@ struct nvmfd_cfg_dhchap {
 	uint8_t dhgroups; /* allowed DHgroupIDs, bit n = id n (bit 0 null); 0 = all */
 };
 
+/*
+ * A TLS PSK (doc/tls.md): one host's (hosts[].tls) or the global one
+ * (nvmfd.tls), in the interchange format "NVMeTLSkey-1:hh:<base64>:",
+ * inline or from a file without group/other permissions.
+ */
+struct nvmfd_cfg_psk {
+	char psk[NVMFD_CFG_SECRET_MAX]; /* "" = none */
+	char file[NVMFD_CFG_SECRET_PATH_MAX]; /* "@FILE" it came from, "" inline */
+	/* identities "NVMe0R0h ...": the TLS PSK is SPDK's derivation
+	 * (nvmfd_auth_tls_psk_spdk()) instead of the retained PSK */
+	bool v0_spdk;
+};
+
+#define NVMFD_CFG_DEF_TLS_HANDSHAKE_TIMEOUT_MS 10000u
+
 struct nvmfd_cfg_referral {
 	uint16_t portid; /* port the referral is advertised on (its parent) */
 	uint16_t ref_portid; /* the referred port's own ID (nvmetcli "portid"), in the entry */
@@ -149,6 +170,9 @@ struct nvmfd_cfg {
 	unsigned int nr_hosts;
 	char hosts[NVMFD_CFG_MAX_HOSTS][256];
 	struct nvmfd_cfg_dhchap host_dhchap[NVMFD_CFG_MAX_HOSTS]; /* same index as hosts[] */
+	struct nvmfd_cfg_psk host_psk[NVMFD_CFG_MAX_HOSTS]; /* same index as hosts[] */
+	struct nvmfd_cfg_psk psk; /* nvmfd.tls.psk: for hosts without their own */
+	uint32_t tls_handshake_timeout_ms; /* accept to finished TLS handshake; 0: none */
 	struct nvmfd_cfg_exec exec;
 	uint32_t kato_grace_ms; /* extra time before a keep-alive expiry (default 1000 as nvmet's kato rounding) */
 	uint32_t max_io_size; /* MDTS in bytes (default 1 MiB) */
@@ -235,6 +259,33 @@ int nvmfd_cfg_dhchap_dhgroup(const char *s, uint8_t *mask);
  */
 int nvmfd_cfg_parse_dhchap(const char *spec, char nqn[256], struct nvmfd_cfg_dhchap *d,
 			   char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_tls_psk() - set a TLS PSK from @val: "NVMeTLSkey-1:hh:<base64>:"
+ * or "@FILE" (as nvmfd_cfg_dhchap_secret(); the PSK must parse, see
+ * nvmfd_auth_psk_parse()). Return: 0 or -EINVAL (@err set, never quoting
+ * the PSK; @psk wiped).
+ */
+int nvmfd_cfg_tls_psk(const char *val, const char *base_dir, const char *what,
+		      struct nvmfd_cfg_psk *psk, char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_parse_psk() - parse a --psk value "[HOSTNQN=]KEY[,v0=spdk]"
+ * (KEY a PSK or @FILE). @nqn: out, the host NQN or "" for the global PSK.
+ * Return: 0 or -EINVAL with @err set.
+ */
+int nvmfd_cfg_parse_psk(const char *spec, char nqn[256], struct nvmfd_cfg_psk *psk,
+			char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_parse_treq() - "required", "not required" / "not-required",
+ * "not specified" into NVMFD_TREQ_SECURE_*. Return: the value or -EINVAL.
+ */
+int nvmfd_cfg_parse_treq(const char *s);
+
+/** nvmfd_cfg_psk_find() - the PSK for @hostnqn: its own, else the global
+ *  one, else NULL. */
+const struct nvmfd_cfg_psk *nvmfd_cfg_psk_find(const struct nvmfd_cfg *cfg, const char *hostnqn);
 
 /*
  * Additive helpers (used by the daemon's option parser and by load_json).

@@ -32,15 +32,23 @@ bool nvmfd_cfg_has_inline_secrets(const struct nvmfd_cfg *cfg)
 
 		if ((d->key[0] && !d->key_file[0]) || (d->ctrl_key[0] && !d->ctrl_key_file[0]))
 			return true;
+		if (cfg->host_psk[i].psk[0] && !cfg->host_psk[i].file[0])
+			return true;
 	}
-	return false;
+	return cfg->psk.psk[0] && !cfg->psk.file[0];
 }
 
-int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *what,
-			    char key[NVMFD_CFG_SECRET_MAX], char file[NVMFD_CFG_SECRET_PATH_MAX],
-			    char err[NVMFD_CFG_ERRLEN])
+/*
+ * nvmfd__cfg_secret_read() - a secret given as @val: inline, or "@FILE"
+ * (the file's first line; relative to @base_dir when not NULL; mode 0600
+ * or stricter). @kind names the secret in messages ("DH-HMAC-CHAP secret",
+ * "TLS PSK"), @what the key. The caller checks the representation.
+ * Return: 0 or -EINVAL (@err set; @key wiped).
+ */
+int nvmfd__cfg_secret_read(const char *val, const char *base_dir, const char *what,
+			   const char *kind, char key[NVMFD_CFG_SECRET_MAX],
+			   char file[NVMFD_CFG_SECRET_PATH_MAX], char err[NVMFD_CFG_ERRLEN])
 {
-	struct nvmfd_auth_key k;
 	int ret, n;
 
 	file[0] = '\0';
@@ -84,11 +92,23 @@ int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *w
 					   "in a file (mode 0600) and write \"@FILE\"",
 				      what);
 		if (strlen(val) >= NVMFD_CFG_SECRET_MAX)
-			return cfg_err(err, "%s: not a DH-HMAC-CHAP secret (longer than any "
-					   "DHHC-1:hh:<base64>: representation)",
-				      what);
+			return cfg_err(err, "%s: not a %s (longer than any representation)", what,
+				      kind);
 		snprintf(key, NVMFD_CFG_SECRET_MAX, "%s", val);
 	}
+	return 0;
+}
+
+int nvmfd_cfg_dhchap_secret(const char *val, const char *base_dir, const char *what,
+			    char key[NVMFD_CFG_SECRET_MAX], char file[NVMFD_CFG_SECRET_PATH_MAX],
+			    char err[NVMFD_CFG_ERRLEN])
+{
+	struct nvmfd_auth_key k;
+	int ret;
+
+	ret = nvmfd__cfg_secret_read(val, base_dir, what, "DH-HMAC-CHAP secret", key, file, err);
+	if (ret)
+		return ret;
 	ret = nvmfd_auth_key_parse(key, &k);
 	nvmfd_auth_wipe(&k, sizeof(k));
 	if (ret < 0) {

@@ -14,6 +14,7 @@
 
 #include "host/host_auth.h"
 #include "host/host_int.h"
+#include "net/tls.h"
 #include "internal/auth.h"
 #include "internal/proc.h"
 #include "internal/log.h"
@@ -91,6 +92,7 @@ void nvmfd_host_ctrl_opts_init(struct nvmfd_host_ctrl_opts *opts, size_t size)
 	d.kato_ms = 5000;
 	d.timeout_ms = 10000;
 	d.max_io_size = 1024 * 1024;
+	d.tls_identity = NVMFD_HOST_TLS_ID_V1;
 	memcpy(opts, &d, d.size);
 }
 
@@ -129,11 +131,34 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 			return -EINVAL;
 		}
 	}
+	if (o.tls) {
+		struct nvmfd_auth_psk p;
+		int bad = !memchr(o.tls_psk, 0, sizeof(o.tls_psk)) ||
+			  nvmfd_auth_psk_parse(o.tls_psk, &p) < 0 ||
+			  o.tls_identity > NVMFD_HOST_TLS_ID_SPDK;
+
+		nvmfd_auth_wipe(&p, sizeof(p));
+		if (bad) {
+			nvmfd_auth_wipe(&o, sizeof(o));
+			return -EINVAL;
+		}
+	}
 	ctrl = calloc(1, sizeof(*ctrl));
-	if (!ctrl)
+	if (!ctrl) {
+		nvmfd_auth_wipe(&o, sizeof(o));
 		return -ENOMEM;
+	}
 	ctrl->opts = o;
 	nvmfd_auth_wipe(&o, sizeof(o));
+	if (ctrl->opts.tls) {
+		int ret = nvmfd_tls_ctx_client(&ctrl->tls_ctx);
+
+		if (ret) {
+			nvmfd_auth_wipe(&ctrl->opts, sizeof(ctrl->opts));
+			free(ctrl);
+			return ret;
+		}
+	}
 	if (!memcmp(ctrl->opts.hostid, zero_id, sizeof(zero_id)) &&
 	    read_etc_hostid(ctrl->opts.hostid) < 0) {
 		if (getrandom(ctrl->opts.hostid, sizeof(ctrl->opts.hostid), 0) !=
@@ -720,6 +745,8 @@ void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
 	free(ctrl->ns);
 	nvmfd_auth_wipe(ctrl->opts.dhchap_secret, sizeof(ctrl->opts.dhchap_secret));
 	nvmfd_auth_wipe(ctrl->opts.dhchap_ctrl_secret, sizeof(ctrl->opts.dhchap_ctrl_secret));
+	nvmfd_auth_wipe(ctrl->opts.tls_psk, sizeof(ctrl->opts.tls_psk));
+	nvmfd_tls_ctx_free(ctrl->tls_ctx);
 	pthread_cond_destroy(&ctrl->ka_cond);
 	pthread_mutex_destroy(&ctrl->ka_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);

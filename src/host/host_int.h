@@ -104,6 +104,10 @@ struct nvmfd_host_qp {
 	uint32_t tx_budget;
 	uint64_t tx_in_poll; /* bytes sent since the current poll started */
 	struct nvmfd_host_qp_stats stats; /* owner thread only */
+	/* TLS (tls.c): the connection or NULL; the transmit callbacks (plain,
+	 * or sending through it) */
+	struct nvmfd_tls *tls;
+	const struct nvmfd_txq_ops *txops;
 	char errmsg[HOST_ERRMSG_LEN];
 };
 
@@ -126,6 +130,7 @@ struct nvmfd_host_ctrl {
 	bool ka_stop; /* under ka_lock */
 	pthread_mutex_t ka_lock;
 	pthread_cond_t ka_cond;
+	struct nvmfd_tls_ctx *tls_ctx; /* opts.tls: the client context */
 	char errmsg[HOST_ERRMSG_LEN];
 };
 
@@ -141,5 +146,15 @@ int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, v
 			uint32_t len, bool write, struct nvmfd_host_cpl *cpl);
 void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* tls.c */
+/**
+ * nvmfd__host_qp_tls() - the TLS handshake on a connected qp (opts.tls):
+ * the identity and TLS PSK from opts.tls_psk, the host NQN and @subnqn.
+ * Return: 0; -EACCES (the PSK was refused: message says so); -ETIMEDOUT
+ * (not done by @deadline, ns); -ECONNRESET, -EPROTO, -EIO, -ENOMEM.
+ * Context: qp owner; blocks in poll() until @deadline at most.
+ */
+int nvmfd__host_qp_tls(struct nvmfd_host_qp *qp, const char *subnqn, uint64_t deadline);
 
 #endif /* NVMFD_HOST_INT_H */

@@ -23,6 +23,7 @@
 #include "host/host_int.h"
 #include "internal/proc.h"
 #include "net/sock.h"
+#include "net/stream.h"
 #define TMO_CHECK_INTERVAL_NS 50000000ull /* scan slot deadlines every 50 ms */
 
 /**
@@ -169,6 +170,7 @@ void nvmfd__host_qp_free(struct nvmfd_host_qp *qp)
 		return;
 	if (qp->state != HOST_QP_FAILED && qp->state != HOST_QP_NEW)
 		qp_fail(qp, -ECANCELED);
+	nvmfd_tls_free(qp->tls);
 	if (qp->fd >= 0)
 		close(qp->fd);
 	free(qp->rxbuf);
@@ -256,6 +258,19 @@ static const struct nvmfd_txq_ops qp_tx_ops = {
 	.done = qp_tx_done,
 };
 
+/* A TLS qp sends through its TLS connection (net/stream.h). */
+static ssize_t qp_tls_sendv(void *owner, int fd, const struct iovec *iov, int iovcnt, bool more)
+{
+	struct nvmfd_host_qp *qp = owner;
+
+	return nvmfd_stream_sendv(fd, qp->tls, iov, iovcnt, more);
+}
+
+static const struct nvmfd_txq_ops qp_tx_ops_tls = {
+	.done = qp_tx_done,
+	.sendv = qp_tls_sendv,
+};
+
 /* Queue the control PDU of @len bytes built in qp->ctl_tx. */
 static void qp_ctl_push(struct nvmfd_host_qp *qp, size_t len)
 {
@@ -272,7 +287,7 @@ static int qp_flush(struct nvmfd_host_qp *qp)
 		return qp->state == HOST_QP_FAILED ? qp->fail_err : 0;
 	qp->in_flush = true;
 	while (!nvmfd_txq_empty(&qp->txq)) {
-		n = nvmfd_txq_xmit(&qp->txq, qp->fd, HOST_TX_BATCH, &qp_tx_ops, qp, NULL);
+		n = nvmfd_txq_xmit(&qp->txq, qp->fd, HOST_TX_BATCH, qp->txops, qp, NULL);
 		qp->stats.sendmsgs++;
 		if (n == -EAGAIN) {
 			qp->stats.send_eagain++;
@@ -292,6 +307,15 @@ static int qp_flush(struct nvmfd_host_qp *qp)
 				qp->stats.tx_budget_stops++;
 				break;
 			}
+		}
+	}
+	if (qp->tls && qp->state != HOST_QP_FAILED) {
+		/* TLS took bytes the socket could not take yet */
+		n = nvmfd_stream_flush(qp->tls);
+		if (n < 0 && n != -EAGAIN) {
+			nvmfd__host_qp_seterr(qp, "send failed: %s", nvmfd_tls_errstr(qp->tls));
+			qp->in_flush = false;
+			return qp_fail(qp, n == -EPIPE ? -ECONNRESET : (int)n);
 		}
 	}
 	qp->in_flush = false;
@@ -728,7 +752,7 @@ static void qp_send_term(struct nvmfd_host_qp *qp, const struct nvmfd_pdu_error 
 	qp_ctl_push(qp, tl);
 	qp->in_flush = true;
 	while (qp->ctl.queued) {
-		n = nvmfd_txq_xmit(&qp->txq, qp->fd, 1, &qp_tx_ops, qp, NULL);
+		n = nvmfd_txq_xmit(&qp->txq, qp->fd, 1, qp->txops, qp, NULL);
 		qp->stats.sendmsgs++;
 		if (n <= 0)
 			break;
@@ -909,7 +933,7 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 			if (qp->rx_budget - got < want)
 				want = (size_t)(qp->rx_budget - got);
 		}
-		n = nvmfd__sock_recv(qp->fd, qp->rxbuf, want);
+		n = nvmfd_stream_recv(qp->fd, qp->tls, qp->rxbuf, want);
 		if (n == 0) {
 			nvmfd__host_qp_seterr(qp, "connection closed by the target%s",
 					      qp->state == HOST_QP_IC_WAIT ? " before ICResp" :
@@ -919,7 +943,10 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 		if (n == -EAGAIN)
 			break;
 		if (n < 0) {
-			nvmfd__host_qp_seterr(qp, "recv failed: %s", strerror((int)-n));
+			if (qp->tls)
+				nvmfd__host_qp_seterr(qp, "recv failed: %s", nvmfd_tls_errstr(qp->tls));
+			else
+				nvmfd__host_qp_seterr(qp, "recv failed: %s", strerror((int)-n));
 			return qp_fail(qp, (int)n);
 		}
 		qp->rx_pos = 0;
@@ -946,10 +973,10 @@ int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
 		return -EINVAL;
 	if (qp->state == HOST_QP_FAILED)
 		return qp->fail_err;
-	if (qp->rx_pos >= qp->rx_end) {
+	if (qp->rx_pos >= qp->rx_end && !nvmfd_stream_rx_pending(qp->tls)) {
 		pfd.fd = qp->fd;
 		pfd.events = POLLIN;
-		if (!nvmfd_txq_empty(&qp->txq))
+		if (!nvmfd_txq_empty(&qp->txq) || nvmfd_stream_want_out(qp->tls))
 			pfd.events |= POLLOUT;
 		pfd.revents = 0;
 		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR) {
@@ -1024,6 +1051,7 @@ static int qp_tcp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_trid
 					  remaining_ms(deadline), &fd, &gai);
 	if (err == 0) {
 		qp->fd = fd;
+		qp->txops = &qp_tx_ops;
 		return 0;
 	}
 	if (gai) {
@@ -1167,6 +1195,12 @@ int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_tri
 	ret = qp_tcp_connect(qp, trid, deadline);
 	if (ret < 0)
 		return ret;
+	if (ctrl->opts.tls) {
+		ret = nvmfd__host_qp_tls(qp, trid->subnqn, deadline);
+		if (ret < 0)
+			return ret;
+		qp->txops = &qp_tx_ops_tls;
+	}
 
 	memset(&qp->rx_opts, 0, sizeof(qp->rx_opts));
 	qp->rx_opts.role = NVMFD_PDU_ROLE_HOST;

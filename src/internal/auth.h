@@ -209,6 +209,33 @@ int nvmfd_auth_tls_psk(int version, uint8_t hashid, const uint8_t *retained, siz
 		       const char *digest, uint8_t *out);
 
 /**
+ * nvmfd_auth_tls_psk_spdk() - the TLS PSK SPDK (v24.01 .. v25.09) uses
+ * with its "NVMe0R0h NQNh NQNc" identities: HKDF-Expand-Label(
+ * HKDF-Extract(0, retained PSK), "nvme-tls-psk", <the identity string>, L)
+ * instead of the retained PSK itself (doc/tls.md, "SPDK").
+ * @identity: at most 255 bytes. @out: 48 bytes.
+ * Return: bytes written, -EINVAL, -EIO.
+ */
+int nvmfd_auth_tls_psk_spdk(uint8_t hashid, const uint8_t *retained, size_t rlen,
+			    const char *identity, uint8_t *out);
+
+/* The parts of an NVMe TLS PSK identity. */
+struct nvmfd_auth_tls_id {
+	int version; /* 0 or 1 */
+	uint8_t hashid; /* 1 SHA-256, 2 SHA-384 */
+	char hostnqn[NVMFD_NQN_SIZE];
+	char subnqn[NVMFD_NQN_SIZE];
+	char digest[4 * ((NVMFD_AUTH_MAX_HASH_LEN + 2) / 3) + 1]; /* version 1 */
+};
+
+/**
+ * nvmfd_auth_tls_identity_parse() - split "NVMe0R0h NQNh NQNc" or
+ * "NVMe1R0h NQNh NQNc <digest>" (h 1 or 2; only retained PSKs, "R").
+ * Return: 0; -EINVAL (another form, an empty or too long field; @id zeroed).
+ */
+int nvmfd_auth_tls_identity_parse(const char *s, struct nvmfd_auth_tls_id *id);
+
+/**
  * nvmfd_auth_hkdf_expand_label() - RFC 8446 §7.1 HKDF-Expand-Label over
  * HKDF-Extract(0, @ikm): info = L (be16) || len || "tls13 " label ||
  * len || context. Exposed for the known-answer tests.

@@ -40,6 +40,8 @@ void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
 	qp->sqhd = 0;
 	qp->connected = false;
 	qp->sqflow_disabled = false;
+	qp->tls_hostnqn = NULL;
+	qp->tls_subnqn = NULL;
 	qp->posted = NULL;
 	qp->auth = NULL;
 	{
@@ -354,6 +356,18 @@ static nvmfd_status_t connect_find_subsys(struct nvmfd_tgt_req *req,
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
 	if (strnlen(d->hostnqn, sizeof(d->hostnqn)) == sizeof(d->hostnqn))
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(hostnqn));
+	/* TLS: the queue's PSK belongs to one host and subsystem (its
+	 * identity's NQNs); a Connect for others would borrow it */
+	if (qp->tls_hostnqn && strcmp(qp->tls_hostnqn, d->hostnqn)) {
+		NVMFD_WARN(COMP, "%s: Connect as host %s over TLS keyed for host %s", qp->peer_addr,
+			   d->hostnqn, qp->tls_hostnqn);
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_HOST, IPO_DATA(hostnqn));
+	}
+	if (qp->tls_subnqn && strcmp(qp->tls_subnqn, d->subnqn)) {
+		NVMFD_WARN(COMP, "%s: Connect to %s over TLS keyed for subsystem %s", qp->peer_addr,
+			   d->subnqn, qp->tls_subnqn);
+		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(subnqn));
+	}
 	s = nvmfd__tgt_subsys_find_get(qp->tgt, d->subnqn);
 	if (!s || !nvmfd__tgt_subsys_on_port(s, qp->port)) {
 		NVMFD_WARN(COMP, "%s: connect to unknown subsystem %s", qp->peer_addr, d->subnqn);

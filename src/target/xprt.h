@@ -80,6 +80,11 @@ struct nvmfd_tgt_qp {
 	uint16_t sqhd;
 	bool connected;
 	bool sqflow_disabled; /* Connect CATTR bit 2: no SQHD, C2H SUCCESS allowed */
+	/* TLS: the NQNs of the PSK identity the queue's TLS session was
+	 * keyed with (Connect must name them), NULL on a plain queue;
+	 * transport memory */
+	const char *tls_hostnqn;
+	const char *tls_subnqn;
 	/* backend completions (core-owned: nvmfd__tgt_qp_open_backend()) */
 	struct nvmfd_cq *cq;
 	/* Completions posted from other threads (AER), drained by the owner

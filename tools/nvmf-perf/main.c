@@ -168,6 +168,9 @@ static void catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a reset connection is an error to report, not a reason to die (TLS
+	 * writes with write(2), which would raise it) */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static const char *signal_name(int signo)
@@ -808,6 +811,22 @@ static void print_dhchap(const struct perf_run *run, uint32_t ctrl)
 	       ci->dhchap_queues);
 }
 
+/* The TLS line of one controller (--tls): cipher suite and record layer. */
+static void print_tls(const struct perf_run *run, uint32_t ctrl)
+{
+	const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(run->ctrl);
+	char name[32] = "";
+
+	if (!run->o.tls)
+		return;
+	if (ctrl)
+		snprintf(name, sizeof(name), "ctrl%u ", ctrl);
+	printf("TLS: %sTLS 1.3 %s, identity v%s, records %s\n", name, ci->tls_cipher,
+	       run->o.tls_identity == NVMFD_HOST_TLS_ID_V1 ? "1" :
+	       run->o.tls_identity == NVMFD_HOST_TLS_ID_V0 ? "0" : "0 (SPDK keying)",
+	       ci->tls_ktls ? "in the kernel (kTLS)" : "in user space (OpenSSL)");
+}
+
 /* What one controller chose for DH-HMAC-CHAP, into the JSON object @o. */
 static void json_dhchap(struct json_object *o, const struct perf_run *run)
 {
@@ -903,6 +922,10 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		/* what the (first, with several -r) controller chose; each
 		 * controller's in "controllers" */
 		json_dhchap(cfg, run);
+		json_object_object_add(cfg, "tls", json_object_new_boolean(run->o.tls));
+		if (run->o.tls)
+			json_object_object_add(cfg, "tls_cipher", json_object_new_string(
+						 nvmfd_host_ctrl_get_info(run->ctrl)->tls_cipher));
 		json_object_object_add(cfg, "disable_sqflow",
 				       json_object_new_boolean(run->o.disable_sqflow));
 		json_object_object_add(cfg, "maxh2cdata", json_object_new_int64(ci->maxh2cdata));
@@ -1048,6 +1071,8 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		for (uint32_t c = 0; c < n; c++)
 			print_dhchap(&runs[c], n > 1 ? c + 1 : 0);
 		for (uint32_t c = 0; c < n; c++)
+			print_tls(&runs[c], n > 1 ? c + 1 : 0);
+		for (uint32_t c = 0; c < n; c++)
 			print_exec(&runs[c], n > 1 ? c + 1 : 0);
 	}
 	nvmfd__hist_destroy(all);
@@ -1154,9 +1179,11 @@ static int run_discover(const struct perf_opts *o)
 	copts.timeout_ms = o->timeout_ms;
 	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
 	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
+	copts.tls = o->tls;
+	copts.tls_identity = o->tls_identity;
+	memcpy(copts.tls_psk, o->tls_psk, sizeof(copts.tls_psk));
 	ret = nvmfd_host_ctrl_create(&copts, &ctrl);
-	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
-	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
+	nvmfd_auth_wipe(&copts, sizeof(copts));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_CONN;
@@ -1385,9 +1412,11 @@ static int ctrl_setup(struct perf_run *run)
 		snprintf(copts.hostnqn, sizeof(copts.hostnqn), "%s", o->trid.hostnqn);
 	memcpy(copts.dhchap_secret, o->dhchap_secret, sizeof(copts.dhchap_secret));
 	memcpy(copts.dhchap_ctrl_secret, o->dhchap_ctrl_secret, sizeof(copts.dhchap_ctrl_secret));
+	copts.tls = o->tls;
+	copts.tls_identity = o->tls_identity;
+	memcpy(copts.tls_psk, o->tls_psk, sizeof(copts.tls_psk));
 	ret = nvmfd_host_ctrl_create(&copts, &run->ctrl);
-	memset(copts.dhchap_secret, 0, sizeof(copts.dhchap_secret));
-	memset(copts.dhchap_ctrl_secret, 0, sizeof(copts.dhchap_ctrl_secret));
+	nvmfd_auth_wipe(&copts, sizeof(copts));
 	if (ret < 0) {
 		fprintf(stderr, "nvmf-perf: %s\n", strerror(-ret));
 		return PERF_EXIT_USAGE;

@@ -19,8 +19,10 @@ static const char usage_text[] =
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
+"            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
+"            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
 "  nvmf-perf -h | --help\n"
 "\n"
 "Drive an NVMe/TCP controller with the nvmfd host library and report\n"
@@ -120,6 +122,20 @@ static const char usage_text[] =
 "                    controller chose and how many queues authenticated\n"
 "                    (--json: dhchap, dhchap_hash, dhchap_dhgroup,\n"
 "                    dhchap_queues; per controller in \"controllers\").\n"
+"      --tls         NVMe/TCP over TLS 1.3 with a pre-shared key (TP 8011):\n"
+"                    every queue makes a TLS handshake before its ICReq.\n"
+"                    Needs --psk. The report's TLS: line (--json: tls,\n"
+"                    tls_cipher) names the cipher suite.\n"
+"      --psk KEY     the configured PSK, NVMeTLSkey-1:hh:<base64>: (as\n"
+"                    'nvme gen-tls-key' prints it; hh 01 SHA-256 picks\n"
+"                    TLS_AES_128_GCM_SHA256, 02 SHA-384\n"
+"                    TLS_AES_256_GCM_SHA384), or @FILE (no group/other\n"
+"                    permissions). Never printed. A PSK the target refuses\n"
+"                    exits 3.\n"
+"      --tls-identity 0|1|spdk  the PSK identity: 1 (default) \"NVMe1R0h\n"
+"                    HOSTNQN SUBNQN DIGEST\", 0 \"NVMe0R0h HOSTNQN SUBNQN\"\n"
+"                    with the retained PSK as TLS PSK, spdk: a version 0\n"
+"                    identity keyed as SPDK keys it.\n"
 "      --rate IOPS   open loop: send IOPS I/Os per second in total, spread\n"
 "                    evenly over the queues, each at its intended time\n"
 "                    whether or not earlier ones have completed (-q is then\n"
@@ -269,6 +285,9 @@ enum {
 	OPT_TX_BUDGET,
 	OPT_DHCHAP,
 	OPT_DHCHAP_CTRL,
+	OPT_TLS,
+	OPT_PSK,
+	OPT_TLS_IDENTITY,
 	OPT_RATE,
 };
 
@@ -295,6 +314,21 @@ static int parse_secret(const char *opt, const char *arg, char *dst, size_t dlen
 			return seterr(err, len, "%s: cannot read '%s': %s", opt, arg + 1,
 				      strerror(-ret));
 		val = line;
+	}
+	if (!strcmp(opt, "--psk")) {
+		struct nvmfd_auth_psk p;
+
+		ret = nvmfd_auth_psk_parse(val, &p);
+		nvmfd_auth_wipe(&p, sizeof(p));
+		if (ret < 0 || strlen(val) >= dlen) {
+			nvmfd_auth_wipe(line, sizeof(line));
+			return seterr(err, len,
+				      "%s: not a TLS PSK (NVMeTLSkey-1:hh:<base64>: with hh 00..02, "
+				      "32/48 key bytes and a matching CRC-32)", opt);
+		}
+		snprintf(dst, dlen, "%s", val);
+		nvmfd_auth_wipe(line, sizeof(line));
+		return 0;
 	}
 	ret = nvmfd_auth_key_parse(val, &k);
 	nvmfd_auth_wipe(&k, sizeof(k));
@@ -337,6 +371,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP },
 		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL },
+		{ "tls", no_argument, NULL, OPT_TLS },
+		{ "psk", required_argument, NULL, OPT_PSK },
+		{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -356,6 +393,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	o->seconds = 10;
 	o->queues = 1;
 	o->timeout_ms = 10000;
+	o->tls_identity = NVMFD_HOST_TLS_ID_V1;
 	o->exec = PERF_EXEC_BOUND;
 	o->scope = NVMFD_RT_SCOPE_CACHE;
 	o->io_cpu = PERF_IO_CPU_RR;
@@ -517,6 +555,24 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 					 sizeof(o->dhchap_ctrl_secret), err, len))
 				return -EINVAL;
 			break;
+		case OPT_TLS:
+			o->tls = true;
+			break;
+		case OPT_PSK:
+			if (parse_secret("--psk", optarg, o->tls_psk, sizeof(o->tls_psk), err, len))
+				return -EINVAL;
+			break;
+		case OPT_TLS_IDENTITY:
+			if (!strcmp(optarg, "0"))
+				o->tls_identity = NVMFD_HOST_TLS_ID_V0;
+			else if (!strcmp(optarg, "1"))
+				o->tls_identity = NVMFD_HOST_TLS_ID_V1;
+			else if (!strcmp(optarg, "spdk"))
+				o->tls_identity = NVMFD_HOST_TLS_ID_SPDK;
+			else
+				return seterr(err, len, "--tls-identity '%s': expected 0, 1 or spdk",
+					      optarg);
+			break;
 		case 'h':
 			o->help = true;
 			return 0;
@@ -533,6 +589,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
+	if (o->tls != (o->tls_psk[0] != '\0'))
+		return seterr(err, len, o->tls ? "--tls needs --psk" : "--psk needs --tls");
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])
 		return seterr(err, len, "--dhchap-ctrl-secret needs --dhchap-secret "
 					"(bidirectional authentication includes the host's)");

@@ -116,6 +116,10 @@ struct perf_opts {
 	/* --dhchap-secret / --dhchap-ctrl-secret: validated DHHC-1 strings. */
 	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
 	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
+	/* --tls, --psk (a validated NVMeTLSkey-1 string), --tls-identity */
+	bool tls;
+	char tls_psk[NVMFD_HOST_SECRET_MAX];
+	uint8_t tls_identity;
 	uint64_t rate;
 };
 

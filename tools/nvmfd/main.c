@@ -104,6 +104,21 @@ static const char usage_text[] =
 "                           G: null, ffdhe2048 ... ffdhe8192 (default: any the\n"
 "                           host offers). A subsystem with --allow-any-host does\n"
 "                           not authenticate (as nvmet)\n"
+"      --tls[=required|not-required]\n"
+"                           NVMe/TCP over TLS 1.3 with PSKs (TP 8011) on the\n"
+"                           latest --listen port: \"required\" (default) refuses\n"
+"                           plain connections, \"not-required\" takes both\n"
+"                           (nvmet's addr_treq; tsas tls1.3). See doc/tls.md\n"
+"      --psk [HOSTNQN=]KEY[,v0=spdk]\n"
+"                           TLS PSK of HOSTNQN, or without HOSTNQN of every host\n"
+"                           that has none of its own. KEY: NVMeTLSkey-1:hh:<b64>:\n"
+"                           or @FILE (mode 0600 or stricter; prefer it, other\n"
+"                           users can read a command line). v0=spdk: identities\n"
+"                           NVMe0R0h are keyed as SPDK does (doc/tls.md).\n"
+"                           Repeatable; does not allow a host by itself\n"
+"      --tls-handshake-timeout MS\n"
+"                           close a connection whose TLS handshake has not\n"
+"                           finished MS ms after accept (default 10000, 0: never)\n"
 "      --serial SN          serial number of the latest subsystem (<= 20 ASCII;\n"
 "                           default: 16 hex digits derived from the NQN)\n"
 "      --model MODEL        model number of the latest subsystem (<= 40 ASCII;\n"
@@ -207,6 +222,9 @@ enum {
 	OPT_ALLOW_HOST = 256,
 	OPT_ALLOW_ANY_HOST,
 	OPT_DHCHAP_KEY,
+	OPT_TLS,
+	OPT_PSK,
+	OPT_TLS_HS_TIMEOUT,
 	OPT_PRINT_CONFIG,
 	OPT_SERIAL,
 	OPT_MODEL,
@@ -246,6 +264,9 @@ static const struct option long_opts[] = {
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "allow-any-host", no_argument, NULL, OPT_ALLOW_ANY_HOST },
 	{ "dhchap-key", required_argument, NULL, OPT_DHCHAP_KEY },
+	{ "tls", optional_argument, NULL, OPT_TLS },
+	{ "psk", required_argument, NULL, OPT_PSK },
+	{ "tls-handshake-timeout", required_argument, NULL, OPT_TLS_HS_TIMEOUT },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "model", required_argument, NULL, OPT_MODEL },
@@ -474,6 +495,62 @@ static void add_dhchap_key(struct nvmfd_cfg *cfg, const char *val)
 	nvmfd_auth_wipe(&d, sizeof(d));
 }
 
+/* --tls[=required|not-required]: TLS on the latest port. */
+static void set_port_tls(struct nvmfd_cfg *cfg, const char *val)
+{
+	struct nvmfd_cfg_port *p;
+	int t = NVMFD_TREQ_SECURE_REQUIRED;
+
+	if (!cfg->nr_ports)
+		usage_die("--tls: no port yet (give --listen first)");
+	if (val) {
+		t = nvmfd_cfg_parse_treq(val);
+		if (t != NVMFD_TREQ_SECURE_REQUIRED && t != NVMFD_TREQ_SECURE_NOT_REQUIRED)
+			usage_die("--tls=%s: expected required or not-required", val);
+	}
+	p = &cfg->ports[cfg->nr_ports - 1];
+	p->tls = true;
+	p->treq = (uint8_t)t;
+}
+
+/* --psk [HOSTNQN=]KEY: a host's TLS PSK (the host is defined, not allowed)
+ * or the global one. */
+static void add_psk(struct nvmfd_cfg *cfg, const char *val)
+{
+	char err[NVMFD_CFG_ERRLEN], nqn[256];
+	struct nvmfd_cfg_psk k;
+	struct nvmfd_cfg_psk *dst = &cfg->psk;
+	int h;
+
+	if (nvmfd_cfg_parse_psk(val, nqn, &k, err))
+		usage_die("%s", err);
+	if (nqn[0]) {
+		h = nvmfd_cfg_host_find(cfg, nqn);
+		if (h < 0) {
+			if (cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
+				usage_die("--psk %s: more than %d hosts", nqn, NVMFD_CFG_MAX_HOSTS);
+			h = (int)cfg->nr_hosts;
+			snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", nqn);
+		}
+		dst = &cfg->host_psk[h];
+	}
+	*dst = k;
+	nvmfd_auth_wipe(&k, sizeof(k));
+}
+
+/* Overwrite an inline --psk KEY in argv (as hide_dhchap_secrets()). */
+static void hide_psk_secret(char *val)
+{
+	char *v = val, *end;
+
+	if (!strncmp(val, "nqn.", 4) && strchr(val, '='))
+		v = strchr(val, '=') + 1;
+	if (v[0] == '@')
+		return;
+	end = strchr(v, ',');
+	memset(v, '*', end ? (size_t)(end - v) : strlen(v));
+}
+
 /* Overwrite the inline secrets of a --dhchap-key value in place (argv), so
  * that /proc/PID/cmdline shows them only during startup; @FILE names stay.
  * The length is unchanged, so getopt's view of argv stays valid. */
@@ -501,7 +578,7 @@ static int print_config(const struct nvmfd_cfg *cfg)
 		       !(st.st_mode & 077);
 
 	if (!secrets && nvmfd_cfg_has_inline_secrets(cfg))
-		fprintf(stderr, "nvmfd: --print-config: DH-HMAC-CHAP secrets are redacted: "
+		fprintf(stderr, "nvmfd: --print-config: secrets (DH-HMAC-CHAP, TLS PSK) are redacted: "
 				"stdout is not a regular file without group/other permissions "
 				"(secrets read from @FILE are printed as @FILE)\n");
 	return nvmfd_cfg_write_json_ex(cfg, stdout, secrets);
@@ -517,6 +594,8 @@ static bool is_config_opt(int c)
 	case OPT_ALLOW_HOST:
 	case OPT_ALLOW_ANY_HOST:
 	case OPT_DHCHAP_KEY:
+	case OPT_TLS:
+	case OPT_PSK:
 	case OPT_SERIAL:
 	case OPT_MODEL:
 		return true;
@@ -614,6 +693,16 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 		case OPT_DHCHAP_KEY:
 			add_dhchap_key(cfg, optarg);
 			hide_dhchap_secrets(optarg);
+			break;
+		case OPT_TLS:
+			set_port_tls(cfg, optarg);
+			break;
+		case OPT_PSK:
+			add_psk(cfg, optarg);
+			hide_psk_secret(optarg);
+			break;
+		case OPT_TLS_HS_TIMEOUT:
+			cfg->tls_handshake_timeout_ms = flag_u32(c, optarg, 0, 3600000);
 			break;
 		case OPT_SERIAL:
 			if (!optarg[0] || strlen(optarg) > 20)

@@ -224,10 +224,11 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 	struct tcp_port *port = tcp_port(p);
 	uint64_t ic_ns = (uint64_t)port->gcfg->icreq_timeout_ms * 1000000ull;
 	uint64_t conn_ns = (uint64_t)port->gcfg->connect_timeout_ms * 1000000ull;
+	uint64_t tls_ns = (uint64_t)port->gcfg->tls_handshake_timeout_ms * 1000000ull;
 	struct tcp_queue *q, *rescue = NULL;
 	unsigned int n = 0;
 
-	if (!ic_ns && !conn_ns && !port->apools)
+	if (!ic_ns && !conn_ns && !tls_ns && !port->apools)
 		return 0;
 	if (port->apools)
 		tcp_auto_sample_pools(port, now_ns);
@@ -239,7 +240,9 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 		int missed = -1, zero = 0;
 
 		tcp_auto_queue_tick(q, pending, now_ns, &rescue);
-		if (st == TCP_STAGE_ACCEPTED && ic_ns && age >= ic_ns)
+		if (st == TCP_STAGE_TLS && tls_ns && age >= tls_ns)
+			missed = TCP_STAGE_TLS;
+		else if (st == TCP_STAGE_ACCEPTED && ic_ns && age >= ic_ns)
 			missed = TCP_STAGE_ACCEPTED;
 		else if (st != TCP_STAGE_CONNECTED && conn_ns && age >= conn_ns)
 			missed = TCP_STAGE_IC_DONE;
@@ -302,6 +305,11 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	ret = tcp_auto_port_init(port);
 	if (ret)
 		goto out_destroy_cond;
+	ret = tcp_tls_port_init(port);
+	if (ret) {
+		tcp_auto_port_fini(port);
+		goto out_destroy_cond;
+	}
 	NVMFD_INFO(TCP_COMP,
 		   strchr(cfg->traddr, ':') ? "port %u listening on [%s]:%u" :
 					      "port %u listening on %s:%u",
@@ -381,6 +389,7 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 	}
 	nvmfd_rt_group_destroy(&port->ctrl_rts);
 	tcp_auto_port_fini(port);
+	tcp_tls_port_fini(port);
 	close(port->lfd);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
@@ -419,10 +428,10 @@ static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
 /* ->disc_entry: NVMe/TCP discovery log fields (doc/protocol-notes.md §2.6). */
 static void tcp_disc_entry(const struct nvmfd_cfg_port *cfg, struct nvmfd_disc_log_entry *e)
 {
-	(void)cfg;
 	e->trtype = NVMFD_TRTYPE_TCP;
-	e->treq = NVMFD_TREQ_SECURE_NOT_SPECIFIED | NVMFD_TREQ_DISABLE_SQFLOW;
-	e->tsas[0] = NVMFD_TCP_SECTYPE_NONE;
+	/* TREQ bits 1:0 and the TCP SECTYPE say what the port does (TLS) */
+	e->treq = (uint8_t)((cfg->treq & 3u) | NVMFD_TREQ_DISABLE_SQFLOW);
+	e->tsas[0] = cfg->tls ? NVMFD_TCP_SECTYPE_TLS13 : NVMFD_TCP_SECTYPE_NONE;
 }
 
 static const struct nvmfd_tgt_xprt_type tcp_xprt_type = {

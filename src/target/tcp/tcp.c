@@ -69,6 +69,7 @@
 
 #include "internal/log.h"
 #include "net/sock.h"
+#include "net/stream.h"
 #include "net/txq.h"
 #include "target/tcp/tcp_int.h"
 
@@ -566,6 +567,12 @@ static int tcp_rx_event(struct tcp_queue *q, enum nvmfd_pdu_ev ev, bool *pdu_don
 static int tcp_rx(struct tcp_queue *q, bool *progress)
 {
 	nvmfd_budget_start_slice(&q->rx_budget);
+	if (q->state == TCP_Q_TLS) {
+		int ret = tcp_tls_step(q, progress);
+
+		if (ret || q->state == TCP_Q_TLS)
+			return ret;
+	}
 	while (q->state == TCP_Q_IC_WAIT || q->state == TCP_Q_LIVE) {
 		enum nvmfd_pdu_ev ev;
 		bool pdu_done = false;
@@ -594,9 +601,9 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		if (!want)
 			return tcp_fatal_codec(q);
 		if (ptr && want >= TCP_RX_DIRECT_MIN) {
-			n = nvmfd__sock_recv(q->fd, ptr, want);
+			n = nvmfd_stream_recv(q->fd, q->tls, ptr, want);
 		} else {
-			n = nvmfd__sock_recv(q->fd, q->bounce, TCP_RX_BOUNCE);
+			n = nvmfd_stream_recv(q->fd, q->tls, q->bounce, TCP_RX_BOUNCE);
 		}
 		if (n == -EAGAIN)
 			return 0;
@@ -718,6 +725,13 @@ static const struct nvmfd_txq_ops tcp_txq_ops = {
 	.done = tcp_tx_done,
 };
 
+/* A TLS queue sends through its TLS connection (net/stream.h). */
+const struct nvmfd_txq_ops tcp_txq_ops_tls = {
+	.prepare = tcp_tx_prepare,
+	.done = tcp_tx_done,
+	.sendv = tcp_tls_sendv,
+};
+
 /*
  * Send queued PDUs until the queue is empty, the socket is full or the tx
  * budget is spent: each round gathers the current PDU of up to
@@ -741,7 +755,7 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 		if (q->tx_budget.pdus_max && q->tx_budget.pdus_max - q->tx_budget.pdus < max_pdus)
 			max_pdus = tcp_max_u32(1, (uint32_t)(q->tx_budget.pdus_max -
 							     q->tx_budget.pdus));
-		n = nvmfd_txq_xmit(&q->txq, q->fd, max_pdus, &tcp_txq_ops, q, &npdu);
+		n = nvmfd_txq_xmit(&q->txq, q->fd, max_pdus, q->txops, q, &npdu);
 		if (n == -EAGAIN) {
 			TCP_STAT_ADD(q, eagain_sends, 1);
 			q->tx_blocked = true;
@@ -753,6 +767,15 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 		TCP_STAT_ADD(q, bytes_tx, n);
 		TCP_STAT_ADD(q, pdus_tx, npdu);
 		nvmfd_budget_charge(&q->tx_budget, (uint64_t)n, npdu);
+	}
+	if (q->tls) {
+		/* TLS took bytes the socket could not take yet */
+		int ret = nvmfd_stream_flush(q->tls);
+
+		if (ret == -EAGAIN)
+			q->tx_blocked = true;
+		else if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -815,20 +838,20 @@ static void tcp_send_term(struct tcp_queue *q)
 	unsigned int npdu;
 
 	if (q->ic_tx.queued && nvmfd_txq_head(&q->txq) == &q->ic_tx) {
-		nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu);
+		nvmfd_txq_xmit(&q->txq, q->fd, 1, q->txops, q, &npdu);
 		if (q->ic_tx.queued)
 			return; /* no room even for the ICResp */
 	}
 	nvmfd_txq_drop_unsent(&q->txq);
 	if (nvmfd_txq_partial(&q->txq)) {
-		nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu);
+		nvmfd_txq_xmit(&q->txq, q->fd, 1, q->txops, q, &npdu);
 		if (nvmfd_txq_partial(&q->txq))
 			return; /* a TermReq now would land inside a PDU */
 	}
 	nvmfd_txq_drop_unsent(&q->txq);
 	nvmfd_tx_pdu_set(&q->term_tx, q->term_pdu, q->term_len, NULL, 0, NULL, 0);
 	nvmfd_txq_push(&q->txq, &q->term_tx);
-	if (nvmfd_txq_xmit(&q->txq, q->fd, 1, &tcp_txq_ops, q, &npdu) > 0)
+	if (nvmfd_txq_xmit(&q->txq, q->fd, 1, q->txops, q, &npdu) > 0)
 		TCP_STAT_ADD(q, pdus_tx, npdu);
 }
 
@@ -898,6 +921,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	}
 	/* A graceful close: stop sending, read what the host already sent so
 	 * close() does not turn into a reset that could discard the TermReq. */
+	nvmfd_tls_free(q->tls); /* close_notify, best effort */
+	q->tls = NULL;
 	shutdown(q->fd, SHUT_WR);
 	for (int i = 0; i < 64 && nvmfd__sock_recv(q->fd, drain, sizeof(drain)) > 0; i++)
 		;
@@ -912,7 +937,7 @@ static int tcp_rearm(struct tcp_queue *q)
 	uint32_t ev = EPOLLIN;
 	int ret;
 
-	if (q->tx_blocked)
+	if (q->tx_blocked || nvmfd_stream_want_out(q->tls))
 		ev |= EPOLLOUT;
 	ret = nvmfd_rt_watch_fd(&q->io_work, q->fd, ev);
 	if (ret)
@@ -959,6 +984,14 @@ static bool tcp_setup_expired(struct tcp_queue *q)
 		return false;
 	st--; /* q->expired holds the stage + 1 */
 	tcp_note_connected(q);
+	if (st == TCP_STAGE_TLS && q->state == TCP_Q_TLS) {
+		ms = gcfg->tls_handshake_timeout_ms;
+		NVMFD_WARN_RATELIMIT(TCP_COMP,
+				     "queue %u peer %s: TLS handshake not finished within %u.%03u s, "
+				     "closing",
+				     q->id, q->qp.peer_addr, ms / 1000, ms % 1000);
+		return true;
+	}
 	if (st == TCP_STAGE_ACCEPTED && q->state == TCP_Q_IC_WAIT) {
 		ms = gcfg->icreq_timeout_ms;
 		NVMFD_WARN_RATELIMIT(TCP_COMP, "queue %u peer %s: no ICReq within %u.%03u s, closing",
@@ -1081,6 +1114,7 @@ void tcp_queue_free(struct tcp_queue *q)
 		nvmfd_rt_group_put(q->port->ctrl_rts, q->ctrl_rt);
 	if (q->data)
 		munmap(q->data, q->data_size);
+	nvmfd_tls_free(q->tls);
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->bounce);
@@ -1110,6 +1144,7 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->fd = fd;
 	q->port = port;
 	q->ring_fd = -1;
+	q->txops = &tcp_txq_ops;
 	nvmfd_txq_init(&q->txq);
 	q->nr_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
 	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
@@ -1182,8 +1217,9 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
 	tcp_auto_queue_init(q);
-	q->state = TCP_Q_IC_WAIT;
-	q->stage = TCP_STAGE_ACCEPTED;
+	/* a TLS port: first the TLS handshake (or a plain first byte) */
+	q->state = port->tls_ctx ? TCP_Q_TLS : TCP_Q_IC_WAIT;
+	q->stage = port->tls_ctx ? TCP_STAGE_TLS : TCP_STAGE_ACCEPTED;
 	q->accept_ns = nvmfd_now_ns();
 
 	pthread_mutex_lock(&port->lock);
@@ -1251,6 +1287,9 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 						 __atomic_load_n(&q->qp.qid, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "io_cpu", json_object_new_int(q->io_cpu));
 	json_object_object_add(o, "peer", json_object_new_string(q->qp.peer_addr));
+	/* "none", or the cipher suite once the TLS handshake finished */
+	json_object_object_add(o, "tls", json_object_new_string(
+						 __atomic_load_n(&q->tls_cipher, __ATOMIC_ACQUIRE) ?: "none"));
 	jadd_u64(o, "pdus_rx", TCP_STAT_LOAD(q, pdus_rx));
 	jadd_u64(o, "bytes_rx", TCP_STAT_LOAD(q, bytes_rx));
 	jadd_u64(o, "pdus_tx", TCP_STAT_LOAD(q, pdus_tx));

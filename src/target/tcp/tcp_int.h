@@ -79,6 +79,7 @@ struct tcp_req {
 };
 
 enum tcp_queue_state {
+	TCP_Q_TLS, /* TLS port: first byte, then the TLS handshake (tcp_tls.c) */
 	TCP_Q_IC_WAIT, /* waiting for ICReq */
 	TCP_Q_LIVE, /* ICResp sent (or queued): capsules flow */
 	TCP_Q_CLOSING, /* fatal error or shutdown: stop receiving and sending */
@@ -91,6 +92,7 @@ enum tcp_stage {
 	TCP_STAGE_ACCEPTED, /* waiting for ICReq; as q->expired: no ICReq in time */
 	TCP_STAGE_IC_DONE, /* ICReq handled; as q->expired: no Connect in time */
 	TCP_STAGE_CONNECTED, /* Connect succeeded: no setup deadline any more */
+	TCP_STAGE_TLS, /* TLS handshake; as q->expired: not finished in time */
 };
 
 /* Per-queue counters (doc/execution-model.md §7, the numbers every mode must
@@ -193,6 +195,16 @@ struct tcp_queue {
 	struct nvmfd_budget rx_budget;
 	struct nvmfd_budget tx_budget;
 	struct tcp_qstats st;
+	/* TLS (tcp_tls.c): the connection, or NULL (plain); the transmit
+	 * callbacks (tcp_txq_ops, or tcp_txq_ops_tls sending through it) */
+	struct nvmfd_tls *tls;
+	const struct nvmfd_txq_ops *txops;
+	const char *tls_why; /* why the PSK lookup failed, for the log */
+	const char *tls_cipher; /* after the handshake */
+	bool tls_ktls;
+	int tls_idver;
+	char tls_hostnqn[NVMFD_NQN_SIZE]; /* from the PSK identity */
+	char tls_subnqn[NVMFD_NQN_SIZE];
 };
 
 /* A listener: the transport's struct nvmfd_tgt_port. */
@@ -222,6 +234,8 @@ struct tcp_port {
 	 * runtime's pools; housekeeping thread only (tcp_auto.c) */
 	struct tcp_auto_pool *apools;
 	unsigned int napools, nbound;
+	struct nvmfd_tls_ctx *tls_ctx; /* cfg->tls: the server context */
+	bool tls_logged; /* atomic: the record layer was logged at INFO */
 };
 
 /* tcp.c */
@@ -231,6 +245,16 @@ void tcp_queue_kick(struct tcp_queue *q);
 void tcp_queue_shutdown(struct tcp_queue *q);
 void tcp_io_work(struct nvmfd_work *w);
 json_object *tcp_queue_json(struct tcp_queue *q);
+
+extern const struct nvmfd_txq_ops tcp_txq_ops_tls;
+
+/* tcp_tls.c */
+int tcp_tls_port_init(struct tcp_port *port);
+void tcp_tls_port_fini(struct tcp_port *port);
+/* TCP_Q_TLS: peek the first byte, run the handshake. Return: 0 (the state
+ * says where it stands), -errno / -EPROTO to close. Context: io_work. */
+int tcp_tls_step(struct tcp_queue *q, bool *progress);
+ssize_t tcp_tls_sendv(void *owner, int fd, const struct iovec *iov, int iovcnt, bool more);
 
 /* port.c */
 void tcp_port_release(struct tcp_port *port, struct tcp_queue *q);

@@ -372,6 +372,58 @@ static void test_tls_chain(void **state)
 	assert_int_equal(nvmfd_auth_psk_tls_hash(&p), NVMFD_AUTH_HASH_SHA256);
 }
 
+/*
+ * SPDK's TLS PSK for a version 0 identity: HKDF-Expand-Label over the
+ * retained PSK of test_tls_chain with the identity itself as the context,
+ * computed with the openssl CLI (kdf HKDF, digest SHA256, info 0020 12
+ * "tls13 nvme-tls-psk" 2e "NVMe0R01 nqn.psk-test-host nqn.psk-test-subsys").
+ * Identity parsing: both versions, and what is refused.
+ */
+static void test_tls_spdk_and_parse(void **state)
+{
+	static const char *const bad[] = {
+		"", "NVMe0R01", "NVMe0R01 h", "NVMe0R01 h s extra", "NVMe1R01 h s",
+		"NVMe2R01 h s", "NVMe0G01 h s", "NVMe0R03 h s", "NVMe0R01  h s",
+		"NVMe0R01 h s ", "nvme0R01 h s", "NVMe0R1 h s",
+	};
+	struct nvmfd_auth_tls_id id;
+	uint8_t ret[32], tls[48];
+	size_t n;
+
+	(void)state;
+	hex2bin("073311dec37e219ff3acd43f130130c5bdd443c066e1cc3424e49030234ff7d5", ret, &n);
+	assert_int_equal(nvmfd_auth_tls_psk_spdk(1, ret, 32,
+						 "NVMe0R01 nqn.psk-test-host nqn.psk-test-subsys",
+						 tls),
+			 32);
+	assert_hex(tls, 32, "05c6503551ad136e6ee32e6eeb3f6d500b69701d84ec71e328f65c7f51566f68");
+	assert_int_equal(nvmfd_auth_tls_psk_spdk(3, ret, 32, "x", tls), -EINVAL);
+	assert_int_equal(nvmfd_auth_tls_psk_spdk(1, ret, 31, "x", tls), -EINVAL);
+
+	assert_int_equal(nvmfd_auth_tls_identity_parse(
+				 "NVMe0R01 nqn.psk-test-host nqn.psk-test-subsys", &id),
+			 0);
+	assert_int_equal(id.version, 0);
+	assert_int_equal(id.hashid, 1);
+	assert_string_equal(id.hostnqn, "nqn.psk-test-host");
+	assert_string_equal(id.subnqn, "nqn.psk-test-subsys");
+	assert_string_equal(id.digest, "");
+	assert_int_equal(nvmfd_auth_tls_identity_parse(
+				 "NVMe1R02 nqn.psk-test-host nqn.psk-test-subsys "
+				 "QhW2+Rp6RzHlNtCslyRxMnwJ11tKKhz8JCAQpQ+XUD8f9td1VeH5h53yz2wKJG1a",
+				 &id),
+			 0);
+	assert_int_equal(id.version, 1);
+	assert_int_equal(id.hashid, 2);
+	assert_string_equal(id.digest,
+			    "QhW2+Rp6RzHlNtCslyRxMnwJ11tKKhz8JCAQpQ+XUD8f9td1VeH5h53yz2wKJG1a");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(nvmfd_auth_tls_identity_parse(bad[i], &id), -EINVAL);
+		assert_string_equal(id.hostnqn, "");
+	}
+	assert_int_equal(nvmfd_auth_tls_identity_parse(NULL, &id), -EINVAL);
+}
+
 static void test_secret_file(void **state)
 {
 	char dir[] = "/tmp/nvmfd-auth-kat.XXXXXX", path[64], link[64], buf[128];
@@ -419,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_responses),
 		cmocka_unit_test(test_dh_groups),
 		cmocka_unit_test(test_tls_chain),
+		cmocka_unit_test(test_tls_spdk_and_parse),
 		cmocka_unit_test(test_secret_file),
 	};
 

@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: MIT
+# nvmfd_proc.sh - start and stop an nvmfd for shell tests (sourced).
+# Needs NVMFD (the binary) and TMP (a scratch directory). nvmfd_start sets
+# PID and PORT (the bound port of its 127.0.0.1 listener) and logs to
+# $TMP/stdout and $TMP/stderr; nvmfd_stop appends the log to
+# $TMP/all-stderr.
+
+# nvmfd_start ARGS...: run nvmfd, wait (<= 10 s) until it listens
+nvmfd_start() {
+	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
+	PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TMP/stderr" >&2
+	return 1
+}
+
+# nvmfd_stop: SIGTERM, wait for the exit
+nvmfd_stop() {
+	kill -TERM "$PID" 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+	cat "$TMP/stderr" >>"$TMP/all-stderr"
+}
