@@ -123,7 +123,8 @@ static void test_identify_ctrl(void **state)
 	assert_int_equal(u32at(b, 516), 1024); /* NN */
 	assert_int_equal(u16at(b, 520), NVMFD_ONCS_DSM | NVMFD_ONCS_WRITE_ZEROES);
 	assert_int_equal(b[525], 1); /* VWC */
-	assert_int_equal(u32at(b, 536), (1u << 0) | (1u << 2) | (1u << 20));
+	/* SGLS: SGLs + SGL offset; no Keyed SGL Data Block (RDMA only) */
+	assert_int_equal(u32at(b, 536), (1u << 0) | (1u << 20));
 	assert_int_equal(u32at(b, 540), 1024); /* MNAN */
 	assert_string_equal((const char *)b + 768, SUB0);
 	assert_int_equal(u32at(b, 1792), (64 + 16384) / 16); /* IOCCSZ */

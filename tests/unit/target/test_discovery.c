@@ -88,7 +88,7 @@ static void test_disc_identify_and_kato(void **state)
 	memcpy(&v32, b + 516, 4);
 	assert_int_equal(v32, 0); /* NN */
 	memcpy(&v32, b + 536, 4);
-	assert_int_equal(v32, (1u << 0) | (1u << 2) | (1u << 20));
+	assert_int_equal(v32, (1u << 0) | (1u << 20)); /* no Keyed SGLs (RDMA only) */
 	assert_string_equal((const char *)b + 768, NVMFD_DISC_NQN);
 	s.cdw10 = NVMFD_ID_CNS_NS;
 	assert_int_equal(tt_cmd(q, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_FIELD));
