@@ -163,8 +163,8 @@ verify() {
 			tail -20 "$TMP/$name-128k.out" >&2
 			return 1
 		fi
-		pass "$name: bdevperf verify 4 KiB + 128 KiB ($(grep -m1 -E '^ *Total +:' "$TMP/$name.out" |
-			awk '{print $3 " IOPS"}') at 4 KiB)"
+		pass "$name: bdevperf verify 4 KiB + 128 KiB ($(sed -nE 's/.*Total +: +([0-9.]+) .*/\1/p' "$TMP/$name.out" |
+			head -1) IOPS at 4 KiB)"
 	else
 		if [ "$rc" = 0 ] || grep -q "Verification LBA range" "$TMP/$name.out"; then
 			fail "$name: bdevperf attached and ran (exit $rc), want refused"
