@@ -184,6 +184,54 @@ else
 	fail "nvmfd --control did not start"
 fi
 
+# --- nvmf_subsystem_add_host with DH-HMAC-CHAP keys: the host may connect only
+# with them; errors for a ctrlr key alone, a relative @FILE, other keys --
+if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl2.sock"; then
+	python3 - "$TMP/ctl2.sock" "$HOSTNQN" "$SUBNQN" "$TMP/host.key" "$CKEY" >"$TMP/rpc2.out" 2>&1 <<'PY' ||
+import json, socket, sys
+sock, host, nqn, hkeyfile, ckey = sys.argv[1:6]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sock)
+f = s.makefile("rw")
+def call(method, params):
+    f.write(json.dumps({"jsonrpc": "2.0", "method": method, "id": 1, "params": params}) + "\n")
+    f.flush()
+    line = f.readline()
+    assert ckey not in line, "a reply carries the secret"
+    return json.loads(line)
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_ctrlr_key": ckey})
+assert r["error"]["code"] == -32602 and "needs a dhchap_key" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@host.key"})
+assert r["error"]["code"] == -32602 and "absolute" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "DHHC-1:01:x:"})
+assert r["error"]["code"] == -32602, r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile,
+                                     "dhchap_ctrlr_key": ckey})
+assert r.get("result") is True, r
+r = call("save_config", {})
+d = r["result"]["hosts"][0]["dhchap"]
+assert d["key"] == "@" + hkeyfile and d["ctrl_key"] == "<redacted>", d
+# the keys stay with the host: removed and added again, other keys are refused
+assert call("nvmf_subsystem_remove_host", {"nqn": nqn, "host": host}).get("result") is True
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile})
+assert r["error"]["code"] == -17 and "other DH-HMAC-CHAP keys" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile,
+                                     "dhchap_ctrlr_key": ckey})
+assert r.get("result") is True, r
+PY
+		{ fail "add_host with keys: $(cat "$TMP/rpc2.out")"; }
+	perf rpc-bidi 0 -q 4 -w randrw -t 1 --verify \
+		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key"
+	perf rpc-wrong 3 -t 1 --dhchap-secret "$WRONG"
+	perf rpc-none 3 -t 1
+	grep -q "host $HOSTNQN allowed (DH-HMAC-CHAP, bidirectional)" "$TMP/stderr" ||
+		fail "add_host with keys: no log line"
+	stop
+else
+	fail "nvmfd --control (add_host) did not start"
+fi
+
 # --- refused configurations ---------------------------------------------------
 chmod 644 "$TMP/host.key"
 rc=0
