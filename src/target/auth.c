@@ -25,7 +25,7 @@
  * new deadline from the failure.
  *
  * Everything else runs on the queue owner's thread; nothing blocks (the DH
- * arithmetic is CPU work: up to a few ms for ffdhe8192 per message).
+ * arithmetic is CPU work: tens of ms per transaction with ffdhe8192).
  * Secrets never appear in messages.
  */
 #include <errno.h>

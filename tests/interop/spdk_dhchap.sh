@@ -83,21 +83,9 @@ json.dump(cfg, open(out, "w"), indent=2)
 PY
 }
 
-# start CONFIG: run nvmfd, wait for its port; sets PID and PORT
-start() {
-	: >"$TMP/stderr"
-	"$NVMFD" -c "$1" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
-	PID=$!
-	PORT=
-	for _ in $(seq 200); do
-		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/stderr" >&2
-	return 1
-}
+# start -c CONFIG: nvmfd in the background; sets PID and PORT
+# shellcheck source=../lib/nvmfd_start.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/nvmfd_start.sh"
 
 stop() {
 	local rc=0
@@ -225,14 +213,14 @@ run_matrix() {
 }
 
 mkcfg "$TMP/sha256.json" "hmac(sha256)" ffdhe2048
-if start "$TMP/sha256.json"; then
+if start -c "$TMP/sha256.json"; then
 	run_matrix sha256 sha256 ffdhe2048
 	stop
 else
 	fail "nvmfd did not start with the example config"
 fi
 mkcfg "$TMP/sha512.json" "hmac(sha512)" ffdhe8192
-if start "$TMP/sha512.json"; then
+if start -c "$TMP/sha512.json"; then
 	run_matrix sha512 sha512 ffdhe8192
 	stop
 else

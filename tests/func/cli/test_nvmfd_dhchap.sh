@@ -50,20 +50,9 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# start ARGS...: run nvmfd, wait for its port; sets PID and PORT
-start() {
-	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
-	PID=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/stderr" >&2
-	return 1
-}
+# start ARGS...: nvmfd in the background; sets PID and PORT
+# shellcheck source=../../lib/nvmfd_start.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_start.sh"
 
 stop() {
 	kill -TERM "$PID" 2>/dev/null
