@@ -102,8 +102,8 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
  *
  * Exec defaults follow the Linux drivers (bound, cache scope, max_active 512,
  * rr, event driven, per-queue rings, 8/8 PDU budgets, 1000 us deadline);
- * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB, icreq_timeout_ms
- * and connect_timeout_ms 10000.
+ * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB, icreq_timeout_ms,
+ * connect_timeout_ms and auth_timeout_ms 10000.
  * Context: any thread.
  */
 void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
@@ -120,6 +120,7 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 	cfg->icreq_timeout_ms = NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS;
 	cfg->connect_timeout_ms = NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS;
 	cfg->tls_handshake_timeout_ms = NVMFD_CFG_DEF_TLS_HANDSHAKE_TIMEOUT_MS;
+	cfg->auth_timeout_ms = NVMFD_CFG_DEF_AUTH_TIMEOUT_MS;
 	cfg->stats_interval_s = 0;
 	cfg->control_path[0] = '\0';
 }
@@ -1607,7 +1608,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 {
 	static const char *const keys[] = { "max_io_size",    "maxh2cdata", "kato_grace_ms",
 					    "stats_interval", "control",    "exec",
-					    "icreq_timeout_ms", "connect_timeout_ms", "tls", NULL };
+					    "icreq_timeout_ms", "connect_timeout_ms", "tls",
+					    "auth_timeout_ms", NULL };
 	static const char *const ekeys[] = {
 		"mode",		  "scope",	     "strict",		"max_active",
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
@@ -1651,6 +1653,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		return -EINVAL;
 	if (j_u32(o, "connect_timeout_ms", p, false, 0, 3600000, &cfg->connect_timeout_ms,
 		  err) < 0)
+		return -EINVAL;
+	if (j_u32(o, "auth_timeout_ms", p, false, 0, 3600000, &cfg->auth_timeout_ms, err) < 0)
 		return -EINVAL;
 	if (j_u32(o, "stats_interval", p, false, 0, 86400, &cfg->stats_interval_s, err) < 0)
 		return -EINVAL;
@@ -2500,6 +2504,7 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "workers_per_pool", json_object_new_int64(ex->rt.workers_per_pool));
 		ret |= jadd(e, "wq_per_ctrl", json_object_new_boolean(ex->wq_per_ctrl));
 	}
+	ret |= jadd(o, "auth_timeout_ms", json_object_new_int64(cfg->auth_timeout_ms));
 	ret |= jadd(o, "kato_grace_ms", json_object_new_int64(cfg->kato_grace_ms));
 	ret |= jadd(o, "max_io_size", json_object_new_int64(cfg->max_io_size));
 	ret |= jadd(o, "maxh2cdata", json_object_new_int64(cfg->maxh2cdata));

@@ -34,6 +34,7 @@
  * (the Linux host waits 10 s for ICResp); 0 disables the check. */
 #define NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS 10000u
+#define NVMFD_CFG_DEF_AUTH_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_MAX_IO_SIZE (1u << 20)
 /* the most one command moves on a 512-byte-block namespace: NLB is 16 bits
  * (65536 blocks), so a larger MDTS could never be used by every namespace */
@@ -179,6 +180,10 @@ struct nvmfd_cfg {
 	uint32_t maxh2cdata; /* bytes (default 128 KiB) */
 	uint32_t icreq_timeout_ms; /* accept to ICReq; 0: none (default 10000) */
 	uint32_t connect_timeout_ms; /* accept to a successful Connect; 0: none (default 10000) */
+	/* Connect to a successful DH-HMAC-CHAP transaction on a queue that must
+	 * authenticate, capped by the controller's KATO when that is shorter;
+	 * 0: only the KATO bounds it (default 10000, doc/auth.md) */
+	uint32_t auth_timeout_ms;
 	unsigned int stats_interval_s;
 	char control_path[108];
 };

@@ -18,8 +18,14 @@
  * successful queue may re-authenticate (a new Negotiate); it stays usable
  * until that transaction fails.
  *
- * Everything runs on the queue owner's thread; nothing blocks (the DH
- * arithmetic is CPU work: up to a few ms for ffdhe8192 per message).
+ * A queue must authenticate within a bounded time of its Connect: cfg
+ * auth_timeout_ms, or the controller's KATO when that is shorter (neither
+ * set: no deadline). The housekeeping thread closes a queue that missed it
+ * (nvmfd__tgt_check_auth()); a queue whose re-authentication failed gets a
+ * new deadline from the failure.
+ *
+ * Everything else runs on the queue owner's thread; nothing blocks (the DH
+ * arithmetic is CPU work: tens of ms per transaction with ffdhe8192).
  * Secrets never appear in messages.
  */
 #include <errno.h>
@@ -39,6 +45,7 @@
 struct nvmfd_tgt_auth {
 	struct nvmfd_auth_ctrl *ctrl;
 	bool authenticated; /* the queue may be used */
+	bool rearm; /* authenticated before: a failure re-arms the deadline */
 	bool finish_on_recv; /* the pending message is a Success1 that ends it */
 	size_t msglen; /* the next Authentication Receive's message; 0 = none */
 	uint8_t msg[NVMFD_AUTH_MSG_MAX];
@@ -194,10 +201,92 @@ nvmfd_status_t nvmfd__tgt_auth_init(struct nvmfd_tgt_req *req)
 	return nvmfd__tgt_set_xfer(req, NVMFD_XFER_C2H, c.tl);
 }
 
-static void log_result(const struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_auth *a, bool ok)
+/* The queue's authentication time limit in ms (0: none): auth_timeout_ms,
+ * or the controller's KATO when that is shorter. */
+static uint64_t auth_limit_ms(const struct nvmfd_tgt_qp *qp)
+{
+	uint64_t lim = qp->tgt->cfg ? qp->tgt->cfg->auth_timeout_ms : 0;
+	uint32_t kato = qp->ctrl ? __atomic_load_n(&qp->ctrl->kato_ms, __ATOMIC_RELAXED) : 0;
+
+	if (kato && (!lim || kato < lim))
+		lim = kato;
+	return lim;
+}
+
+/**
+ * nvmfd__tgt_auth_arm() - start the authentication deadline of a queue
+ * that must authenticate (no-op for other queues, or when no limit is set).
+ * @qp:     the queue, attached to its controller.
+ * @now_ns: CLOCK_MONOTONIC now (ns).
+ * Context: queue owner.
+ */
+void nvmfd__tgt_auth_arm(struct nvmfd_tgt_qp *qp, uint64_t now_ns)
+{
+	uint64_t lim = auth_limit_ms(qp);
+
+	if (!qp->auth || !lim)
+		return;
+	__atomic_store_n(&qp->auth_deadline_ns, now_ns + lim * 1000000ull, __ATOMIC_RELEASE);
+}
+
+/**
+ * nvmfd__tgt_check_auth() - one housekeeping pass: close every connected
+ * queue whose authentication deadline has passed (logged once per queue,
+ * counted in tgt->auth_timeouts, the queue shut down through
+ * ops->shutdown_queue; an admin queue's teardown deletes its controller).
+ * @tgt:    target.
+ * @now_ns: current CLOCK_MONOTONIC time (ns).
+ * Return: number of queues closed in this pass.
+ * Context: housekeeping thread (or a test); takes tgt->lock.
+ */
+unsigned int nvmfd__tgt_check_auth(struct nvmfd_tgt *tgt, uint64_t now_ns)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&tgt->lock);
+	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
+		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
+			for (unsigned int q = 0; q <= c->qid_max; q++) {
+				struct nvmfd_tgt_qp *qp = c->sqs[q];
+				uint64_t dl;
+
+				if (!qp)
+					continue;
+				dl = __atomic_load_n(&qp->auth_deadline_ns, __ATOMIC_ACQUIRE);
+				if (!dl || now_ns < dl)
+					continue;
+				/* the owner clears it when the queue authenticates */
+				if (!__atomic_compare_exchange_n(&qp->auth_deadline_ns, &dl, 0, false,
+								 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+					continue;
+				NVMFD_WARN_RATELIMIT(COMP,
+						     "ctrl %u: qid %u: %s: not authenticated in time, closing",
+						     c->cntlid, qp->qid, qp->peer_addr);
+				__atomic_add_fetch(&tgt->auth_timeouts, 1, __ATOMIC_RELAXED);
+				if (qp->ops && qp->ops->shutdown_queue)
+					qp->ops->shutdown_queue(qp);
+				n++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	return n;
+}
+
+static void log_result(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_auth *a, bool ok)
 {
 	const struct nvmfd_auth_result *r = nvmfd_auth_ctrl_result(a->ctrl);
 	const struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
+
+	__atomic_add_fetch(ok ? &qp->tgt->auth_ok : &qp->tgt->auth_failed, 1, __ATOMIC_RELAXED);
+	if (ok) {
+		__atomic_store_n(&qp->auth_deadline_ns, 0, __ATOMIC_RELEASE);
+		a->rearm = true;
+	} else if (a->rearm) {
+		/* a failed re-authentication: the queue is closed to use again */
+		a->rearm = false;
+		nvmfd__tgt_auth_arm(qp, nvmfd__tgt_now_ns());
+	}
 
 	if (ok && qp->qid == 0)
 		NVMFD_INFO(COMP, "ctrl %u: host %s authenticated (DH-HMAC-CHAP %s, %s, %s)",

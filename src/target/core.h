@@ -196,6 +196,11 @@ struct nvmfd_tgt {
 	bool started;
 	bool stopped;
 	bool bk_closed;
+	/* DH-HMAC-CHAP queue transactions (atomics, auth.c): succeeded,
+	 * failed, and queues closed for not authenticating in time */
+	uint64_t auth_ok;
+	uint64_t auth_failed;
+	uint64_t auth_timeouts;
 };
 
 /* Every subsystem of @tgt and then the discovery one, under tgt->lock. */
@@ -253,6 +258,8 @@ bool nvmfd__tgt_auth_required(const struct nvmfd_tgt_qp *qp);
 bool nvmfd__tgt_auth_authenticated(const struct nvmfd_tgt_qp *qp);
 nvmfd_status_t nvmfd__tgt_auth_init(struct nvmfd_tgt_req *req);
 nvmfd_status_t nvmfd__tgt_auth_execute(struct nvmfd_tgt_req *req);
+void nvmfd__tgt_auth_arm(struct nvmfd_tgt_qp *qp, uint64_t now_ns);
+unsigned int nvmfd__tgt_check_auth(struct nvmfd_tgt *tgt, uint64_t now_ns);
 
 /* admin.c */
 nvmfd_status_t nvmfd__tgt_admin_init(struct nvmfd_tgt_req *req);

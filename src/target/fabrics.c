@@ -44,6 +44,7 @@ void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
 	qp->tls_subnqn = NULL;
 	qp->posted = NULL;
 	qp->auth = NULL;
+	qp->auth_deadline_ns = 0;
 	{
 		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
 
@@ -209,24 +210,10 @@ nvmfd_status_t nvmfd__tgt_sgl_check(const struct nvmfd_sqe *sqe)
 	return 0;
 }
 
-/**
- * nvmfd__tgt_req_init() - parse and validate a newly received command.
- * @req: sqe filled, qp set; in_capsule/data_len of in-capsule data set by
- *       the transport when the capsule carried data.
- * Return: NVMFD_SC_SUCCESS with req->xfer and req->data_len set, or the
- *         status to complete the command with.
- * Context: queue owner.
- */
-nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
+static nvmfd_status_t req_parse(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
 	const struct nvmfd_sgl_desc *sgl = &req->sqe.dptr;
-
-	memset(&req->cqe, 0, sizeof(req->cqe));
-	req->core = NULL;
-	req->nr_sub = 0;
-	req->sub_status = NVMFD_SC_SUCCESS;
-	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
 
 	/* nvmet_req_init: fused commands are not supported and the data
 	 * pointer must be an SGL (PSDT 01b) on fabrics. */
@@ -252,6 +239,34 @@ nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
 	if (qp->qid == 0)
 		return nvmfd__tgt_admin_init(req);
 	return nvmfd__tgt_io_init(req);
+}
+
+/**
+ * nvmfd__tgt_req_init() - parse and validate a newly received command.
+ * @req: sqe filled, qp set; in_capsule/data_len of in-capsule data set by
+ *       the transport when the capsule carried data.
+ * Return: NVMFD_SC_SUCCESS with req->xfer and req->data_len set, or the
+ *         status to complete the command with.
+ * Every command counts as traffic for the traffic-based keep-alive except
+ * the ones refused as INVALID_OPCODE or AUTH_REQUIRED: a peer that sends
+ * only those (a Keep Alive on a queue that never authenticated, say) does
+ * not keep its controller alive.
+ * Context: queue owner.
+ */
+nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
+{
+	nvmfd_status_t st, s;
+
+	memset(&req->cqe, 0, sizeof(req->cqe));
+	req->core = NULL;
+	req->nr_sub = 0;
+	req->sub_status = NVMFD_SC_SUCCESS;
+	st = req_parse(req);
+	s = (nvmfd_status_t)(st & ~NVMFD_STATUS_DNR);
+	if (s != NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE) &&
+	    s != NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED))
+		__atomic_store_n(&req->qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+	return st;
 }
 
 /**
@@ -396,6 +411,7 @@ static void qp_attach(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_ctrl *ctrl,
 	qp->sqflow_disabled = !!(c->cattr & NVMFD_CONNECT_CATTR_DISABLE_SQFLOW);
 	qp->connected = true;
 	__atomic_store_n(&qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+	nvmfd__tgt_auth_arm(qp, qp->last_cmd_ns);
 }
 
 static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmfd_connect_cmd *c,

@@ -262,6 +262,7 @@ static void *hk_main(void *arg)
 		pthread_mutex_unlock(&tgt->hk_lock);
 		now = nvmfd__tgt_now_ns();
 		nvmfd__tgt_check_kato(tgt, now);
+		nvmfd__tgt_check_auth(tgt, now);
 		pthread_mutex_lock(&tgt->port_lock);
 		for (unsigned int i = 0; i < tgt->nr_ports; i++)
 			tgt->ports[i]->xprt->check_timeouts(tgt->ports[i]->port, now);
@@ -424,12 +425,30 @@ static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
 	return o;
 }
 
+/* DH-HMAC-CHAP queue transactions: {"ok", "failed", "timeouts"} */
+static json_object *auth_json(struct nvmfd_tgt *tgt)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "ok", json_object_new_uint64(__atomic_load_n(
+						 &tgt->auth_ok, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "failed", json_object_new_uint64(__atomic_load_n(
+						     &tgt->auth_failed, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "timeouts", json_object_new_uint64(__atomic_load_n(
+						       &tgt->auth_timeouts, __ATOMIC_RELAXED)));
+	return o;
+}
+
 /**
  * nvmfd_tgt_stats_json() - write counters as one JSON object on @out:
  * {"controllers":[{cntlid, subnqn, hostnqn, kato_ms, queues, reads, writes,
  * bytes_read, bytes_written}...], "ports":[<transport port objects: queues,
  * shared rings, per-controller pools>], "runtime":<the global runtime's pools (nvmfd_rt_stats_json)>,
- * "process":{context switches, CPU ticks}}, no trailing newline.
+ * "process":{context switches, CPU ticks}, "auth":{DH-HMAC-CHAP queue
+ * transactions ok, failed, and queues closed for not authenticating in
+ * time: timeouts}}, no trailing newline.
  * @tgt: target.
  * @out: stream (borrowed).
  * Return: 0, -ENOMEM, -EIO when writing failed.
@@ -466,6 +485,7 @@ int nvmfd_tgt_stats_json(struct nvmfd_tgt *tgt, FILE *out)
 	if (tgt->rt_escape)
 		json_object_object_add(root, "runtime_auto", nvmfd_rt_stats_obj(tgt->rt_escape));
 	json_object_object_add(root, "process", process_json());
+	json_object_object_add(root, "auth", auth_json(tgt));
 	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN), out) < 0 ||
 	    ferror(out))
 		ret = -EIO;

@@ -95,6 +95,9 @@ struct nvmfd_tgt_qp {
 	/* DH-HMAC-CHAP state when the queue must authenticate, else NULL.
 	 * Private to the core (target/auth.c). */
 	struct nvmfd_tgt_auth *auth;
+	/* CLOCK_MONOTONIC ns by which the queue must have authenticated, 0:
+	 * none (atomic: armed by the owner, checked by housekeeping) */
+	uint64_t auth_deadline_ns;
 };
 
 /* One command slot; the transport preallocates them per queue. */

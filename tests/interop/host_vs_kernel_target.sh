@@ -74,14 +74,11 @@ HVK_AUTH=${HVK_AUTH:-auto}
 HVK_STEPS=${HVK_STEPS:-all}
 case "$HVK_AUTH" in auto|0|1) ;; *) log "HVK_AUTH must be auto, 0 or 1"; exit 2 ;; esac
 case "$HVK_STEPS" in all|auth) ;; *) log "HVK_STEPS must be all or auth"; exit 2 ;; esac
+# shellcheck source-path=SCRIPTDIR source=kh_common.sh
+. "$HERE/kh_common.sh"
 if [ -n "${HVK_KERNEL_PKG:-}" ]; then
-	kp=$HVK_KERNEL_PKG
-	if ! [[ "$kp" =~ ^linux-image-[0-9]+\.[0-9]+\.[0-9] ]]; then
-		kp=$(apt-cache depends "$kp" 2>/dev/null |
-			awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-		[ -n "$kp" ] || skip "cannot resolve $HVK_KERNEL_PKG to a kernel package"
-	fi
-	export KH_KERNEL_PKG=$kp
+	kh_kernel_pkg "$HVK_KERNEL_PKG" ||
+		skip "cannot resolve $HVK_KERNEL_PKG to a kernel package"
 	log "guest kernel package: $KH_KERNEL_PKG"
 fi
 SECS=${HVK_SECONDS:-4}

@@ -48,6 +48,15 @@
 #   KH_KEEP_LOGS       1 = keep the work directory (logs) even on success
 #   IOP_*              passed through to guest/interop.sh (see there), e.g.
 #                      IOP_IO_MB, IOP_FIO_SECONDS, IOP_CONNECT_OPTS
+#   KH_KERNEL_PKG      guest kernel package (harness), e.g.
+#                      linux-image-6.12-amd64 (resolved with apt-cache)
+#   KH_DHCHAP          1 = also DH-HMAC-CHAP (guest step 9; needs a kernel
+#                      with CONFIG_NVME_HOST_AUTH: Debian 12's 6.12, not
+#                      6.1): nvmfd gets subsystem IOP_AUTH_NQN whose only
+#                      host (another host NQN) has the host and controller
+#                      keys of examples/security (--dhchap-key @FILE)
+#   KH_DHCHAP_HASH, KH_DHCHAP_DHGROUP  that host's hash and DH group
+#                      (default sha384, ffdhe3072)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -92,6 +101,12 @@ if [ "$MODE" = nvmfd ]; then
 fi
 TRIGGER_PID=""
 
+if [ -n "${KH_KERNEL_PKG:-}" ]; then
+	kh_kernel_pkg "$KH_KERNEL_PKG" || skip "cannot resolve $KH_KERNEL_PKG to a kernel package"
+	log "guest kernel package: $KH_KERNEL_PKG"
+fi
+KH_DHCHAP=${KH_DHCHAP:-0}
+[ "$KH_DHCHAP" = 1 ] && [ "$MODE" != nvmfd ] && skip "KH_DHCHAP=1 needs nvmfd (not --kernel-target)"
 kh_pick_cache || skip "cannot create the harness cache $KERNEL_HOST_CACHE"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvmfd-interop.XXXXXX")
@@ -164,12 +179,21 @@ IOP_DENY_NQN=${IOP_DENY_NQN:-nqn.2026-11.io.nvmfd:interop-deny}
 SERIAL=${IOP_SERIAL:-NVMFD-IOP-0001}
 MODEL=${IOP_MODEL:-nvmfd interop ram}
 OTHER_HOST=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000beef
+# DH-HMAC-CHAP (KH_DHCHAP=1): a host of its own, so that the plain steps'
+# host needs no key (a key applies to every subsystem listing its host)
+IOP_AUTH_NQN=nqn.2026-11.io.nvmfd:interop-auth
+AUTH_UUID=$(cat /proc/sys/kernel/random/uuid)
+AUTH_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$AUTH_UUID
+if [ "$KH_DHCHAP" = 1 ]; then
+	cp "$KH_REPO/examples/security/host.key" "$KH_REPO/examples/security/ctrl.key" "$WORK/"
+	chmod 600 "$WORK/host.key" "$WORK/ctrl.key"
+fi
 
 # pass every IOP_* setting of our environment on to the guest
 GUEST_ENV=()
 while IFS='=' read -r name _; do
 	case "$name" in
-	IOP_NQN|IOP_DENY_NQN|IOP_SERIAL|IOP_MODEL|IOP_HOSTNQN|IOP_HOSTID|IOP_ADDR|IOP_PORT|IOP_EXPECT_TRADDR|IOP_NS_BYTES|IOP_TRIGGER_PORT) ;;
+	IOP_NQN|IOP_DENY_NQN|IOP_SERIAL|IOP_MODEL|IOP_HOSTNQN|IOP_HOSTID|IOP_ADDR|IOP_PORT|IOP_EXPECT_TRADDR|IOP_NS_BYTES|IOP_TRIGGER_PORT|IOP_AUTH_*|IOP_DHCHAP_*) ;;
 	IOP_*) GUEST_ENV+=(-e "$name=${!name}") ;;
 	esac
 done < <(env)
@@ -191,6 +215,8 @@ start_nvmfd() {
 		--log-level "${NVMFD_LOG_LEVEL:-info}"
 		--stats-interval "${NVMFD_STATS_INTERVAL:-5}")
 	[ -n "$NVMFCTL" ] && args+=(--control "$WORK/ctl.sock")
+	[ "$KH_DHCHAP" = 1 ] && args+=(--subsystem "$IOP_AUTH_NQN" --namespace ram:32M
+		--dhchap-key "$AUTH_HOSTNQN=@$WORK/host.key,ctrl=@$WORK/ctrl.key,hash=${KH_DHCHAP_HASH:-sha384},dhgroup=${KH_DHCHAP_DHGROUP:-ffdhe3072}")
 	# shellcheck disable=SC2206 # word splitting wanted
 	args+=(${NVMFD_EXTRA_ARGS:-})
 	log "starting $NVMFD ${args[*]}"
@@ -263,6 +289,13 @@ if [ "$MODE" = nvmfd ]; then
 	else
 		log "(no nvmfctl beside nvmfd: step 4b skipped)"
 	fi
+	if [ "$KH_DHCHAP" = 1 ]; then
+		GUEST_ENV+=(-e "IOP_AUTH_NQN=$IOP_AUTH_NQN" -e "IOP_AUTH_HOSTNQN=$AUTH_HOSTNQN"
+			-e "IOP_AUTH_HOSTID=$AUTH_UUID"
+			-e "IOP_DHCHAP_KEY=$(cat "$WORK/host.key")"
+			-e "IOP_DHCHAP_CTRL_KEY=$(cat "$WORK/ctrl.key")"
+			-e "IOP_DHCHAP_WRONG_KEY=DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:")
+	fi
 	GUEST_SCRIPT=$HERE/guest/interop.sh
 	GUEST_FILES=()
 else
@@ -324,6 +357,28 @@ if [ "$MODE" = nvmfd ]; then
 		report FAIL "nvmfd died during the guest run (status $?)"
 		NVMFD_PID=""
 	fi
+fi
+
+# DH-HMAC-CHAP: the target side saw what the guest did
+if [ "$MODE" = nvmfd ] && [ "$KH_DHCHAP" = 1 ]; then
+	h=${KH_DHCHAP_HASH:-sha384}
+	h=${h#hmac(}
+	h=${h%)}
+	g=${KH_DHCHAP_DHGROUP:-ffdhe3072}
+	for m in bidirectional unidirectional; do
+		if grep -qF "authenticated (DH-HMAC-CHAP $m, $h, $g)" "$WORK/nvmfd.log"; then
+			report PASS "nvmfd logged the $m DH-HMAC-CHAP ($h, $g) of the kernel host"
+		else
+			report FAIL "nvmfd did not log a $m DH-HMAC-CHAP ($h, $g)"
+		fi
+	done
+	for w in "host response does not match the host key" "host sent AUTH_Failure2"; do
+		if grep -qF "DH-HMAC-CHAP failed: $w" "$WORK/nvmfd.log"; then
+			report PASS "nvmfd logged the refused connect ($w)"
+		else
+			report FAIL "nvmfd did not log a refused connect ($w)"
+		fi
+	done
 fi
 
 # A file namespace outlives nvmfd: its head must hold the guest's pattern.

@@ -8,6 +8,9 @@
 #   kh_find_harness  -> KH_RUN_GUEST (path of run-guest.sh), or returns 1
 #   kh_pick_cache    -> exports KERNEL_HOST_CACHE (outside git), or returns 1
 #   kh_lock SECONDS  -> holds fd 8 locked for this shell (one guest at a time)
+#   kh_kernel_pkg PKG -> exports KH_KERNEL_PKG (PKG, or the versioned kernel
+#                       package a meta package like linux-image-6.12-amd64
+#                       depends on), or returns 1
 
 KH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -55,4 +58,17 @@ kh_pick_cache() {
 kh_lock() {
 	exec 8>"${KH_LOCK_DIR:-$KERNEL_HOST_CACHE}/.nvmfd-interop.lock"
 	flock -w "$1" 8
+}
+
+# kh_kernel_pkg PKG: the guest kernel package for the harness (KH_KERNEL_PKG).
+# A meta package (linux-image-6.12-amd64) is resolved with apt-cache to the
+# versioned one it depends on, so the cache is keyed by the real version.
+kh_kernel_pkg() {
+	local kp=$1
+	if ! [[ "$kp" =~ ^linux-image-[0-9]+\.[0-9]+\.[0-9] ]]; then
+		kp=$(apt-cache depends "$kp" 2>/dev/null |
+			awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+		[ -n "$kp" ] || return 1
+	fi
+	export KH_KERNEL_PKG=$kp
 }

@@ -713,10 +713,12 @@ static int m_ns_enable(struct call *c)
 
 /* Hosts ----------------------------------------------------------------- */
 
-static int host_params(struct call *c, int *si, const char **host)
+static int host_params(struct call *c, int *si, const char **host, bool add)
 {
 	static const char *const keys[] = { "nqn", "host", NULL };
-	int ret = check_params(c, keys, keys);
+	static const char *const add_keys[] = { "nqn", "host", "dhchap_key", "dhchap_ctrlr_key",
+						NULL };
+	int ret = check_params(c, add ? add_keys : keys, keys);
 
 	if (ret)
 		return ret;
@@ -732,11 +734,76 @@ static int host_params(struct call *c, int *si, const char **host)
 	return 0;
 }
 
+/*
+ * The DH-HMAC-CHAP part of nvmf_subsystem_add_host: SPDK's dhchap_key /
+ * dhchap_ctrlr_key name keyring entries; nvmfd takes the secret itself
+ * ("DHHC-1:...") or "@FILE" (an absolute path; the file must not be
+ * readable by group/other). The keys belong to the host (the config's
+ * hosts[] entry, as nvmet's host attributes), so they apply on every
+ * subsystem that lists it: a host that already has other keys, or that
+ * another subsystem allows without keys, is refused.
+ * @d: out (wipe it); no key given: all zero, *@given false.
+ */
+static int host_add_dhchap(struct call *c, int si, const char *host, struct nvmfd_cfg_dhchap *d,
+			   bool *given)
+{
+	const struct nvmfd_cfg *cfg = c->r->cfg;
+	const char *key, *ckey;
+	char err[NVMFD_CFG_ERRLEN];
+	int ret, h;
+
+	memset(d, 0, sizeof(*d));
+	*given = false;
+	ret = param_str(c, "dhchap_key", &key);
+	if (!ret)
+		ret = param_str(c, "dhchap_ctrlr_key", &ckey);
+	if (ret)
+		return ret;
+	if (!key && ckey)
+		return fail(c, RPC_INVALID_PARAMS, "params.dhchap_ctrlr_key needs a dhchap_key");
+	if (!key)
+		return 0;
+	if ((key[0] == '@' && key[1] != '/') || (ckey && ckey[0] == '@' && ckey[1] != '/'))
+		return fail(c, RPC_INVALID_PARAMS, "DH-HMAC-CHAP key files: give an absolute @FILE");
+	ret = nvmfd_cfg_dhchap_secret(key, NULL, "params.dhchap_key", d->key, d->key_file, err);
+	if (!ret && ckey)
+		ret = nvmfd_cfg_dhchap_secret(ckey, NULL, "params.dhchap_ctrlr_key", d->ctrl_key,
+					      d->ctrl_key_file, err);
+	if (ret) {
+		nvmfd_auth_wipe(d, sizeof(*d));
+		return fail(c, RPC_INVALID_PARAMS, "%s", err);
+	}
+	h = nvmfd_cfg_host_find(cfg, host);
+	if (h >= 0 && cfg->host_dhchap[h].key[0]) {
+		if (strcmp(cfg->host_dhchap[h].key, d->key) ||
+		    strcmp(cfg->host_dhchap[h].ctrl_key, d->ctrl_key)) {
+			nvmfd_auth_wipe(d, sizeof(*d));
+			return fail(c, -EEXIST, "host %s already has other DH-HMAC-CHAP keys (keys "
+				    "belong to the host, on every subsystem)", host);
+		}
+		d->hashes = cfg->host_dhchap[h].hashes;
+		d->dhgroups = cfg->host_dhchap[h].dhgroups;
+	} else if (h >= 0) {
+		for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+			for (unsigned int j = 0; i != (unsigned int)si && j < cfg->subsys[i].nr_hosts; j++)
+				if (!strcmp(cfg->subsys[i].hosts[j], host)) {
+					nvmfd_auth_wipe(d, sizeof(*d));
+					return fail(c, -EBUSY, "host %s is allowed on %s without "
+						    "DH-HMAC-CHAP; keys belong to the host, on every "
+						    "subsystem", host, cfg->subsys[i].nqn);
+				}
+	}
+	*given = true;
+	return 0;
+}
+
 static int host_add(struct call *c, int si, const char *host)
 {
 	struct nvmfd_cfg *cfg = c->r->cfg;
 	struct nvmfd_cfg_subsys *s = &cfg->subsys[si];
-	bool top = false;
+	struct nvmfd_cfg_dhchap d;
+	bool top = false, dh, bidi;
+	int h, ret;
 
 	for (unsigned int i = 0; i < s->nr_hosts; i++)
 		if (!strcmp(s->hosts[i], host))
@@ -748,14 +815,24 @@ static int host_add(struct call *c, int si, const char *host)
 		top |= !strcmp(cfg->hosts[i], host);
 	if (!top && cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS)
 		return fail(c, -ENOSPC, "the config defines %d hosts, the most", NVMFD_CFG_MAX_HOSTS);
+	ret = host_add_dhchap(c, si, host, &d, &dh);
+	if (ret)
+		return ret;
+	bidi = d.ctrl_key[0];
 	nvmfd_tgt_cfg_lock(c->r->tgt);
-	snprintf(s->hosts[s->nr_hosts++], sizeof(s->hosts[0]), "%s", host);
-	/* nvmetcli wants every allowed host defined at the top level */
+	/* nvmetcli wants every allowed host defined at the top level; its
+	 * keys are in place before the subsystem allows it */
 	if (!top)
 		snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s", host);
+	h = nvmfd_cfg_host_find(cfg, host);
+	if (dh && h >= 0)
+		cfg->host_dhchap[h] = d;
+	snprintf(s->hosts[s->nr_hosts++], sizeof(s->hosts[0]), "%s", host);
 	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	nvmfd_auth_wipe(&d, sizeof(d));
 	nvmfd_tgt_discovery_changed(c->r->tgt);
-	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s allowed", s->nqn, host);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: host %s allowed%s", s->nqn, host,
+		   !dh ? "" : bidi ? " (DH-HMAC-CHAP, bidirectional)" : " (DH-HMAC-CHAP)");
 	return 0;
 }
 
@@ -779,13 +856,14 @@ static int host_remove(struct call *c, int si, const char *host)
 	return 0;
 }
 
-/* nvmf_subsystem_add_host / remove_host: {nqn, host} to @op. */
+/* nvmf_subsystem_add_host {nqn, host[, dhchap_key[, dhchap_ctrlr_key]]} /
+ * remove_host {nqn, host} to @op. */
 static int host_method(struct call *c, int (*op)(struct call *c, int si, const char *host))
 {
 	const char *host;
 	int si, ret;
 
-	ret = host_params(c, &si, &host);
+	ret = host_params(c, &si, &host, op == host_add);
 	if (ret || (ret = op(c, si, host)))
 		return ret;
 	c->result = json_object_new_boolean(true);

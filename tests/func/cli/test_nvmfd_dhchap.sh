@@ -50,20 +50,9 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# start ARGS...: run nvmfd, wait for its port; sets PID and PORT
-start() {
-	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
-	PID=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/stderr" >&2
-	return 1
-}
+# start ARGS...: nvmfd in the background; sets PID and PORT
+# shellcheck source=../../lib/nvmfd_start.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_start.sh"
 
 stop() {
 	kill -TERM "$PID" 2>/dev/null
@@ -182,6 +171,54 @@ PY
 		fail "the saved config does not load"
 else
 	fail "nvmfd --control did not start"
+fi
+
+# --- nvmf_subsystem_add_host with DH-HMAC-CHAP keys: the host may connect only
+# with them; errors for a ctrlr key alone, a relative @FILE, other keys --
+if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl2.sock"; then
+	python3 - "$TMP/ctl2.sock" "$HOSTNQN" "$SUBNQN" "$TMP/host.key" "$CKEY" >"$TMP/rpc2.out" 2>&1 <<'PY' ||
+import json, socket, sys
+sock, host, nqn, hkeyfile, ckey = sys.argv[1:6]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sock)
+f = s.makefile("rw")
+def call(method, params):
+    f.write(json.dumps({"jsonrpc": "2.0", "method": method, "id": 1, "params": params}) + "\n")
+    f.flush()
+    line = f.readline()
+    assert ckey not in line, "a reply carries the secret"
+    return json.loads(line)
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_ctrlr_key": ckey})
+assert r["error"]["code"] == -32602 and "needs a dhchap_key" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@host.key"})
+assert r["error"]["code"] == -32602 and "absolute" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "DHHC-1:01:x:"})
+assert r["error"]["code"] == -32602, r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile,
+                                     "dhchap_ctrlr_key": ckey})
+assert r.get("result") is True, r
+r = call("save_config", {})
+d = r["result"]["hosts"][0]["dhchap"]
+assert d["key"] == "@" + hkeyfile and d["ctrl_key"] == "<redacted>", d
+# the keys stay with the host: removed and added again, other keys are refused
+assert call("nvmf_subsystem_remove_host", {"nqn": nqn, "host": host}).get("result") is True
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile})
+assert r["error"]["code"] == -17 and "other DH-HMAC-CHAP keys" in r["error"]["message"], r
+r = call("nvmf_subsystem_add_host", {"nqn": nqn, "host": host, "dhchap_key": "@" + hkeyfile,
+                                     "dhchap_ctrlr_key": ckey})
+assert r.get("result") is True, r
+PY
+		{ fail "add_host with keys: $(cat "$TMP/rpc2.out")"; }
+	perf rpc-bidi 0 -q 4 -w randrw -t 1 --verify \
+		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key"
+	perf rpc-wrong 3 -t 1 --dhchap-secret "$WRONG"
+	perf rpc-none 3 -t 1
+	grep -q "host $HOSTNQN allowed (DH-HMAC-CHAP, bidirectional)" "$TMP/stderr" ||
+		fail "add_host with keys: no log line"
+	stop
+else
+	fail "nvmfd --control (add_host) did not start"
 fi
 
 # --- refused configurations ---------------------------------------------------

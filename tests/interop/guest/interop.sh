@@ -20,6 +20,12 @@
 #      still there, a fresh pattern is written/read/compared
 #   7. connect to IOP_DENY_NQN (which does not allow this host) must fail
 #   8. the kernel log has no I/O timeout, reset, digest error or warning
+#   9. (IOP_AUTH_NQN set) DH-HMAC-CHAP, run before 8: nvme connect with
+#      --dhchap-secret and --dhchap-ctrl-secret (bidirectional), a pattern
+#      written and read back; with --dhchap-secret only (unidirectional),
+#      the pattern is still there; a wrong host secret, a wrong controller
+#      secret and no secret are refused (the kernel's messages about those
+#      refusals are not held against step 8)
 #
 # Every check prints one "PASS: ..." or "FAIL: ..." line; the last line is
 # "INTEROP RESULT: PASS|FAIL (pass=N fail=N skip=N)". Exit status 0 when no
@@ -50,6 +56,10 @@
 #   IOP_TRIGGER_PORT  TCP port on IOP_ADDR where the host side takes "add"
 #                     (answers the new NSID) and "remove NSID" (answers ok),
 #                     run over nvmfd's control socket (empty: step 4b skipped)
+#   IOP_AUTH_NQN      subsystem requiring DH-HMAC-CHAP (empty: step 9 skipped)
+#   IOP_AUTH_HOSTNQN, IOP_AUTH_HOSTID  the identity it allows
+#   IOP_DHCHAP_KEY, IOP_DHCHAP_CTRL_KEY  that host's secrets (DHHC-1:...)
+#   IOP_DHCHAP_WRONG_KEY  a valid secret that is neither
 
 IOP_ADDR=${IOP_ADDR:-10.0.2.2}
 IOP_PORT=${IOP_PORT:-4420}
@@ -69,6 +79,12 @@ IOP_FIO_SECONDS=${IOP_FIO_SECONDS:-60}
 IOP_DIGEST_IO_MB=${IOP_DIGEST_IO_MB:-8}
 IOP_CONNECT_OPTS=${IOP_CONNECT_OPTS:-}
 IOP_STEP_TIMEOUT=${IOP_STEP_TIMEOUT:-120}
+IOP_AUTH_NQN=${IOP_AUTH_NQN:-}
+IOP_AUTH_HOSTNQN=${IOP_AUTH_HOSTNQN:-}
+IOP_AUTH_HOSTID=${IOP_AUTH_HOSTID:-}
+IOP_DHCHAP_KEY=${IOP_DHCHAP_KEY:-}
+IOP_DHCHAP_CTRL_KEY=${IOP_DHCHAP_CTRL_KEY:-}
+IOP_DHCHAP_WRONG_KEY=${IOP_DHCHAP_WRONG_KEY:-}
 
 NPASS=0
 NFAIL=0
@@ -103,6 +119,12 @@ finish() {
 	fi
 	step "8. kernel log: no I/O timeouts, resets, digest errors or warnings"
 	dmesg | grep -E 'nvme|Oops|BUG:|WARNING:|Call Trace' >/tmp/dmesg.txt
+	# step 9's refused connects are expected to make the kernel complain
+	if [ -s /tmp/dmesg-refused.txt ]; then
+		grep -vxFf /tmp/dmesg-refused.txt /tmp/dmesg.txt >/tmp/dmesg-kept.txt
+		echo "($(wc -l </tmp/dmesg-refused.txt) kernel log line(s) of step 9's refused connects not checked)"
+		mv /tmp/dmesg-kept.txt /tmp/dmesg.txt
+	fi
 	cat /tmp/dmesg.txt
 	{
 		grep -E 'Oops|BUG:|WARNING:|Call Trace' /tmp/dmesg.txt
@@ -531,6 +553,84 @@ else
 		fail "connect to $IOP_DENY_NQN was accepted (exit $crc, controller '${c:-none}')"
 		[ -n "$c" ] && disconnect "$IOP_DENY_NQN"
 	fi
+fi
+
+# ---------------------------------------------------------------------------
+# auth_connect OPTS...: nvme connect to IOP_AUTH_NQN as IOP_AUTH_HOSTNQN
+auth_connect() {
+	# shellcheck disable=SC2086 # IOP_CONNECT_OPTS is a list of options
+	run nvme connect -t tcp -a "$IOP_ADDR" -s "$IOP_PORT" -n "$IOP_AUTH_NQN" \
+		-q "$IOP_AUTH_HOSTNQN" -I "$IOP_AUTH_HOSTID" $IOP_CONNECT_OPTS "$@"
+}
+
+# auth_refused WHAT OPTS...: the connect must fail and leave no controller
+auth_refused() {
+	what=$1
+	shift
+	crc=0
+	auth_connect "$@" >/tmp/auth-refused.txt 2>&1 || crc=$?
+	cat /tmp/auth-refused.txt
+	c=$(ctrl_of "$IOP_AUTH_NQN")
+	if [ $crc -ne 0 ] && [ -z "$c" ]; then
+		pass "DH-HMAC-CHAP $what refused (nvme connect exit $crc)"
+	else
+		fail "DH-HMAC-CHAP $what accepted (exit $crc, controller '${c:-none}')"
+		[ -n "$c" ] && disconnect "$IOP_AUTH_NQN"
+	fi
+}
+
+AUTH_MB=8
+if [ -z "$IOP_AUTH_NQN" ]; then
+	:
+elif [ -z "$IOP_AUTH_HOSTNQN" ] || [ -z "$IOP_DHCHAP_KEY" ] || [ -z "$IOP_DHCHAP_CTRL_KEY" ] ||
+		[ -z "$IOP_DHCHAP_WRONG_KEY" ]; then
+	fail "IOP_AUTH_NQN set without IOP_AUTH_HOSTNQN / IOP_DHCHAP_KEY / _CTRL_KEY / _WRONG_KEY"
+else
+	step "9a. DH-HMAC-CHAP bidirectional: nvme connect --dhchap-secret --dhchap-ctrl-secret"
+	if ! auth_connect --dhchap-secret="$IOP_DHCHAP_KEY" \
+			--dhchap-ctrl-secret="$IOP_DHCHAP_CTRL_KEY"; then
+		fail "DH-HMAC-CHAP bidirectional connect to $IOP_AUTH_NQN failed" \
+		     "(kernel without CONFIG_NVME_HOST_AUTH? $(uname -r))"
+	elif ! wait_ns "$IOP_AUTH_NQN"; then
+		fail "DH-HMAC-CHAP bidirectional: no namespace block device"
+		disconnect "$IOP_AUTH_NQN"
+	else
+		pass "DH-HMAC-CHAP bidirectional connect: controller /dev/$CTRL, namespace /dev/$NS"
+		dmesg | grep -i 'authenticated' | tail -3
+		dd if=/dev/urandom of=/tmp/auth-pattern bs=1M count=$AUTH_MB 2>/dev/null
+		pattern_rw /tmp/auth-pattern $AUTH_MB 0 "dd DH-HMAC-CHAP bidirectional"
+		disconnect "$IOP_AUTH_NQN"
+	fi
+
+	step "9b. DH-HMAC-CHAP unidirectional: nvme connect --dhchap-secret"
+	if ! auth_connect --dhchap-secret="$IOP_DHCHAP_KEY"; then
+		fail "DH-HMAC-CHAP unidirectional connect to $IOP_AUTH_NQN failed"
+	elif ! wait_ns "$IOP_AUTH_NQN"; then
+		fail "DH-HMAC-CHAP unidirectional: no namespace block device"
+		disconnect "$IOP_AUTH_NQN"
+	else
+		pass "DH-HMAC-CHAP unidirectional connect: controller /dev/$CTRL, namespace /dev/$NS"
+		echo 3 >/proc/sys/vm/drop_caches
+		if [ -e /tmp/auth-pattern ] &&
+				run dd if="/dev/$NS" of=/tmp/auth-readback bs=1M count=$AUTH_MB iflag=direct &&
+				cmp /tmp/auth-pattern /tmp/auth-readback >/dev/null 2>&1; then
+			pass "DH-HMAC-CHAP unidirectional: the $AUTH_MB MiB of 9a read back intact"
+		else
+			fail "DH-HMAC-CHAP unidirectional: the pattern of 9a did not read back"
+		fi
+		rm -f /tmp/auth-readback
+		disconnect "$IOP_AUTH_NQN"
+	fi
+	rm -f /tmp/auth-pattern
+
+	step "9c. DH-HMAC-CHAP: wrong host secret, wrong controller secret, no secret"
+	mark=$(dmesg | wc -l)
+	auth_refused "wrong host secret" --dhchap-secret="$IOP_DHCHAP_WRONG_KEY"
+	auth_refused "wrong controller secret" --dhchap-secret="$IOP_DHCHAP_KEY" \
+		--dhchap-ctrl-secret="$IOP_DHCHAP_WRONG_KEY"
+	auth_refused "without a secret"
+	dmesg | tail -n +$((mark + 1)) >/tmp/dmesg-refused.txt
+	cat /tmp/dmesg-refused.txt
 fi
 
 finish

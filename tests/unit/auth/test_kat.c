@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
 
 #include "internal/auth.h"
 
@@ -259,6 +262,26 @@ static void test_responses(void **state)
 			 -EINVAL);
 }
 
+/* The prime p of RFC 7919 group @g (1..5), big endian in @out (@len bytes). */
+static void group_prime(uint8_t g, uint8_t *out, size_t len)
+{
+	static const char *const names[] = { "", "ffdhe2048", "ffdhe3072", "ffdhe4096",
+					      "ffdhe6144", "ffdhe8192" };
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_name(NULL, "DH", NULL);
+	EVP_PKEY *k = NULL;
+	BIGNUM *p = NULL;
+
+	assert_non_null(c);
+	assert_true(EVP_PKEY_keygen_init(c) > 0);
+	assert_true(EVP_PKEY_CTX_set_group_name(c, names[g]) > 0);
+	assert_true(EVP_PKEY_generate(c, &k) > 0);
+	assert_true(EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_FFC_P, &p) > 0);
+	assert_int_equal(BN_bn2binpad(p, out, (int)len), (int)len);
+	BN_free(p);
+	EVP_PKEY_free(k);
+	EVP_PKEY_CTX_free(c);
+}
+
 static void test_dh_groups(void **state)
 {
 	static uint8_t pa[1024], pb[1024], ka[1024], kb[1024];
@@ -288,6 +311,18 @@ static void test_dh_groups(void **state)
 		memset(pb, 0xff, gl);
 		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), -EINVAL);
 		assert_int_equal(nvmfd_auth_dh_derive(a, pa, gl - 1, ka, sizeof(ka)), -EINVAL);
+		/* p and p - 1 (the element of order 2: the range check, without
+		 * the costly subgroup check, still refuses it); 2 (the generator) is
+		 * fine. The
+		 * primes end in 64 one bits. */
+		group_prime(g, pb, gl);
+		assert_int_equal(pb[gl - 1], 0xff);
+		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), -EINVAL);
+		pb[gl - 1] = 0xfe;
+		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), -EINVAL);
+		memset(pb, 0, gl);
+		pb[gl - 1] = 2;
+		assert_int_equal(nvmfd_auth_dh_derive(a, pb, gl, ka, sizeof(ka)), gl);
 		nvmfd_auth_dh_free(a);
 		nvmfd_auth_dh_free(b);
 	}

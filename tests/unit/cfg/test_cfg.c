@@ -102,6 +102,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->exec.tx_budget_bytes, 0);
 	assert_int_equal(c->exec.io_work_deadline_us, 1000);
 	assert_int_equal(c->kato_grace_ms, 1000);
+	assert_int_equal(c->auth_timeout_ms, 10000);
 	assert_int_equal(c->max_io_size, 1u << 20);
 	assert_int_equal(c->maxh2cdata, 128u << 10);
 	assert_int_equal(c->stats_interval_s, 0);
@@ -910,6 +911,7 @@ static void assert_cfg_equal(const struct nvmfd_cfg *a, const struct nvmfd_cfg *
 	assert_int_equal(a->exec.tx_budget_pdus, b->exec.tx_budget_pdus);
 	assert_int_equal(a->exec.io_work_deadline_us, b->exec.io_work_deadline_us);
 	assert_int_equal(a->kato_grace_ms, b->kato_grace_ms);
+	assert_int_equal(a->auth_timeout_ms, b->auth_timeout_ms);
 	assert_int_equal(a->max_io_size, b->max_io_size);
 	assert_int_equal(a->maxh2cdata, b->maxh2cdata);
 	assert_int_equal(a->stats_interval_s, b->stats_interval_s);
@@ -1028,6 +1030,7 @@ static void test_round_trip(void **state)
 	a->exec.tx_budget_pdus = 5;
 	a->exec.io_work_deadline_us = 250;
 	a->kato_grace_ms = 2500;
+	a->auth_timeout_ms = 750;
 	a->max_io_size = 128 << 10;
 	a->maxh2cdata = 32 << 10;
 	a->stats_interval_s = 5;

@@ -361,13 +361,131 @@ static void test_not_required(void **state)
 	tt_env_free(e);
 }
 
+/*
+ * The authentication deadline: a queue that must authenticate and does not
+ * is closed once auth_timeout_ms (or the controller's KATO, if shorter) has
+ * passed since its Connect; once and counted. An authenticated queue has
+ * none; a failed re-authentication starts a new one.
+ */
+static void test_deadline(void **state)
+{
+	struct tt_env *e = env_new(0, 1u << NVMFD_AUTH_DHGROUP_NULL, false);
+	struct tt_q *a = tt_q_new(e, 0), *b = tt_q_new(e, 0), *k;
+	struct nvmfd_auth_result r;
+	uint64_t dl;
+
+	(void)state;
+	e->cfg.auth_timeout_ms = 1000;
+	connect_atr(a, SUB1, HOST_A);
+	dl = a->qp.auth_deadline_ns;
+	assert_int_equal(dl - a->qp.last_cmd_ns, 1000ull * 1000000ull);
+	assert_int_equal(nvmfd__tgt_check_auth(e->tgt, dl - 1), 0);
+	assert_int_equal(a->nr_shutdown, 0);
+	assert_int_equal(nvmfd__tgt_check_auth(e->tgt, dl), 1);
+	assert_int_equal(a->nr_shutdown, 1);
+	assert_int_equal(e->tgt->auth_timeouts, 1);
+	/* once */
+	assert_int_equal(nvmfd__tgt_check_auth(e->tgt, dl + 1000000000ull), 0);
+	assert_int_equal(a->nr_shutdown, 1);
+	assert_int_equal(e->tgt->auth_timeouts, 1);
+
+	/* authenticated in time: no deadline left, not closed */
+	assert_int_equal(tt_connect_ex(b, 0, 31, 0, 0, 0xffff, SUB1, HOST_A, 0), 0);
+	assert_true(b->qp.auth_deadline_ns != 0);
+	assert_int_equal(host_auth(b, SUB1, HOST_A, &g_hkey, NULL, 0, 0, &r), 0);
+	assert_int_equal(b->qp.auth_deadline_ns, 0);
+	assert_int_equal(nvmfd__tgt_check_auth(e->tgt, UINT64_MAX / 2), 0);
+	assert_int_equal(b->nr_shutdown, 0);
+	/* a failed re-authentication re-arms it */
+	assert_int_equal(host_auth(b, SUB1, HOST_A, &g_bad, NULL, 0, 0, &r), -EACCES);
+	assert_int_equal(identify(b), TT_C(NVMFD_SC_AUTH_REQUIRED));
+	dl = b->qp.auth_deadline_ns;
+	assert_true(dl != 0);
+	assert_int_equal(nvmfd__tgt_check_auth(e->tgt, dl), 1);
+	assert_int_equal(b->nr_shutdown, 1);
+	assert_int_equal(e->tgt->auth_timeouts, 2);
+	assert_int_equal(e->tgt->auth_ok, 1);
+	assert_int_equal(e->tgt->auth_failed, 1);
+
+	tt_q_free(b);
+	tt_q_free(a);
+	/* a KATO shorter than auth_timeout_ms bounds it */
+	k = tt_q_new(e, 0);
+	assert_int_equal(tt_connect_ex(k, 0, 31, 0, 300, 0xffff, SUB1, HOST_A, 0), 0);
+	assert_int_equal(k->qp.auth_deadline_ns - k->qp.last_cmd_ns, 300ull * 1000000ull);
+	tt_q_free(k);
+
+	/* neither set: no deadline */
+	e->cfg.auth_timeout_ms = 0;
+	a = tt_q_new(e, 0);
+	connect_atr(a, SUB1, HOST_A);
+	assert_int_equal(a->qp.auth_deadline_ns, 0);
+	tt_q_free(a);
+	/* a queue that needs no authentication has none either */
+	e->cfg.auth_timeout_ms = 1000;
+	a = tt_q_new(e, 0);
+	tt_admin_up(a, SUB0, HOST_B, 0);
+	assert_int_equal(a->qp.auth_deadline_ns, 0);
+	tt_q_free(a);
+	tt_env_free(e);
+}
+
+/*
+ * Traffic-based keep-alive: commands refused with AUTH_REQUIRED or as an
+ * invalid opcode are no traffic (a Keep Alive on a queue that never
+ * authenticated does not keep the controller alive); accepted commands are.
+ */
+static void test_refused_not_traffic(void **state)
+{
+	struct tt_env *e = env_new(0, 1u << NVMFD_AUTH_DHGROUP_NULL, false);
+	struct tt_q *a = tt_q_new(e, 0);
+	struct nvmfd_auth_result r;
+	struct nvmfd_sqe s;
+	uint64_t now;
+
+	(void)state;
+	assert_int_equal(tt_connect_ex(a, 0, 31, 0, 1000, 0xffff, SUB1, HOST_A, 0), 0);
+	a->qp.last_cmd_ns = 1;
+	s = tt_sqe(NVMFD_ADMIN_KEEP_ALIVE, 0, 0);
+	assert_int_equal(tt_cmd(a, &s, NULL, 0), TT_C(NVMFD_SC_AUTH_REQUIRED));
+	assert_int_equal(identify(a), TT_C(NVMFD_SC_AUTH_REQUIRED));
+	assert_int_equal(a->qp.last_cmd_ns, 1);
+	/* the authentication itself is traffic */
+	assert_int_equal(host_auth(a, SUB1, HOST_A, &g_hkey, NULL, 0, 0, &r), 0);
+	assert_true(a->qp.last_cmd_ns > 1);
+	enable(a);
+	/* an unknown admin opcode on an authenticated queue: no traffic */
+	a->qp.last_cmd_ns = 1;
+	s = tt_sqe(0xc3, 0, 0);
+	assert_int_equal(tt_cmd(a, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_OPCODE));
+	assert_int_equal(a->qp.last_cmd_ns, 1);
+	now = nvmfd__tgt_now_ns();
+	/* the keep-alive check sees the old time and expires the controller */
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, now), 1);
+	assert_int_equal(a->nr_shutdown, 1);
+	tt_q_free(a);
+
+	/* the same host, a Keep Alive that is accepted counts */
+	a = tt_q_new(e, 0);
+	assert_int_equal(tt_connect_ex(a, 0, 31, 0, 1000, 0xffff, SUB1, HOST_A, 0), 0);
+	assert_int_equal(host_auth(a, SUB1, HOST_A, &g_hkey, NULL, 0, 0, &r), 0);
+	enable(a);
+	a->qp.last_cmd_ns = 1;
+	s = tt_sqe(NVMFD_ADMIN_KEEP_ALIVE, 0, 0);
+	assert_int_equal(tt_cmd(a, &s, NULL, 0), 0);
+	assert_true(a->qp.last_cmd_ns > 1);
+	tt_q_free(a);
+	tt_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unidirectional),	 cmocka_unit_test(test_bidirectional),
 		cmocka_unit_test(test_wrong_secret),	 cmocka_unit_test(test_wrong_ctrl_secret),
 		cmocka_unit_test(test_unusable),	 cmocka_unit_test(test_no_key_refused),
-		cmocka_unit_test(test_not_required),
+		cmocka_unit_test(test_not_required),	 cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_refused_not_traffic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
