@@ -241,11 +241,12 @@ void nvmfd__tgt_auth_arm(struct nvmfd_tgt_qp *qp, uint64_t now_ns)
  */
 unsigned int nvmfd__tgt_check_auth(struct nvmfd_tgt *tgt, uint64_t now_ns)
 {
-	unsigned int n = 0;
+	struct nvmfd_tgt_subsys *s;
+	unsigned int n = 0, i;
 
 	pthread_mutex_lock(&tgt->lock);
-	for (unsigned int i = 0; i <= tgt->nr_subsys; i++) {
-		for (struct nvmfd_tgt_ctrl *c = tgt->subsys[i].ctrls; c; c = c->next) {
+	nvmfd__tgt_for_each_subsys(tgt, i, s) {
+		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next) {
 			for (unsigned int q = 0; q <= c->qid_max; q++) {
 				struct nvmfd_tgt_qp *qp = c->sqs[q];
 				uint64_t dl;
