@@ -36,8 +36,11 @@
  *
  * Transmit: slots with something to send form a FIFO; one sendmsg gathers
  * the current PDU of up to TCP_TX_BATCH slots (header, data and data digest
- * iovecs) with MSG_MORE while more is queued. A PDU cut short by a full
- * socket is finished alone before any other byte is sent.
+ * iovecs) with MSG_MORE while more is queued. The last C2HData of a read
+ * carries its CapsuleResp as a trailer (net/txq.h), so a read's data and
+ * response leave in one sendmsg (unless the C2HData SUCCESS flag replaces
+ * the response). A PDU cut short by a full socket is finished alone before
+ * any other byte is sent.
  *
  * Teardown never blocks the worker: a closing queue stops its socket and
  * then waits for its backend ios by event (the completion eventfd, or the
@@ -635,6 +638,7 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 	const struct nvmfd_tgt_req *req = &r->req;
 	uint32_t len, hlen;
 	uint8_t flags;
+	bool last;
 
 	r->pdu_dlen = 0;
 	p->more = true; /* the slot sends another PDU after this one */
@@ -647,13 +651,13 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		return;
 	case TCP_TX_C2H:
 		len = tcp_min_u32(req->data_len - r->c2h_off, q->c2h_chunk);
+		last = r->c2h_off + len == req->data_len;
 		flags = 0;
-		if (r->c2h_off + len == req->data_len) {
+		if (last) {
 			flags |= NVMFD_TCP_F_DATA_LAST;
-			if (r->c2h_success) {
+			if (r->c2h_success)
 				flags |= NVMFD_TCP_F_DATA_SUCCESS;
-				p->more = false;
-			}
+			p->more = false; /* the slot's last PDU (with its response) */
 		}
 		hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags, req->sqe.cid,
 						      0, r->c2h_off, len, q->hdgst, q->ddgst);
@@ -666,6 +670,13 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		}
 		nvmfd_tx_pdu_set(p, r->hdr, hlen, (const uint8_t *)req->data + r->c2h_off, len,
 				 r->ddgst, q->ddgst ? NVMFD_TCP_DIGEST_LEN : 0);
+		if (last && !r->c2h_success) {
+			/* The CQE is final since tcp_queue_response(): the
+			 * CapsuleResp goes right behind the last C2HData, in
+			 * the same sendmsg (one wake-up of the host, not two). */
+			hlen = (uint32_t)nvmfd_pdu_build_rsp(r->rsp, &req->cqe, q->hdgst);
+			nvmfd_tx_pdu_set_trailer(p, r->rsp, hlen);
+		}
 		return;
 	case TCP_TX_RSP:
 	default:
@@ -695,14 +706,14 @@ static enum nvmfd_tx_next tcp_tx_done(void *owner, struct nvmfd_tx_pdu *p)
 		return NVMFD_TX_LEAVE;
 	case TCP_TX_C2H:
 		r->c2h_off += r->pdu_dlen;
-		if (r->c2h_off < r->req.data_len || !r->c2h_success) {
-			if (r->c2h_off == r->req.data_len)
-				r->phase = TCP_TX_RSP;
+		if (r->c2h_off < r->req.data_len) {
 			if (q->state >= TCP_Q_CLOSING)
 				return NVMFD_TX_LEAVE; /* reclaimed at teardown */
 			nvmfd_tx_pdu_clear(p);
 			return NVMFD_TX_STAY;
 		}
+		if (!r->c2h_success)
+			TCP_STAT_ADD(q, pdus_tx, 1); /* the CapsuleResp trailer */
 		break;
 	case TCP_TX_RSP:
 	default:

@@ -76,6 +76,8 @@ struct tcp_req {
 	uint32_t pdu_dlen; /* data bytes of the C2HData being sent */
 	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
 	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
+	/* the CapsuleResp sent behind the last C2HData (the txq trailer) */
+	uint8_t rsp[sizeof(struct nvmfd_tcp_rsp) + NVMFD_TCP_DIGEST_LEN];
 };
 
 enum tcp_queue_state {
