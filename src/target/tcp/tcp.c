@@ -918,9 +918,18 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	tcp_port_release(q->port, q);
 }
 
+/*
+ * Before sleeping: make sure readiness will queue us. The socket and the
+ * completion eventfd are persistent edge-triggered registrations
+ * (internal/rt.h): a pass only ends without re-queueing once recv() said
+ * EAGAIN and the last reap found nothing, so every later byte or
+ * completion is a new edge. Watching again with the same events costs no
+ * system call; only a change (EPOLLOUT while a send would block, or the
+ * eventfd after --backend-poll dropped it) is one epoll_ctl.
+ */
 static int tcp_rearm(struct tcp_queue *q)
 {
-	uint32_t ev = EPOLLIN;
+	uint32_t ev = EPOLLIN | EPOLLET;
 	int ret;
 
 	if (q->tx_blocked)
@@ -931,7 +940,7 @@ static int tcp_rearm(struct tcp_queue *q)
 	TCP_STAT_ADD(q, rearms, 1);
 	if (q->ring_fd < 0)
 		return 0; /* shared ring: its completion work watches it */
-	ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+	ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN | EPOLLET);
 	if (!ret)
 		q->ring_watched = true;
 	return ret;
@@ -1060,9 +1069,11 @@ void tcp_io_work(struct nvmfd_work *w)
 		return;
 	}
 	/* The ring's eventfd can be signalled after its completion was already
-	 * reaped in the loop above; a stale signal would wake this idle queue
-	 * for ever. Clear it before sleeping. */
-	nvmfd__tgt_qp_idle(&q->qp);
+	 * reaped in the loop above. Watched edge-triggered, a stale count does
+	 * not wake us again; but a fresh registration (after --backend-poll
+	 * dropped it) would fire at once on it: clear it first. */
+	if (!q->ring_watched)
+		nvmfd__tgt_qp_idle(&q->qp);
 	ret = tcp_rearm(q);
 	if (!ret)
 		return;

@@ -638,6 +638,57 @@ static void test_watch_pipe_oneshot(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* A reader of one byte per run that never re-arms (edge-triggered tests). */
+static void byte_reader_fn(struct nvmfd_work *w)
+{
+	struct reader *r = (struct reader *)w;
+	char c;
+
+	if (read(r->fd, &c, 1) == 1)
+		__atomic_add_fetch(&r->got, 1, __ATOMIC_ACQ_REL);
+	inc(&r->runs);
+}
+
+/*
+ * EPOLLET watches persist: every new edge queues the item without a
+ * re-arm, watching again with the same events is accepted (free), and
+ * readiness left unconsumed does not fire again (edge, not level).
+ */
+static void test_watch_pipe_edge(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct reader r;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	memset(&r, 0, sizeof(r));
+	r.fd = p[0];
+	r.is_pipe = true;
+	r.expect_cpu = -1;
+	nvmfd_work_init(&r.work, rt, byte_reader_fn, test_cpu[0]);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
+	for (long i = 1; i <= 3; i++) {
+		/* two bytes per edge, one read per run: one byte stays behind */
+		assert_int_equal(write(p[1], "xy", 2), 2);
+		wait_ge(&r.runs, i);
+		usleep(20000); /* a level-triggered watch would run again now */
+		assert_int_equal(ld(&r.runs), i);
+		assert_int_equal(ld(&r.got), i);
+	}
+	/* back to one-shot (a MOD): fires on the bytes left, once */
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
+	wait_ge(&r.runs, 4);
+	assert_int_equal(write(p[1], "z", 1), 1);
+	usleep(20000);
+	assert_int_equal(ld(&r.runs), 4);
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
+	close(p[0]);
+	close(p[1]);
+	nvmfd_rt_destroy(rt);
+}
+
 /* Watching an fd for another item moves it there (and to that item's pool). */
 static void test_watch_moves_fd(void **state)
 {
@@ -880,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_max_active),
 		cmocka_unit_test(test_watch_eventfd),
 		cmocka_unit_test(test_watch_pipe_oneshot),
+		cmocka_unit_test(test_watch_pipe_edge),
 		cmocka_unit_test(test_watch_moves_fd),
 		cmocka_unit_test(test_stats_json),
 		cmocka_unit_test(test_hog_counted),
