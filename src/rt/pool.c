@@ -319,7 +319,9 @@ static struct rt_pool *work_lock_pool(struct nvmfd_work *w)
 }
 
 /* Queue @w on @pool, whose lock is held and which is @w's pool. */
-static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
+/* @kick: wake an idle worker for it; false when the caller is a worker of
+ * @pool that goes to the run queue next itself (readiness dispatch). */
+static bool queue_locked_kick(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
 {
 	uint32_t f = flags_get(w);
 
@@ -329,8 +331,13 @@ static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
 	if (f & WORK_RUNNING)
 		add(&w->requeues, 1); /* the running worker re-queues it */
 	else
-		pool_enqueue(pool, w, true);
+		pool_enqueue(pool, w, kick);
 	return true;
+}
+
+static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
+{
+	return queue_locked_kick(pool, w, true);
 }
 
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
@@ -461,7 +468,12 @@ static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queu
 }
 
 /* Queue the item behind a readiness event of @pool's epoll if its watch
- * is still current (same generation). One lock: the pool's own. */
+ * is still current (same generation). One lock: the pool's own. Called by
+ * a worker of @pool only, which then goes to the run queue itself: no kick
+ * (an idle sibling woken for the item the caller runs next would only read
+ * the kick eventfd and sleep again - a write, a read and two context
+ * switches per event once a pool has a spare worker). Taking the item
+ * chain-kicks a sibling if more are queued (worker_main()). */
 static void rt_dispatch(struct rt_pool *pool, uint64_t data)
 {
 	uint32_t fd = (uint32_t)data, gen = (uint32_t)(data >> 32);
@@ -471,7 +483,7 @@ static void rt_dispatch(struct rt_pool *pool, uint64_t data)
 	if (fd < pool->nwatches && pool->watches[fd].gen == gen)
 		w = pool->watches[fd].w;
 	if (w && __atomic_load_n(&w->pool, __ATOMIC_RELAXED) == pool) {
-		queue_locked(pool, w);
+		queue_locked_kick(pool, w, false);
 		w = NULL;
 	}
 	pthread_mutex_unlock(&pool->lock);

@@ -573,7 +573,7 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		enum nvmfd_pdu_ev ev;
 		bool pdu_done = false;
 		uint8_t *ptr;
-		size_t want, used;
+		size_t want, used, len;
 		ssize_t n;
 		int ret;
 
@@ -596,13 +596,17 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		want = nvmfd_pdu_rx_want(&q->rx, &ptr);
 		if (!want)
 			return tcp_fatal_codec(q);
-		if (ptr && want >= TCP_RX_DIRECT_MIN) {
-			n = nvmfd__sock_recv(q->fd, ptr, want);
-		} else {
-			n = nvmfd__sock_recv(q->fd, q->bounce, TCP_RX_BOUNCE);
-		}
+		if (q->rx_drained)
+			return 0; /* as EAGAIN: see below */
+		len = ptr && want >= TCP_RX_DIRECT_MIN ? want : TCP_RX_BOUNCE;
+		n = nvmfd__sock_recv(q->fd, ptr && want >= TCP_RX_DIRECT_MIN ? ptr : q->bounce, len);
 		if (n == -EAGAIN)
 			return 0;
+		/* A short read emptied the receive queue: whatever arrives
+		 * later is a new edge of the socket's (edge-triggered) watch
+		 * and runs this item again, so this pass need not ask again
+		 * and learn EAGAIN (a system call per pass saved). */
+		q->rx_drained = n >= 0 && (size_t)n < len;
 		if (n == 0)
 			return -ECONNRESET; /* orderly EOF from the host */
 		if (n < 0)
@@ -889,7 +893,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	if (nvmfd__tgt_qp_inflight(&q->qp)) {
 		/* Backend ios hold slot buffers: come back when one ends. */
 		if (q->ring_fd >= 0) {
-			ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+			/* edge-triggered like a live queue's (cqpool.h) */
+			ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN | EPOLLET);
 			if (ret && ret != -ECANCELED)
 				NVMFD_ERR_RATELIMIT(TCP_COMP,
 						    "queue %u: cannot watch backend completions: %s",
@@ -1016,6 +1021,7 @@ void tcp_io_work(struct nvmfd_work *w)
 	if (!q->requeued)
 		TCP_STAT_ADD(q, wakeups, 1);
 	q->requeued = false;
+	q->rx_drained = false; /* each pass asks the socket at least once */
 	if (q->auto_poll) /* --exec auto: the controller's idle-poll period */
 		tcp_auto_apply_poll(q);
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),

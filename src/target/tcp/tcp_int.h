@@ -149,6 +149,7 @@ struct tcp_queue {
 	struct nvmfd_pdu_rx rx;
 	struct tcp_req *rx_req; /* slot the current PDU's data belongs to */
 	bool rx_hdr_seen; /* NVMFD_PDU_EV_HDR was handled for the current PDU */
+	bool rx_drained; /* this pass's last recv() was short: no more until the next pass */
 	uint8_t *bounce;
 	uint32_t bounce_off;
 	uint32_t bounce_len;
