@@ -895,6 +895,59 @@ static void test_blocking_section(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/*
+ * Regression: a worker that takes a readiness event queues the item and
+ * runs it itself; it must not also kick an idle sibling for it. A bound
+ * pool keeps the spare worker a blocking section started, and before the
+ * fix every event cost a kick (eventfd write), the sibling's wake-up and
+ * its eventfd read.
+ */
+static void test_dispatch_no_kick(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps0, ps1;
+	struct reader r;
+	struct where x;
+	struct blocker b;
+	uint64_t one = 1;
+
+	memset(&b, 0, sizeof(b));
+	memset(&x, 0, sizeof(x));
+	memset(&r, 0, sizeof(r));
+	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
+	where_init(&x, rt, test_cpu[0], NULL, true, 5);
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	wait_ge(&b.in_block, 1);
+	assert_true(nvmfd_rt_queue_work(&x.work)); /* starts the spare worker */
+	wait_ge(&x.runs, 5);
+	st(&b.gate, 1);
+	wait_ge(&b.after, 1);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps0), 0);
+	assert_int_equal(ps0.nworkers, 2);
+
+	r.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(r.fd >= 0);
+	r.rearm = true;
+	r.expect_cpu = test_cpu[0];
+	nvmfd_work_init(&r.work, rt, reader_fn, test_cpu[0]);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, r.fd, EPOLLIN), 0);
+	for (long i = 1; i <= 20; i++) {
+		assert_int_equal(write(r.fd, &one, sizeof(one)), sizeof(one));
+		wait_ge(&r.got, i);
+	}
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), 0);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps1), 0);
+	assert_true(ps1.epoll_events - ps0.epoll_events >= 20);
+	/* kicks come only from queueing by non-workers; allow a stray one */
+	assert_true(ps1.kicks - ps0.kicks <= 2);
+	assert_int_equal(ld(&r.bad_cpu), 0);
+	close(r.fd);
+	nvmfd_rt_destroy(rt);
+}
+
 static void test_create_errors(void **state)
 {
 	struct nvmfd_rt_opts opts;
@@ -936,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_stats_json),
 		cmocka_unit_test(test_hog_counted),
 		cmocka_unit_test(test_blocking_section),
+		cmocka_unit_test(test_dispatch_no_kick),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
