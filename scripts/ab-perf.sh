@@ -12,7 +12,13 @@
 # WORKLOADS (environment) picks the workloads, default "rr-qd32 rr-qd1":
 #   rr-qd1      4K randread QD1      rr-qd32     4K randread QD32
 #   rd128k-qd16 128K read QD16       rw-qd32     4K randwrite QD32
-# DIGEST=hdr,data adds nvmf-perf --digest; NVMFD_ARGS adds nvmfd options.
+# DIGEST=hdr,data adds nvmf-perf --digest (DIGEST_A / DIGEST_B: for one
+# side only, e.g. the digest cost of one build: A and B the same directory,
+# DIGEST_B=hdr,data); NVMFD_ARGS adds nvmfd options.
+# PRIO="chrt -f 5" (for example) runs target and initiator under that
+# command: on a machine loaded by others, SCHED_FIFO keeps their runnable
+# tasks from adding scheduler wake-up delay to every I/O (the kernel's RT
+# throttling still leaves them 5 % of each CPU; runs are short).
 # Per run: IOPS and the target's CPU time per I/O (us, from the schedstat
 # of all its threads over the nvmf-perf run, connection setup included).
 #
@@ -29,25 +35,20 @@ NQN=nqn.2026-12.io.nvmfd:ab
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-wl_args() {
-	case $1 in
-	rr-qd1) echo "-w randread -o 4096 -q 1" ;;
-	rr-qd32) echo "-w randread -o 4096 -q 32" ;;
-	rd128k-qd16) echo "-w read -o 131072 -q 16" ;;
-	rw-qd32) echo "-w randwrite -o 4096 -q 32" ;;
-	*) echo "unknown workload $1" >&2; return 1 ;;
-	esac
-}
+# shellcheck source=scripts/perf-workloads.sh
+. "$(dirname "$0")/perf-workloads.sh"
 
 # CPU time (ns) of all threads of process $1
 cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'
 }
 
-run_one() { # bindir workload -> prints "IOPS CPU_US_PER_IO"
-	local bin=$1 wl=$2 log=$work/tgt.log port iops c0 c1 trid
+run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO"
+	local bin=$1 wl=$2 log=$work/tgt.log port iops c0 c1 trid dig
+	[ "$3" = A ] && dig=${DIGEST_A-${DIGEST:-}} || dig=${DIGEST_B-${DIGEST:-}}
+	rm -f "$log" # no stale port from the previous target's log
 	# shellcheck disable=SC2086
-	"$bin/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
+	${PRIO:-} "$bin/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 100); do
 		port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -1)
@@ -58,10 +59,10 @@ run_one() { # bindir workload -> prints "IOPS CPU_US_PER_IO"
 	"$bin/nvmf-perf" -r "$trid" -w write -o 131072 -q 16 -t 1 --cpus 1 >/dev/null 2>&1 || true
 	c0=$(cpu_ns $pid)
 	# shellcheck disable=SC2046
-	if "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") -t "$SECS" --warmup 1 --cpus 1 --json \
-		${DIGEST:+--digest $DIGEST} >"$work/perf.json" 2>"$work/perf.err"; then
+	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") -t "$SECS" --warmup 1 --cpus 1 --json \
+		${dig:+--digest $dig} >"$work/perf.json" 2>"$work/perf.err"; then
 		c1=$(cpu_ns $pid)
-		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / (d["iops"] * (d["seconds"] + 1)), 2))' "$work/perf.json" "$c0" "$c1")
+		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2)) if ios > 0 else print("FAILED FAILED")' "$work/perf.json" "$c0" "$c1")
 	else
 		iops="FAILED FAILED"
 		echo "nvmf-perf ($bin) failed: $(tail -2 "$work/perf.err" | tr '\n' ' ')" >&2
@@ -70,13 +71,13 @@ run_one() { # bindir workload -> prints "IOPS CPU_US_PER_IO"
 	echo "$iops"
 }
 
-echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} (A ${DIGEST_A-${DIGEST:-none}}, B ${DIGEST_B-${DIGEST:-none}}) prio=${PRIO:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 for wl in $WORKLOADS; do
 	: >"$work/a.$wl"; : >"$work/b.$wl"
 	for r in $(seq "$ROUNDS"); do
 		if ((RANDOM % 2)); then order="A B"; else order="B A"; fi
 		for w in $order; do
-			if [ $w = A ]; then v=$(run_one "$A" "$wl"); else v=$(run_one "$B" "$wl"); fi
+			if [ $w = A ]; then v=$(run_one "$A" "$wl" A); else v=$(run_one "$B" "$wl" B); fi
 			# a failed run drops the whole round (pairs stay pairs)
 			echo "$v" >>"$work/$([ $w = A ] && echo a || echo b).$wl"
 			echo "$wl round $r $w: ${v% *} IOPS, ${v#* } target-us/io (load $(cut -d' ' -f1 /proc/loadavg))"
@@ -111,7 +112,10 @@ for i, name in ((0, "IOPS"), (1, "target us/io")):
     b = [y[i] for _, y in pairs]
     r = [y[i] / x[i] for x, y in pairs if x[i] > 0]
     lo, hi, conf = ci(r)
-    verdict = "no difference shown" if lo <= 1.0 <= hi else ("B higher" if lo > 1 else "B lower")
+    if len(r) < 3:
+        verdict = "too few rounds for an interval"
+    else:
+        verdict = "no difference shown" if lo <= 1.0 <= hi else ("B higher" if lo > 1 else "B lower")
     print(f"{wl}: {name}: A median {statistics.median(a):.6g}, B median {statistics.median(b):.6g}, "
           f"B/A median {statistics.median(r):.3f}, {conf * 100:.1f} % CI [{lo:.3f}, {hi:.3f}] "
           f"(n={len(r)}): {verdict}")

@@ -29,7 +29,8 @@
 # 1; 128K writes, QD16: more than 256 MiB here), so that reads copy real
 # pages (as a pre-zeroed SPDK malloc bdev) instead of the zero page. One line per
 # workload: IOPS, target CPU us per I/O, and per-I/O counts. NVMFD_ARGS adds
-# nvmfd options (e.g. NVMFD_ARGS='--exec unbound').
+# nvmfd options (e.g. NVMFD_ARGS='--exec unbound'); PRIO='chrt -f 5' runs
+# target and initiator under SCHED_FIFO (see scripts/ab-perf.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin SECS=4 MODE=stat DIG= OUT= FILL=1
@@ -59,22 +60,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wl_args() {
-	case $1 in
-	rr-qd1) echo "-w randread -o 4096 -q 1" ;;
-	rr-qd32) echo "-w randread -o 4096 -q 32" ;;
-	rd128k-qd16) echo "-w read -o 131072 -q 16" ;;
-	rw-qd32) echo "-w randwrite -o 4096 -q 32" ;;
-	*) echo "unknown workload $1" >&2; return 1 ;;
-	esac
-}
+# shellcheck source=scripts/perf-workloads.sh
+. scripts/perf-workloads.sh
 
 echo "# $(date -u +%FT%TZ) bin=$BIN secs=$SECS mode=$MODE digest=${DIG:-none} load=$(cut -d' ' -f1-3 /proc/loadavg) out=$OUT"
 for wl in "${WLS[@]}"; do
 	args=$(wl_args "$wl")
 	log=$OUT/$wl.tgt.log
+	rm -f "$log" # no stale port from an earlier run
 	# shellcheck disable=SC2086
-	"$BIN/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
+	${PRIO:-} "$BIN/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
 	tpid=$!
 	port=
 	for _ in $(seq 200); do
@@ -111,7 +106,7 @@ for wl in "${WLS[@]}"; do
 	fi
 	sleep 0.3 # let the tracer attach
 	# shellcheck disable=SC2086
-	if ! "$BIN/nvmf-perf" -r "$trid" $args -t "$SECS" --cpus 1 --json ${DIG:+--digest $DIG} >"$OUT/$wl.json" 2>"$OUT/$wl.err"; then
+	if ! ${PRIO:-} "$BIN/nvmf-perf" -r "$trid" $args -t "$SECS" --cpus 1 --json ${DIG:+--digest $DIG} >"$OUT/$wl.json" 2>"$OUT/$wl.err"; then
 		echo "$wl: nvmf-perf failed: $(tail -2 "$OUT/$wl.err" | tr '\n' ' ')" >&2
 	fi
 	[ -n "$rpid" ] && { kill -INT "$rpid"; wait "$rpid" 2>/dev/null || true; }
