@@ -607,18 +607,24 @@ static void test_watch_eventfd(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* @r reads the read end of a new non-blocking pipe @p with @fn on test_cpu[0]. */
+static void pipe_reader_init(struct reader *r, int p[2], struct nvmfd_rt *rt, nvmfd_work_fn fn)
+{
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	memset(r, 0, sizeof(*r));
+	r->fd = p[0];
+	r->is_pipe = true;
+	r->expect_cpu = -1;
+	nvmfd_work_init(&r->work, rt, fn, test_cpu[0]);
+}
+
 static void test_watch_pipe_oneshot(void **state)
 {
 	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 0, 0);
 	struct reader r;
 	int p[2];
 
-	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-	memset(&r, 0, sizeof(r));
-	r.fd = p[0];
-	r.is_pipe = true;
-	r.expect_cpu = -1;
-	nvmfd_work_init(&r.work, rt, reader_fn, test_cpu[0]);
+	pipe_reader_init(&r, p, rt, reader_fn);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
 	assert_int_equal(write(p[1], "abc", 3), 3);
 	wait_ge(&r.got, 3);
@@ -660,12 +666,7 @@ static void test_watch_pipe_edge(void **state)
 	struct reader r;
 	int p[2];
 
-	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-	memset(&r, 0, sizeof(r));
-	r.fd = p[0];
-	r.is_pipe = true;
-	r.expect_cpu = -1;
-	nvmfd_work_init(&r.work, rt, byte_reader_fn, test_cpu[0]);
+	pipe_reader_init(&r, p, rt, byte_reader_fn);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
 	for (long i = 1; i <= 3; i++) {
