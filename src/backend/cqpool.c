@@ -247,6 +247,8 @@ int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 			cq->ring = cq->shared->ring;
 	} else {
 		ret = nvmfd_bk_ring_create(depth, pool->opts.iopoll, &cq->ring);
+		if (!ret) /* the owner watches it edge-triggered (cqpool.h) */
+			nvmfd_bk_ring_set_edge(cq->ring, true);
 	}
 	if (!ret)
 		pool->nr_open++;
@@ -395,8 +397,10 @@ int nvmfd_cq_event_fd(const struct nvmfd_cq *cq)
 
 void nvmfd_cq_clear_event(struct nvmfd_cq *cq)
 {
-	if (!cq->shared && !nvmfd_bk_ring_inflight(cq->ring))
+	if (!cq->shared && !nvmfd_bk_ring_inflight(cq->ring)) {
+		nvmfd_bk_ring_clear_event(cq->ring);
 		nvmfd_bk_ring_reap(cq->ring, cq->depth);
+	}
 }
 
 int nvmfd_cq_ring_id(const struct nvmfd_cq *cq)

@@ -38,6 +38,7 @@ struct nvmfd_bk_ring {
 	struct io_uring poll; /* IORING_SETUP_IOPOLL ring, if @has_poll */
 	bool has_uring;
 	bool has_poll;
+	bool edge; /* nvmfd_bk_ring_set_edge() */
 	int efd;
 	unsigned int depth;
 	unsigned int inflight; /* submitted, callback not yet started */
@@ -331,6 +332,16 @@ static void ring_clear_event(struct nvmfd_bk_ring *ring)
 		return;
 }
 
+void nvmfd_bk_ring_set_edge(struct nvmfd_bk_ring *ring, bool on)
+{
+	ring->edge = on;
+}
+
+void nvmfd_bk_ring_clear_event(struct nvmfd_bk_ring *ring)
+{
+	ring_clear_event(ring);
+}
+
 /**
  * nvmfd_bk_ring_flush() - send the queued SQEs to the kernel.
  * @ring: borrowed.
@@ -365,7 +376,8 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring)
 	if (ring->local_new) {
 		total += (int)ring->local_new;
 		ring->local_new = 0;
-		ring_signal(ring);
+		if (!ring->edge) /* edge: the owner's reap follows */
+			ring_signal(ring);
 	}
 	return total;
 }
@@ -436,7 +448,8 @@ int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max)
 	bool more;
 
 	ring->st.reap_calls++;
-	ring_clear_event(ring);
+	if (!ring->edge) /* edge: a count left behind wakes nobody */
+		ring_clear_event(ring);
 
 	/* Local completions present now; later ones go to a fresh list. */
 	local = ring->done_head;

@@ -156,6 +156,21 @@ void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ring);
  *  completions are available (for nvmfd_rt_watch_fd). */
 int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring);
 
+/**
+ * nvmfd_bk_ring_set_edge() - the owner watches the eventfd edge-triggered
+ * (EPOLLET) and reaps after every flush of its own: then local completions
+ * (RAM, null, synchronous ops) need no signal, as the reap that follows
+ * the flush delivers them, and reaps need not read the eventfd, as a count
+ * left behind wakes nobody. Saves an eventfd write and a read per reap.
+ * Kernel completions still signal the eventfd (a new edge each). Off by
+ * default. Context: ring owner, while no reap runs.
+ */
+void nvmfd_bk_ring_set_edge(struct nvmfd_bk_ring *ring, bool on);
+
+/** nvmfd_bk_ring_clear_event() - empty the eventfd (also in edge mode),
+ *  e.g. before registering it afresh. Context: ring owner. */
+void nvmfd_bk_ring_clear_event(struct nvmfd_bk_ring *ring);
+
 /** nvmfd_bk_submit() - queue @io on @ring for @bk (not yet sent to the
  *  kernel: call nvmfd_bk_ring_flush()). Return: 0, -EBUSY when the ring is
  *  full (reap first), -EINVAL for an op the backend cannot do.

@@ -128,14 +128,18 @@ unsigned int nvmfd_cq_inflight(const struct nvmfd_cq *cq);
  * nvmfd_cq_event_fd() - the eventfd to watch for this context's
  * completions: per-queue, the ring's; shared, -1 (the ring's completion
  * work watches it and nvmfd_cq_notify_fn reports).
+ * Per-queue, watch it edge-triggered (EPOLLET) and poll after every
+ * nvmfd_cq_flush(): the ring runs in edge mode (nvmfd_bk_ring_set_edge()),
+ * so local completions (RAM, null) raise no signal and polls do not read
+ * the eventfd; a level-triggered watcher would see a stale count for ever.
  */
 int nvmfd_cq_event_fd(const struct nvmfd_cq *cq);
 
 /**
- * nvmfd_cq_clear_event() - per-queue: with nothing in flight, reap once so
- * that a signal raised after its completion was already reaped does not
- * wake an idle owner for ever (only a reap clears the eventfd). No-op in
- * shared mode. Context: owner, before sleeping.
+ * nvmfd_cq_clear_event() - per-queue: with nothing in flight, empty the
+ * eventfd and reap once, so that a signal raised after its completion was
+ * already reaped does not wake the owner when it registers the eventfd
+ * afresh. No-op in shared mode. Context: owner, before sleeping.
  */
 void nvmfd_cq_clear_event(struct nvmfd_cq *cq);
 

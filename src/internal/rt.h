@@ -152,6 +152,14 @@ bool nvmfd_rt_queue_work(struct nvmfd_work *w);
  * (EPOLLIN/EPOLLOUT) fires, @w is queued. Re-arm after each wake-up (a
  * re-arm is one EPOLL_CTL_MOD). One fd has one watcher: watching it for
  * another item moves it. EPOLLERR/EPOLLHUP always fire.
+ *
+ * With EPOLLET in @events the registration is persistent and
+ * edge-triggered instead: every new readiness edge queues @w (a run in
+ * progress is run again), until the events change or the fd is unwatched.
+ * Watching again with the same events is then free (no system call);
+ * other events are one EPOLL_CTL_MOD. The watcher must consume readiness
+ * until it would block (EAGAIN) or re-queue itself: an edge already seen
+ * does not fire again.
  * Return: 0, -EBADF (@fd < 0), -ECANCELED (@w was cancelled), -ENOMEM, or
  *         -errno from epoll_ctl.
  * Context: any thread, including @w's fn.

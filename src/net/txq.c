@@ -22,9 +22,20 @@ void nvmfd_tx_pdu_set(struct nvmfd_tx_pdu *p, const void *hdr, uint32_t hlen, co
 	p->seg[1].iov_len = dlen;
 	p->seg[2].iov_base = (void *)ddgst;
 	p->seg[2].iov_len = dglen;
+	p->seg[3].iov_base = NULL;
+	p->seg[3].iov_len = 0;
 	p->total = hlen + dlen + dglen;
 	p->sent = 0;
 	p->built = true;
+}
+
+void nvmfd_tx_pdu_set_trailer(struct nvmfd_tx_pdu *p, const void *pdu, uint32_t len)
+{
+	assert(p->built && p->sent == 0 && !p->seg[3].iov_len);
+	assert(pdu && len > 0);
+	p->seg[3].iov_base = (void *)pdu;
+	p->seg[3].iov_len = len;
+	p->total += len;
 }
 
 void nvmfd_tx_pdu_clear(struct nvmfd_tx_pdu *p)

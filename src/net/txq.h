@@ -8,7 +8,13 @@
  * Model. Every PDU owner (a command slot, a connection's control-PDU
  * buffer) embeds one struct nvmfd_tx_pdu. The element describes ONE PDU at
  * a time as up to three segments - header (with its digest), data, data
- * digest - that the owner keeps alive until the PDU is complete. The owner
+ * digest - that the owner keeps alive until the PDU is complete, plus
+ * optionally a trailer: a second, whole PDU without data that the owner
+ * sends right behind the first (the target's CapsuleResp behind the last
+ * C2HData of a read, nvmfd_tx_pdu_set_trailer()), so that both go out in
+ * the same sendmsg. The element is then one unit for the queue: it is
+ * complete (done()) when the trailer's last byte is sent, and its partial
+ * rest is finished alone as for a single PDU. The owner
  * pushes the element on the queue; one round of transmission is
  *
  *     nvmfd_txq_gather()    fill a batch with up to max_pdus queued PDUs
@@ -55,8 +61,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-/* Segments of one PDU: header (+ header digest), data, data digest. */
-#define NVMFD_TX_SEGS 3
+/* Segments of one element: header (+ header digest), data, data digest,
+ * trailer (a second PDU of the owner, header only). */
+#define NVMFD_TX_SEGS 4
 /* Most PDUs one gather takes (the target gathers 16; the host up to 64, as
  * many capsules as its 64-entry iovec array used to hold). */
 #define NVMFD_TXQ_BATCH_MAX 64
@@ -66,9 +73,10 @@
  * @next:   FIFO link (txq private).
  * @prev:   FIFO link (txq private).
  * @seg:    the PDU's segments in wire order; a zero iov_len is absent.
- *          Set by nvmfd_tx_pdu_set(); the memory is borrowed until done().
- * @total:  bytes of the PDU (sum of the segment lengths), > 0.
- * @sent:   bytes of the PDU already accepted by the socket, 0..@total.
+ *          Set by nvmfd_tx_pdu_set() (and _set_trailer()); the memory is
+ *          borrowed until done().
+ * @total:  bytes of the element (sum of the segment lengths), > 0.
+ * @sent:   bytes of the element already accepted by the socket, 0..@total.
  * @built:  @seg/@total describe the PDU; false: ops->prepare() builds it
  *          when the first gather reaches it.
  * @more:   the owner will queue another PDU right after this one: send
@@ -132,7 +140,7 @@ struct nvmfd_txq_ops {
 
 /**
  * struct nvmfd_txq_batch - what one gather took (caller-allocated, on the
- * stack; about 3 KiB).
+ * stack; about 4 KiB).
  * @iov:    the unsent bytes of the gathered PDUs, in wire order.
  * @iovcnt: entries used in @iov.
  * @npdu:   PDUs gathered (0 when the queue was empty).
@@ -158,11 +166,20 @@ struct nvmfd_txq_batch {
  * @hdr:   header bytes (with header digest), @hlen > 0.
  * @data:  data bytes or NULL; @dlen may be 0.
  * @ddgst: data digest bytes or NULL; @dglen may be 0.
- * Sets built, resets sent to 0; keeps @p->more. The memory is borrowed
- * until the PDU completes (done()) or the queue drops it.
+ * Sets built, resets sent to 0, clears the trailer; keeps @p->more. The
+ * memory is borrowed until the PDU completes (done()) or the queue drops it.
  */
 void nvmfd_tx_pdu_set(struct nvmfd_tx_pdu *p, const void *hdr, uint32_t hlen, const void *data,
 		      uint32_t dlen, const void *ddgst, uint32_t dglen);
+
+/**
+ * nvmfd_tx_pdu_set_trailer() - append a whole second PDU of @len bytes
+ * (header and header digest, no data) behind the PDU nvmfd_tx_pdu_set()
+ * just described; both are sent and completed as one element.
+ * @p:   element, right after nvmfd_tx_pdu_set() (sent == 0).
+ * @pdu: the trailer PDU, borrowed until done(); @len > 0.
+ */
+void nvmfd_tx_pdu_set_trailer(struct nvmfd_tx_pdu *p, const void *pdu, uint32_t len);
 
 /**
  * nvmfd_tx_pdu_clear() - mark @p's next PDU as not built yet: the gather

@@ -33,7 +33,11 @@
  * than max_active items of its pool are in flight.
  *
  * Readiness: each pool has an epoll fd holding an eventfd (cross-thread
- * kicks) and the watched fds (EPOLLONESHOT). Idle workers block in
+ * kicks) and the watched fds: one-shot (EPOLLONESHOT, re-armed by one
+ * EPOLL_CTL_MOD per wake-up) or, when the watcher asks for EPOLLET,
+ * persistent and edge-triggered: every new edge queues the item (a run in
+ * progress gets PENDING and runs again), and watching again with the same
+ * events costs no system call. Idle workers block in
  * epoll_wait(); busy ones also look (without sleeping) every
  * RT_BUSY_POLL_RUNS runs, so a run queue that never empties (items that
  * re-queue themselves) cannot hide a ready fd (the kernel's sk_data_ready
@@ -141,6 +145,7 @@ struct rt_pool {
 struct rt_watch {
 	struct nvmfd_work *w;
 	uint32_t gen;
+	uint32_t events; /* as registered (EPOLLET: persistent) */
 };
 
 struct nvmfd_rt {
@@ -314,7 +319,9 @@ static struct rt_pool *work_lock_pool(struct nvmfd_work *w)
 }
 
 /* Queue @w on @pool, whose lock is held and which is @w's pool. */
-static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
+/* @kick: wake an idle worker for it; false when the caller is a worker of
+ * @pool that goes to the run queue next itself (readiness dispatch). */
+static bool queue_locked_kick(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
 {
 	uint32_t f = flags_get(w);
 
@@ -324,8 +331,13 @@ static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
 	if (f & WORK_RUNNING)
 		add(&w->requeues, 1); /* the running worker re-queues it */
 	else
-		pool_enqueue(pool, w, true);
+		pool_enqueue(pool, w, kick);
 	return true;
+}
+
+static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
+{
+	return queue_locked_kick(pool, w, true);
 }
 
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
@@ -456,7 +468,12 @@ static void worker_run(struct rt_worker *wk, struct nvmfd_work *w, uint64_t queu
 }
 
 /* Queue the item behind a readiness event of @pool's epoll if its watch
- * is still current (same generation). One lock: the pool's own. */
+ * is still current (same generation). One lock: the pool's own. Called by
+ * a worker of @pool only, which then goes to the run queue itself: no kick
+ * (an idle sibling woken for the item the caller runs next would only read
+ * the kick eventfd and sleep again - a write, a read and two context
+ * switches per event once a pool has a spare worker). Taking the item
+ * chain-kicks a sibling if more are queued (worker_main()). */
 static void rt_dispatch(struct rt_pool *pool, uint64_t data)
 {
 	uint32_t fd = (uint32_t)data, gen = (uint32_t)(data >> 32);
@@ -466,7 +483,7 @@ static void rt_dispatch(struct rt_pool *pool, uint64_t data)
 	if (fd < pool->nwatches && pool->watches[fd].gen == gen)
 		w = pool->watches[fd].w;
 	if (w && __atomic_load_n(&w->pool, __ATOMIC_RELAXED) == pool) {
-		queue_locked(pool, w);
+		queue_locked_kick(pool, w, false);
 		w = NULL;
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -866,9 +883,16 @@ void nvmfd_rt_destroy(struct nvmfd_rt *rt)
 	free(rt);
 }
 
+/* What epoll is given for a watch of @events: edge-triggered ones persist,
+ * the others fire once per arm. */
+static uint32_t watch_events(uint32_t events)
+{
+	return events & EPOLLET ? events : events | EPOLLONESHOT;
+}
+
 static int watch_ctl(struct rt_pool *pool, int fd, uint32_t events, uint64_t data)
 {
-	struct epoll_event ev = { .events = events | EPOLLONESHOT, .data.u64 = data };
+	struct epoll_event ev = { .events = watch_events(events), .data.u64 = data };
 
 	if (!epoll_ctl(pool->epfd, EPOLL_CTL_MOD, fd, &ev))
 		return 0;
@@ -915,11 +939,18 @@ int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
 	pthread_mutex_lock(&pool->lock);
 	if ((size_t)fd < pool->nwatches && pool->watches[fd].w == w) {
 		struct epoll_event ev = {
-			.events = events | EPOLLONESHOT,
+			.events = watch_events(events),
 			.data.u64 = (uint64_t)pool->watches[fd].gen << 32 | (uint32_t)fd,
 		};
 
+		if ((events & EPOLLET) && pool->watches[fd].events == events) {
+			/* persistent and unchanged: nothing to re-arm */
+			pthread_mutex_unlock(&pool->lock);
+			return 0;
+		}
 		ret = epoll_ctl(pool->epfd, EPOLL_CTL_MOD, fd, &ev) ? -errno : 0;
+		if (!ret)
+			pool->watches[fd].events = events;
 		pthread_mutex_unlock(&pool->lock);
 		if (ret != -ENOENT)
 			return ret;
@@ -950,6 +981,7 @@ int nvmfd_rt_watch_fd(struct nvmfd_work *w, int fd, uint32_t events)
 	/* a new generation: events fetched for the old owner are dropped */
 	s->gen++;
 	s->w = w;
+	s->events = events;
 	ret = watch_ctl(pool, fd, events, (uint64_t)s->gen << 32 | (uint32_t)fd);
 	if (ret)
 		s->w = NULL;

@@ -36,8 +36,11 @@
  *
  * Transmit: slots with something to send form a FIFO; one sendmsg gathers
  * the current PDU of up to TCP_TX_BATCH slots (header, data and data digest
- * iovecs) with MSG_MORE while more is queued. A PDU cut short by a full
- * socket is finished alone before any other byte is sent.
+ * iovecs) with MSG_MORE while more is queued. The last C2HData of a read
+ * carries its CapsuleResp as a trailer (net/txq.h), so a read's data and
+ * response leave in one sendmsg (unless the C2HData SUCCESS flag replaces
+ * the response). A PDU cut short by a full socket is finished alone before
+ * any other byte is sent.
  *
  * Teardown never blocks the worker: a closing queue stops its socket and
  * then waits for its backend ios by event (the completion eventfd, or the
@@ -577,7 +580,7 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		enum nvmfd_pdu_ev ev;
 		bool pdu_done = false;
 		uint8_t *ptr;
-		size_t want, used;
+		size_t want, used, len;
 		ssize_t n;
 		int ret;
 
@@ -600,13 +603,20 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		want = nvmfd_pdu_rx_want(&q->rx, &ptr);
 		if (!want)
 			return tcp_fatal_codec(q);
-		if (ptr && want >= TCP_RX_DIRECT_MIN) {
-			n = nvmfd_stream_recv(q->fd, q->tls, ptr, want);
-		} else {
-			n = nvmfd_stream_recv(q->fd, q->tls, q->bounce, TCP_RX_BOUNCE);
-		}
+		if (q->rx_drained)
+			return 0; /* as EAGAIN: see below */
+		len = ptr && want >= TCP_RX_DIRECT_MIN ? want : TCP_RX_BOUNCE;
+		n = nvmfd_stream_recv(q->fd, q->tls, ptr && want >= TCP_RX_DIRECT_MIN ? ptr : q->bounce,
+				      len);
 		if (n == -EAGAIN)
 			return 0;
+		/* A short read emptied the receive queue: whatever arrives
+		 * later is a new edge of the socket's (edge-triggered) watch
+		 * and runs this item again, so this pass need not ask again
+		 * and learn EAGAIN (a system call per pass saved). Not under
+		 * TLS: SSL_read() returns one record at most and may keep
+		 * decrypted bytes that no socket edge will announce. */
+		q->rx_drained = !q->tls && n >= 0 && (size_t)n < len;
 		if (n == 0)
 			return -ECONNRESET; /* orderly EOF from the host */
 		if (n < 0)
@@ -642,6 +652,7 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 	const struct nvmfd_tgt_req *req = &r->req;
 	uint32_t len, hlen;
 	uint8_t flags;
+	bool last;
 
 	r->pdu_dlen = 0;
 	p->more = true; /* the slot sends another PDU after this one */
@@ -654,13 +665,13 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		return;
 	case TCP_TX_C2H:
 		len = tcp_min_u32(req->data_len - r->c2h_off, q->c2h_chunk);
+		last = r->c2h_off + len == req->data_len;
 		flags = 0;
-		if (r->c2h_off + len == req->data_len) {
+		if (last) {
 			flags |= NVMFD_TCP_F_DATA_LAST;
-			if (r->c2h_success) {
+			if (r->c2h_success)
 				flags |= NVMFD_TCP_F_DATA_SUCCESS;
-				p->more = false;
-			}
+			p->more = false; /* the slot's last PDU (with its response) */
 		}
 		hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags, req->sqe.cid,
 						      0, r->c2h_off, len, q->hdgst, q->ddgst);
@@ -673,6 +684,13 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		}
 		nvmfd_tx_pdu_set(p, r->hdr, hlen, (const uint8_t *)req->data + r->c2h_off, len,
 				 r->ddgst, q->ddgst ? NVMFD_TCP_DIGEST_LEN : 0);
+		if (last && !r->c2h_success) {
+			/* The CQE is final since tcp_queue_response(): the
+			 * CapsuleResp goes right behind the last C2HData, in
+			 * the same sendmsg (one wake-up of the host, not two). */
+			hlen = (uint32_t)nvmfd_pdu_build_rsp(r->rsp, &req->cqe, q->hdgst);
+			nvmfd_tx_pdu_set_trailer(p, r->rsp, hlen);
+		}
 		return;
 	case TCP_TX_RSP:
 	default:
@@ -702,14 +720,14 @@ static enum nvmfd_tx_next tcp_tx_done(void *owner, struct nvmfd_tx_pdu *p)
 		return NVMFD_TX_LEAVE;
 	case TCP_TX_C2H:
 		r->c2h_off += r->pdu_dlen;
-		if (r->c2h_off < r->req.data_len || !r->c2h_success) {
-			if (r->c2h_off == r->req.data_len)
-				r->phase = TCP_TX_RSP;
+		if (r->c2h_off < r->req.data_len) {
 			if (q->state >= TCP_Q_CLOSING)
 				return NVMFD_TX_LEAVE; /* reclaimed at teardown */
 			nvmfd_tx_pdu_clear(p);
 			return NVMFD_TX_STAY;
 		}
+		if (!r->c2h_success)
+			TCP_STAT_ADD(q, pdus_tx, 1); /* the CapsuleResp trailer */
 		break;
 	case TCP_TX_RSP:
 	default:
@@ -901,7 +919,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	if (nvmfd__tgt_qp_inflight(&q->qp)) {
 		/* Backend ios hold slot buffers: come back when one ends. */
 		if (q->ring_fd >= 0) {
-			ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+			/* edge-triggered like a live queue's (cqpool.h) */
+			ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN | EPOLLET);
 			if (ret && ret != -ECANCELED)
 				NVMFD_ERR_RATELIMIT(TCP_COMP,
 						    "queue %u: cannot watch backend completions: %s",
@@ -932,9 +951,18 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	tcp_port_release(q->port, q);
 }
 
+/*
+ * Before sleeping: make sure readiness will queue us. The socket and the
+ * completion eventfd are persistent edge-triggered registrations
+ * (internal/rt.h): a pass only ends without re-queueing once recv() said
+ * EAGAIN and the last reap found nothing, so every later byte or
+ * completion is a new edge. Watching again with the same events costs no
+ * system call; only a change (EPOLLOUT while a send would block, or the
+ * eventfd after --backend-poll dropped it) is one epoll_ctl.
+ */
 static int tcp_rearm(struct tcp_queue *q)
 {
-	uint32_t ev = EPOLLIN;
+	uint32_t ev = EPOLLIN | EPOLLET;
 	int ret;
 
 	if (q->tx_blocked || nvmfd_stream_want_out(q->tls))
@@ -945,7 +973,7 @@ static int tcp_rearm(struct tcp_queue *q)
 	TCP_STAT_ADD(q, rearms, 1);
 	if (q->ring_fd < 0)
 		return 0; /* shared ring: its completion work watches it */
-	ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN);
+	ret = nvmfd_rt_watch_fd(&q->io_work, q->ring_fd, EPOLLIN | EPOLLET);
 	if (!ret)
 		q->ring_watched = true;
 	return ret;
@@ -1029,6 +1057,7 @@ void tcp_io_work(struct nvmfd_work *w)
 	if (!q->requeued)
 		TCP_STAT_ADD(q, wakeups, 1);
 	q->requeued = false;
+	q->rx_drained = false; /* each pass asks the socket at least once */
 	if (q->auto_poll) /* --exec auto: the controller's idle-poll period */
 		tcp_auto_apply_poll(q);
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
@@ -1082,9 +1111,11 @@ void tcp_io_work(struct nvmfd_work *w)
 		return;
 	}
 	/* The ring's eventfd can be signalled after its completion was already
-	 * reaped in the loop above; a stale signal would wake this idle queue
-	 * for ever. Clear it before sleeping. */
-	nvmfd__tgt_qp_idle(&q->qp);
+	 * reaped in the loop above. Watched edge-triggered, a stale count does
+	 * not wake us again; but a fresh registration (after --backend-poll
+	 * dropped it) would fire at once on it: clear it first. */
+	if (!q->ring_watched)
+		nvmfd__tgt_qp_idle(&q->qp);
 	ret = tcp_rearm(q);
 	if (!ret)
 		return;

@@ -76,6 +76,8 @@ struct tcp_req {
 	uint32_t pdu_dlen; /* data bytes of the C2HData being sent */
 	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
 	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
+	/* the CapsuleResp sent behind the last C2HData (the txq trailer) */
+	uint8_t rsp[sizeof(struct nvmfd_tcp_rsp) + NVMFD_TCP_DIGEST_LEN];
 };
 
 enum tcp_queue_state {
@@ -149,6 +151,7 @@ struct tcp_queue {
 	struct nvmfd_pdu_rx rx;
 	struct tcp_req *rx_req; /* slot the current PDU's data belongs to */
 	bool rx_hdr_seen; /* NVMFD_PDU_EV_HDR was handled for the current PDU */
+	bool rx_drained; /* this pass's last recv() was short: no more until the next pass */
 	uint8_t *bounce;
 	uint32_t bounce_off;
 	uint32_t bounce_len;

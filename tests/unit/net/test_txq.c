@@ -46,7 +46,10 @@ struct tslot {
 	unsigned int cur; /* PDU being sent */
 	bool lazy; /* give new PDUs through prepare() */
 	bool more_flag; /* set e.more on every PDU but the last */
+	bool fuse; /* a data-less next PDU rides as the trailer of the current one */
+	bool fused; /* the current element carries PDUs cur and cur + 1 */
 	unsigned int prepared; /* prepare() calls */
+	unsigned int sets; /* elements described (slot_set() calls) */
 	struct tpdu pdu[MAX_PDUS_PER_SLOT];
 };
 
@@ -110,10 +113,19 @@ static void make_pdu(struct tctx *c, struct tslot *s, unsigned int idx)
 static void slot_set(struct tslot *s)
 {
 	struct tpdu *p = &s->pdu[s->cur];
+	unsigned int span;
 
-	s->e.more = s->more_flag && s->cur + 1 < s->nr;
+	s->fused = s->fuse && s->cur + 1 < s->nr && s->pdu[s->cur + 1].dlen == 0;
+	span = s->fused ? 2 : 1;
+	s->sets++;
+	s->e.more = s->more_flag && s->cur + span < s->nr;
 	nvmfd_tx_pdu_set(&s->e, p->hdr, p->hlen, p->dlen ? p->data : NULL, p->dlen,
 			 p->dglen ? p->dg : NULL, p->dglen);
+	if (s->fused) {
+		assert_int_equal(s->e.total, p->hlen + p->dlen + p->dglen);
+		nvmfd_tx_pdu_set_trailer(&s->e, p[1].hdr, p[1].hlen);
+		assert_int_equal(s->e.total, p->hlen + p->dlen + p->dglen + p[1].hlen);
+	}
 }
 
 static void t_prepare(void *owner, struct nvmfd_tx_pdu *e)
@@ -134,6 +146,8 @@ static enum nvmfd_tx_next t_done(void *owner, struct nvmfd_tx_pdu *e)
 	assert_false(e->queued);
 	assert_int_equal(e->sent, e->total);
 	c->log[c->nr_log++] = (s->id << 8) | s->cur;
+	if (s->fused) /* the trailer PDU completed with it */
+		c->log[c->nr_log++] = (s->id << 8) | ++s->cur;
 	if (c->reset_in_done) {
 		nvmfd_txq_reset(&c->q);
 		return NVMFD_TX_LEAVE;
@@ -348,8 +362,8 @@ static void drive(struct tctx *c, unsigned int max_pdus, bool vary_budget)
 	}
 }
 
-static void run_mix(unsigned int k, uint32_t seed, unsigned int max_pdus, bool vary_budget,
-		    bool more_flags, unsigned int eagain_every)
+static void run_mix_fuse(unsigned int k, uint32_t seed, unsigned int max_pdus, bool vary_budget,
+			 bool more_flags, unsigned int eagain_every, bool fuse)
 {
 	struct tctx *c = calloc(1, sizeof(*c));
 	unsigned int want = 0;
@@ -361,6 +375,7 @@ static void run_mix(unsigned int k, uint32_t seed, unsigned int max_pdus, bool v
 	c->eagain_every = eagain_every;
 	for (unsigned int i = 0; i < c->nr_slots; i++) {
 		c->slot[i].more_flag = more_flags && i % 3 == 0;
+		c->slot[i].fuse = fuse && i % 4 != 3;
 		push_slot(c, i, i % 2 == 1);
 		want += c->slot[i].nr;
 	}
@@ -371,12 +386,20 @@ static void run_mix(unsigned int k, uint32_t seed, unsigned int max_pdus, bool v
 
 		assert_int_equal(s->cur, s->nr);
 		assert_false(s->e.queued);
-		/* Lazy slots are prepared exactly once per PDU, eager never. */
-		assert_int_equal(s->prepared, s->lazy ? s->nr : 0);
+		/* Lazy slots are prepared exactly once per element, eager never. */
+		assert_int_equal(s->prepared, s->lazy ? s->sets : 0);
+		if (!fuse)
+			assert_int_equal(s->sets, s->nr);
 	}
 	assert_int_equal(nvmfd_txq_count(&c->q), 0);
 	ctx_fini(c);
 	free(c);
+}
+
+static void run_mix(unsigned int k, uint32_t seed, unsigned int max_pdus, bool vary_budget,
+		    bool more_flags, unsigned int eagain_every)
+{
+	run_mix_fuse(k, seed, max_pdus, vary_budget, more_flags, eagain_every, false);
 }
 
 static void test_k1(void **state)
@@ -393,6 +416,34 @@ static void test_k_random(void **state)
 {
 	for (uint32_t seed = 10; seed < 40; seed++)
 		run_mix(0, seed, 16, false, seed % 2, seed % 4 == 0 ? 3 : 0);
+}
+
+/*
+ * Trailers (nvmfd_tx_pdu_set_trailer(): the target's CapsuleResp behind
+ * its last C2HData): the two PDUs of an element leave back to back in one
+ * gather, cut anywhere by short sends (also inside the trailer), and
+ * complete together; the stream stays whole PDUs in order.
+ */
+static void test_trailer(void **state)
+{
+	unsigned int fused = 0;
+
+	for (uint32_t seed = 50; seed < 70; seed++)
+		run_mix_fuse(seed % 3 ? 0 : 5, seed, seed % 5 ? 16 : 0, seed % 2, seed % 3 == 0,
+			     seed % 4 == 0 ? 3 : 0, true);
+	/* the scripts above do fuse: count elements with a trailer once */
+	{
+		struct tctx *c = calloc(1, sizeof(*c));
+
+		assert_non_null(c);
+		ctx_init(c, MAX_SLOTS, 50);
+		for (unsigned int i = 0; i < c->nr_slots; i++)
+			for (unsigned int j = 0; j + 1 < c->slot[i].nr; j++)
+				fused += c->slot[i].pdu[j + 1].dlen == 0;
+		ctx_fini(c);
+		free(c);
+	}
+	assert_true(fused > 10);
 }
 
 static void test_batch_limits(void **state)
@@ -661,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_k1),
 		cmocka_unit_test(test_k7),
 		cmocka_unit_test(test_k_random),
+		cmocka_unit_test(test_trailer),
 		cmocka_unit_test(test_batch_limits),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_real_sendv),

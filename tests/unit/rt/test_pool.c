@@ -607,18 +607,24 @@ static void test_watch_eventfd(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* @r reads the read end of a new non-blocking pipe @p with @fn on test_cpu[0]. */
+static void pipe_reader_init(struct reader *r, int p[2], struct nvmfd_rt *rt, nvmfd_work_fn fn)
+{
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	memset(r, 0, sizeof(*r));
+	r->fd = p[0];
+	r->is_pipe = true;
+	r->expect_cpu = -1;
+	nvmfd_work_init(&r->work, rt, fn, test_cpu[0]);
+}
+
 static void test_watch_pipe_oneshot(void **state)
 {
 	struct nvmfd_rt *rt = make_rt(NVMFD_RT_UNBOUND, NVMFD_RT_SCOPE_SYSTEM, false, 0, 0);
 	struct reader r;
 	int p[2];
 
-	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-	memset(&r, 0, sizeof(r));
-	r.fd = p[0];
-	r.is_pipe = true;
-	r.expect_cpu = -1;
-	nvmfd_work_init(&r.work, rt, reader_fn, test_cpu[0]);
+	pipe_reader_init(&r, p, rt, reader_fn);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
 	assert_int_equal(write(p[1], "abc", 3), 3);
 	wait_ge(&r.got, 3);
@@ -635,6 +641,52 @@ static void test_watch_pipe_oneshot(void **state)
 	close(p[0]);
 	close(p[1]);
 	assert_int_equal(nvmfd_rt_watch_fd(&r.work, -1, EPOLLIN), -EBADF);
+	nvmfd_rt_destroy(rt);
+}
+
+/* A reader of one byte per run that never re-arms (edge-triggered tests). */
+static void byte_reader_fn(struct nvmfd_work *w)
+{
+	struct reader *r = (struct reader *)w;
+	char c;
+
+	if (read(r->fd, &c, 1) == 1)
+		__atomic_add_fetch(&r->got, 1, __ATOMIC_ACQ_REL);
+	inc(&r->runs);
+}
+
+/*
+ * EPOLLET watches persist: every new edge queues the item without a
+ * re-arm, watching again with the same events is accepted (free), and
+ * readiness left unconsumed does not fire again (edge, not level).
+ */
+static void test_watch_pipe_edge(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct reader r;
+	int p[2];
+
+	pipe_reader_init(&r, p, rt, byte_reader_fn);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN | EPOLLET), 0);
+	for (long i = 1; i <= 3; i++) {
+		/* two bytes per edge, one read per run: one byte stays behind */
+		assert_int_equal(write(p[1], "xy", 2), 2);
+		wait_ge(&r.runs, i);
+		usleep(20000); /* a level-triggered watch would run again now */
+		assert_int_equal(ld(&r.runs), i);
+		assert_int_equal(ld(&r.got), i);
+	}
+	/* back to one-shot (a MOD): fires on the bytes left, once */
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, p[0], EPOLLIN), 0);
+	wait_ge(&r.runs, 4);
+	assert_int_equal(write(p[1], "z", 1), 1);
+	usleep(20000);
+	assert_int_equal(ld(&r.runs), 4);
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, p[0]), 0);
+	close(p[0]);
+	close(p[1]);
 	nvmfd_rt_destroy(rt);
 }
 
@@ -844,6 +896,59 @@ static void test_blocking_section(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/*
+ * Regression: a worker that takes a readiness event queues the item and
+ * runs it itself; it must not also kick an idle sibling for it. A bound
+ * pool keeps the spare worker a blocking section started, and before the
+ * fix every event cost a kick (eventfd write), the sibling's wake-up and
+ * its eventfd read.
+ */
+static void test_dispatch_no_kick(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps0, ps1;
+	struct reader r;
+	struct where x;
+	struct blocker b;
+	uint64_t one = 1;
+
+	memset(&b, 0, sizeof(b));
+	memset(&x, 0, sizeof(x));
+	memset(&r, 0, sizeof(r));
+	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
+	where_init(&x, rt, test_cpu[0], NULL, true, 5);
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	wait_ge(&b.in_block, 1);
+	assert_true(nvmfd_rt_queue_work(&x.work)); /* starts the spare worker */
+	wait_ge(&x.runs, 5);
+	st(&b.gate, 1);
+	wait_ge(&b.after, 1);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps0), 0);
+	assert_int_equal(ps0.nworkers, 2);
+
+	r.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(r.fd >= 0);
+	r.rearm = true;
+	r.expect_cpu = test_cpu[0];
+	nvmfd_work_init(&r.work, rt, reader_fn, test_cpu[0]);
+	assert_int_equal(nvmfd_rt_watch_fd(&r.work, r.fd, EPOLLIN), 0);
+	for (long i = 1; i <= 20; i++) {
+		assert_int_equal(write(r.fd, &one, sizeof(one)), sizeof(one));
+		wait_ge(&r.got, i);
+	}
+	nvmfd_rt_work_cancel_sync(&r.work);
+	assert_int_equal(nvmfd_rt_unwatch_fd(&r.work, r.fd), 0);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps1), 0);
+	assert_true(ps1.epoll_events - ps0.epoll_events >= 20);
+	/* kicks come only from queueing by non-workers; allow a stray one */
+	assert_true(ps1.kicks - ps0.kicks <= 2);
+	assert_int_equal(ld(&r.bad_cpu), 0);
+	close(r.fd);
+	nvmfd_rt_destroy(rt);
+}
+
 static void test_create_errors(void **state)
 {
 	struct nvmfd_rt_opts opts;
@@ -880,10 +985,12 @@ int main(void)
 		cmocka_unit_test(test_max_active),
 		cmocka_unit_test(test_watch_eventfd),
 		cmocka_unit_test(test_watch_pipe_oneshot),
+		cmocka_unit_test(test_watch_pipe_edge),
 		cmocka_unit_test(test_watch_moves_fd),
 		cmocka_unit_test(test_stats_json),
 		cmocka_unit_test(test_hog_counted),
 		cmocka_unit_test(test_blocking_section),
+		cmocka_unit_test(test_dispatch_no_kick),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
