@@ -2471,11 +2471,18 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 
 	if (!o)
 		return NULL;
+	ret |= jadd(o, "auth_timeout_ms", json_object_new_int64(cfg->auth_timeout_ms));
 	if (cfg->control_path[0])
 		ret |= jadd(o, "control", json_object_new_string(cfg->control_path));
 	e = json_object_new_object();
 	ret |= jadd(o, "exec", e);
 	if (e) {
+		if (ex->exec_auto) {
+			ret |= jadd(e, "auto_bound", json_object_new_boolean(ex->auto_bound));
+			ret |= jadd(e, "auto_freeze", json_object_new_boolean(ex->auto_freeze));
+			ret |= jadd(e, "auto_no_poll", json_object_new_boolean(ex->auto_no_poll));
+			ret |= jadd(e, "auto_starve_ms", json_object_new_int64(ex->auto_starve_ms));
+		}
 		ret |= jadd(e, "backend_poll", json_object_new_boolean(ex->backend_poll));
 		nvmfd__cpulist_format(&ex->rt.cpus, cpus, sizeof(cpus));
 		ret |= jadd(e, "cpus", json_object_new_string(cpus));
@@ -2489,12 +2496,6 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "mode", json_object_new_string(
 					       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
 									: (int)ex->rt.mode]));
-		if (ex->exec_auto) {
-			ret |= jadd(e, "auto_freeze", json_object_new_boolean(ex->auto_freeze));
-			ret |= jadd(e, "auto_bound", json_object_new_boolean(ex->auto_bound));
-			ret |= jadd(e, "auto_no_poll", json_object_new_boolean(ex->auto_no_poll));
-			ret |= jadd(e, "auto_starve_ms", json_object_new_int64(ex->auto_starve_ms));
-		}
 		ret |= jadd(e, "rx_budget_bytes", json_object_new_int64(ex->rx_budget_bytes));
 		ret |= jadd(e, "rx_budget_pdus", json_object_new_int64(ex->rx_budget_pdus));
 		ret |= jadd(e, "scope", json_object_new_string(scope_names[ex->rt.scope]));
@@ -2504,7 +2505,6 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "workers_per_pool", json_object_new_int64(ex->rt.workers_per_pool));
 		ret |= jadd(e, "wq_per_ctrl", json_object_new_boolean(ex->wq_per_ctrl));
 	}
-	ret |= jadd(o, "auth_timeout_ms", json_object_new_int64(cfg->auth_timeout_ms));
 	ret |= jadd(o, "kato_grace_ms", json_object_new_int64(cfg->kato_grace_ms));
 	ret |= jadd(o, "max_io_size", json_object_new_int64(cfg->max_io_size));
 	ret |= jadd(o, "maxh2cdata", json_object_new_int64(cfg->maxh2cdata));

@@ -1077,6 +1077,26 @@ static void test_round_trip(void **state)
 			json_object_put(root);
 		}
 	}
+
+	/* the auto mode's keys are sorted too */
+	a->exec.exec_auto = true;
+	a->exec.wq_per_ctrl = false; /* auto refuses per-controller pools */
+	a->exec.cq_pool_shared = false;
+	a->exec.rt.mode = NVMFD_RT_BOUND; /* what auto loads as */
+	a->exec.auto_starve_ms = 80;
+	if (nvmfd_cfg_validate(a, err))
+		fail_msg("auto config invalid: %s", err);
+	round_trip(a, &cfg_b, "rt4.json");
+	{
+		char p4[300];
+		json_object *root;
+
+		fixture_path(p4, sizeof(p4), "rt4.json");
+		root = json_object_from_file(p4);
+		assert_non_null(root);
+		assert_keys_sorted(root, "rt4.json");
+		json_object_put(root);
+	}
 }
 
 /* Adds a subsystem with the given namespace specs to a default config. */
