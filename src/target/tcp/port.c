@@ -78,7 +78,8 @@ static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
  * the move is seen by that pass. A queue torn down meanwhile (DEAD) is
  * left cancelled for the release work. Context: the release work
  * (--wq-per-ctrl) or the housekeeping thread (--exec auto), never both
- * for one port (the config rejects the pair); may sleep.
+ * for one port (the config rejects the pair), or the target stop once
+ * both are stopped (tcp_port_move_for_stop()); may sleep.
  */
 void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
 {
@@ -94,14 +95,16 @@ void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
 	nvmfd_rt_work_move(&q->io_work, rt, io_cpu, fds, 2);
 }
 
-/* Queue @q for migration by the release work. Context: @q's io_work. */
+/* Queue @q for migration by the release work. Context: @q's io_work.
+ * The release work is queued under port->lock: the stop re-targets it
+ * under that lock (tcp_port_move_for_stop()). */
 void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q)
 {
 	pthread_mutex_lock(&port->lock);
 	q->mig_next = port->migrate;
 	port->migrate = q;
-	pthread_mutex_unlock(&port->lock);
 	nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
 }
 
 /*
@@ -163,8 +166,40 @@ void tcp_port_release(struct tcp_port *port, struct tcp_queue *q)
 	pthread_mutex_lock(&port->lock);
 	q->dead_next = port->dead;
 	port->dead = q;
-	pthread_mutex_unlock(&port->lock);
 	nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
+}
+
+/*
+ * Target stop (see target.c): move every queue's io_work and the release
+ * work to the stop runtime @rt, so that no queue waits for a starved CPU
+ * to drain and close. The release work is cancelled first, so neither a
+ * migration nor a free races with the moves; queues waiting for migration
+ * are simply moved to @rt instead. The list cannot change meanwhile: the
+ * accept work is stopped and only the release work removes queues.
+ * Context: ->remove_port (control thread), housekeeping stopped.
+ */
+static void tcp_port_move_for_stop(struct tcp_port *port, struct nvmfd_rt *rt)
+{
+	unsigned int moved = 0;
+	struct tcp_queue *q;
+
+	nvmfd_rt_group_unpin(port->ctrl_rts);
+	nvmfd_rt_work_cancel_sync(&port->release_work);
+	pthread_mutex_lock(&port->lock);
+	port->migrate = NULL;
+	for (q = port->queues; q; q = q->next) {
+		pthread_mutex_unlock(&port->lock);
+		tcp_queue_move(q, rt, q->io_cpu);
+		moved++;
+		pthread_mutex_lock(&port->lock);
+	}
+	nvmfd_work_init(&port->release_work, rt, tcp_release_work, 0);
+	if (port->dead)
+		nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
+	NVMFD_DBG(TCP_COMP, "port %u: stop: %u queues moved to the stop runtime",
+		  port->cfg->portid, moved);
 }
 
 /* ------------------------------------------------------------------ */
@@ -355,9 +390,10 @@ static uint16_t tcp_bound_trsvcid(const struct nvmfd_tgt_port *p)
 }
 
 /*
- * ->remove_port: stop accepting, shut every queue down, wait until they
- * are released, close the listener, free. Context: control thread, never
- * a runtime worker; the runtime must still run if the port was started.
+ * ->remove_port: stop accepting, move the queues to the stop runtime when
+ * there is one (target stop), shut every queue down, wait until they are
+ * released, close the listener, free. Context: control thread, never a
+ * runtime worker; the runtime must still run if the port was started.
  */
 static void tcp_remove_port(struct nvmfd_tgt_port *p)
 {
@@ -374,6 +410,11 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 		pthread_mutex_lock(&port->lock);
 		for (q = port->queues; q; q = q->next)
 			tcp_queue_shutdown(q);
+		pthread_mutex_unlock(&port->lock);
+		/* shut down first: a moved queue's first pass closes it */
+		if (nvmfd__tgt_rt_stop(port->tgt))
+			tcp_port_move_for_stop(port, nvmfd__tgt_rt_stop(port->tgt));
+		pthread_mutex_lock(&port->lock);
 		while (port->nr_queues)
 			pthread_cond_wait(&port->cond, &port->lock);
 		pthread_mutex_unlock(&port->lock);
