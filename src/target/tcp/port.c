@@ -27,9 +27,11 @@
  * runtime when its last queue is freed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "internal/log.h"
@@ -206,6 +208,33 @@ static void tcp_port_move_for_stop(struct tcp_port *port, struct nvmfd_rt *rt)
 /* Accept and setup deadlines                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Out of file descriptors (EMFILE/ENFILE): the pending connection stays in
+ * the backlog, the listener stays readable, and the accept work would run
+ * again at once for ever while the host waits 10 s for an ICResp. Give up
+ * the spare fd, accept the connection and close it (the host sees the close
+ * at once and names the queue), take the spare back. Return: true if one
+ * was shed (accept again), false if not even that worked.
+ */
+static bool tcp_accept_shed(struct tcp_port *port, int err)
+{
+	int fd;
+
+	NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: accept: %s: closing new connections until "
+			     "connections go away (raise the open-file limit: ulimit -n, "
+			     "LimitNOFILE=)", port->cfg->portid, strerror(-err));
+	if (port->spare_fd < 0)
+		return false;
+	close(port->spare_fd);
+	fd = accept4(port->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		__atomic_add_fetch(&port->accept_shed, 1, __ATOMIC_RELAXED);
+	}
+	port->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
 static void tcp_accept_work(struct nvmfd_work *w)
 {
 	struct tcp_port *port = container_of(w, struct tcp_port, accept_work);
@@ -217,6 +246,12 @@ static void tcp_accept_work(struct nvmfd_work *w)
 		ret = nvmfd__sock_accept(port->lfd, &fd);
 		if (ret == -EAGAIN)
 			break;
+		if (ret == -EMFILE || ret == -ENFILE) {
+			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
+			if (tcp_accept_shed(port, ret))
+				continue;
+			break;
+		}
 		if (ret) {
 			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
 			if (ret != -ECONNABORTED)
@@ -315,6 +350,7 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	port->cfg = cfg;
 	port->gcfg = nvmfd__tgt_cfg(tgt);
 	port->lfd = -1;
+	port->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ret = nvmfd__sock_listen(cfg->traddr, cfg->trsvcid, NVMFD_SOCK_BACKLOG, &port->lfd,
 				 &port->bound);
 	if (ret) {
@@ -352,6 +388,8 @@ out_destroy_lock:
 out_close:
 	close(port->lfd);
 out_free:
+	if (port->spare_fd >= 0)
+		close(port->spare_fd);
 	free(port);
 	return ret;
 }
@@ -423,6 +461,8 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 	nvmfd_rt_group_destroy(&port->ctrl_rts);
 	tcp_auto_port_fini(port);
 	close(port->lfd);
+	if (port->spare_fd >= 0)
+		close(port->spare_fd);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
 	free(port);
@@ -443,6 +483,8 @@ static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
 						      &port->accepted, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "accept_errors", json_object_new_uint64(__atomic_load_n(
 							   &port->accept_errors, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "accept_shed", json_object_new_uint64(__atomic_load_n(
+							 &port->accept_shed, __ATOMIC_RELAXED)));
 	qs = json_object_new_array();
 	pthread_mutex_lock(&port->lock);
 	json_object_object_add(o, "nr_queues", json_object_new_int((int)port->nr_queues));
