@@ -10,27 +10,15 @@ accepted connection is forwarded to 127.0.0.1:UPSTREAM_PORT and cut
 exponentially distributed lifetime of mean MEAN_LIFETIME_S seconds. Prints
 one line per drop on stdout. Runs until killed.
 """
+import os
 import random
 import socket
 import struct
 import sys
 import threading
 
-
-def pump(src, dst):
-    try:
-        while True:
-            b = src.recv(65536)
-            if not b:
-                break
-            dst.sendall(b)
-    except OSError:
-        pass
-    for s in (src, dst):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from tcpproxy import pump_raw  # noqa: E402
 
 
 def cut(a, b, n):
@@ -60,8 +48,8 @@ def main():
             hs.close()
             continue
         n += 1
-        threading.Thread(target=pump, args=(hs, ts), daemon=True).start()
-        threading.Thread(target=pump, args=(ts, hs), daemon=True).start()
+        threading.Thread(target=pump_raw, args=(hs, ts), daemon=True).start()
+        threading.Thread(target=pump_raw, args=(ts, hs), daemon=True).start()
         t = threading.Timer(random.expovariate(1.0 / mean), cut, args=(hs, ts, n))
         t.daemon = True
         t.start()

@@ -32,6 +32,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
+from tcpproxy import close_both, pump_raw, recv_exact  # noqa: E402
+
 NQN = "nqn.2026-12.io.nvmfd:par-connect"
 NR_IO = 4
 ICREQ = 0x00
@@ -41,22 +44,8 @@ FCTYPE_CONNECT = 0x01
 HOLD_LIMIT_S = 30
 
 
-def recv_exact(s, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
 
 
-def close_both(a, b):
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 class Proxy:
@@ -90,24 +79,13 @@ class Proxy:
                 idx = self.nconn
                 self.nconn += 1
             if idx == 0:
-                h2t, t2h = self.pump_raw, self.pump_raw
+                h2t, t2h = pump_raw, pump_raw
             elif self.mode == "hold":
                 h2t, t2h = self.pump_h2t_io, self.pump_t2h_held
             else:
-                h2t, t2h = self.pump_h2t_io, self.pump_raw
+                h2t, t2h = self.pump_h2t_io, pump_raw
             threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
             threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
-
-    def pump_raw(self, src, dst):
-        try:
-            while True:
-                b = src.recv(65536)
-                if not b:
-                    break
-                dst.sendall(b)
-        except OSError:
-            pass
-        close_both(src, dst)
 
     def pump_h2t_io(self, src, dst):
         """An I/O connection's host->target PDUs: count its ICReq; in drop
@@ -146,7 +124,7 @@ class Proxy:
                 self.cv.wait(0.2)
             if self.icreqs >= NR_IO:
                 self.released = True
-        self.pump_raw(src, dst)
+        pump_raw(src, dst)
 
 
 def start_nvmfd(nvmfd, log_path):

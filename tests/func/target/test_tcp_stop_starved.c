@@ -38,21 +38,6 @@ static int g_cpus[2];
 static char g_path[64];
 static bool g_shared;
 
-struct gate {
-	struct nvmfd_work work;
-	long open;
-	long started;
-};
-
-static void gate_fn(struct nvmfd_work *w)
-{
-	struct gate *g = (struct gate *)w;
-
-	__atomic_store_n(&g->started, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
-		usleep(1000);
-}
-
 static void tweak(struct nvmfd_cfg *cfg)
 {
 	char err[NVMFD_CFG_ERRLEN] = "", spec[128];
@@ -162,13 +147,7 @@ static void run(bool shared)
 	write_block(&io1, 0, 1);
 	write_block(&io2, 1, 2);
 
-	memset(&g, 0, sizeof(g));
-	nvmfd_work_init(&g.work, nvmfd__tgt_rt(t.tgt), gate_fn, held);
-	TF_CHECK(nvmfd_rt_queue_work(&g.work));
-	for (int i = 0; !__atomic_load_n(&g.started, __ATOMIC_ACQUIRE); i++) {
-		TF_CHECK(i < 10000);
-		usleep(1000);
-	}
+	gate_hold(&g, &t, held);
 	/* queue 2's pool is held: this write is never answered */
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opc = NVMFD_CMD_WRITE;
@@ -196,8 +175,7 @@ static void run(bool shared)
 	tc_close(&io1);
 	tc_close(&io2);
 
-	__atomic_store_n(&g.open, 1, __ATOMIC_RELEASE);
-	nvmfd_rt_work_cancel_sync(&g.work);
+	gate_open(&g);
 	tf_stop(&t);
 
 	fd = open(g_path, O_RDONLY | O_CLOEXEC);
