@@ -4,6 +4,8 @@
 #   scripts/test.sh                 unit, func, hostile, interop under ASan+UBSan
 #   NVMFD_TEST_BUILD=tsan scripts/test.sh   same under TSan
 #   NVMFD_TEST_SUITES="unit func" scripts/test.sh   a subset
+#   NVMFD_TEST_SUITES=scale scripts/test.sh   the scale/storm/soak runs
+#     (tests/scale, minutes each; never part of the default suites)
 # Interop (QEMU + the Linux kernel host) is skipped with exit 77 when the
 # shared harness is not found; set NVMFD_INTEROP=0 to leave it out.
 set -uo pipefail

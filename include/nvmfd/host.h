@@ -206,7 +206,12 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 /**
  * nvmfd_host_ctrl_connect() - connect the admin queue, enable the
  * controller, identify it and (I/O controllers) its namespaces, and connect
- * the I/O queue pairs.
+ * the I/O queue pairs. Keep-alive (opts kato_ms) runs from the moment the
+ * controller is enabled. The I/O queues connect in parallel, up to 16 at
+ * once (one short-lived thread each); when one fails no new connect starts,
+ * every queue is closed, and the message names the lowest-numbered queue
+ * that failed, the reason and how many others failed, e.g. "I/O queue 3
+ * (and 1 more): qid 3: connection closed by the target".
  * @ctrl: created, not yet connected.
  * @trid: borrowed.
  * Return: 0; -ECONNREFUSED, -EHOSTUNREACH, ... (socket errors);

@@ -105,6 +105,26 @@ void nvmfd_cq_pool_destroy(struct nvmfd_cq_pool **pp)
 	free(pool);
 }
 
+/*
+ * Target stop: the completion work of every shared ring moves to @rt (a
+ * ring's CPU may be starved, and the queues draining their ios there
+ * would wait for it); rings created later start there too. Each move waits
+ * for a run in progress; the first run on @rt re-arms the eventfd.
+ */
+int nvmfd_cq_pool_move(struct nvmfd_cq_pool *pool, struct nvmfd_rt *rt)
+{
+	int ret = 0;
+
+	if (!rt)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	pool->rt = rt;
+	for (struct cq_ring *r = pool->rings; r && !ret; r = r->next)
+		ret = nvmfd_rt_work_move(&r->work, rt, r->cpu, &r->efd, 1);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
 bool nvmfd_cq_pool_shared(const struct nvmfd_cq_pool *pool)
 {
 	return pool->opts.shared;

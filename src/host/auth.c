@@ -166,10 +166,12 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 			NVMFD_DBG("host", "qid %u: DH-HMAC-CHAP %s, %s, %s", qp->qid,
 				   r->bidirectional ? "bidirectional" : "unidirectional",
 				   nvmfd_auth_hash_name(r->hashid), nvmfd_auth_dhgroup_name(r->dhgid));
+			pthread_mutex_lock(&ctrl->info_lock);
 			ctrl->info.dhchap_queues++;
 			ctrl->info.dhchap_hash = r->hashid;
 			ctrl->info.dhchap_dhgroup = r->dhgid;
 			ctrl->info.dhchap_bidirectional = r->bidirectional;
+			pthread_mutex_unlock(&ctrl->info_lock);
 			ret = 0;
 			goto out_free;
 		}

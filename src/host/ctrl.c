@@ -170,6 +170,7 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 	}
 	pthread_mutex_init(&ctrl->admin_lock, NULL);
 	pthread_mutex_init(&ctrl->ka_lock, NULL);
+	pthread_mutex_init(&ctrl->info_lock, NULL);
 	pthread_cond_init(&ctrl->ka_cond, NULL);
 	*out = ctrl;
 	return 0;
@@ -530,41 +531,114 @@ static int ctrl_prepare_io(struct nvmfd_host_ctrl *ctrl, uint32_t *got_out, uint
 	return 0;
 }
 
+/* I/O queue connects in flight at once (threads per controller connect). */
+#define CONNECT_PARALLEL_MAX 16u
+
+/* The I/O queue connects of one nvmfd_host_ctrl_connect(): queue indexes
+ * are taken in order by up to CONNECT_PARALLEL_MAX threads. */
+struct io_connect {
+	struct nvmfd_host_ctrl *ctrl;
+	uint32_t got;
+	uint32_t qsize;
+	uint8_t cattr;
+	uint32_t next; /* atomic: next queue index to connect */
+	int failed; /* atomic: a queue failed, start no more */
+	int *rets; /* per queue: 0, -errno, or 1 (not tried) */
+};
+
+/* Allocate, connect and authenticate I/O queue @i + 1 into ctrl->qps[i]. */
+static int connect_one(struct io_connect *c, uint32_t i)
+{
+	struct nvmfd_host_ctrl *ctrl = c->ctrl;
+	struct nvmfd_host_qp *qp = NULL;
+	struct nvmfd_host_cpl cpl;
+	int ret;
+
+	/* A queue of qsize entries holds qsize - 1 commands (one SQ slot
+	 * always stays empty), as the Linux host's tag depth = sqsize. */
+	ret = nvmfd__host_qp_alloc(ctrl, (uint16_t)(i + 1), c->qsize - 1, &qp);
+	if (ret < 0)
+		return ret;
+	qp->icd_max = ctrl->info.in_capsule_max;
+	ctrl->qps[i] = qp;
+	ret = nvmfd__host_qp_connect(qp, &ctrl->trid, ctrl->info.cntlid, (uint16_t)(c->qsize - 1),
+				     c->cattr, 0, &cpl);
+	if (ret == 0)
+		ret = nvmfd__host_qp_authenticate(ctrl, qp, ctrl->trid.subnqn, &cpl);
+	return ret;
+}
+
+static void *connect_main(void *arg)
+{
+	struct io_connect *c = arg;
+	uint32_t i;
+
+	while (!__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE) &&
+	       (i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->got) {
+		c->rets[i] = connect_one(c, i);
+		if (c->rets[i] < 0)
+			__atomic_store_n(&c->failed, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
 /*
- * Connect @got I/O queues of @qsize entries, one after the other, each on
- * its own connection. Not under admin_lock: a queue's ICResp/Connect may
- * take up to the connect timeout, and the keep-alive thread must reach the
- * admin queue meanwhile (a KATO shorter than a slow connect would expire).
+ * Connect @got I/O queues of @qsize entries, each on its own connection,
+ * up to CONNECT_PARALLEL_MAX at once (a slow target answers ICReq and
+ * Connect of many queues in the time of one). Not under admin_lock: a
+ * queue's ICResp/Connect may take up to the connect timeout, and the
+ * keep-alive thread must reach the admin queue meanwhile (a KATO shorter
+ * than a slow connect would expire). After a failure no new connect
+ * starts; the error names the lowest-numbered queue that failed and why
+ * (and how many others failed); the caller closes every queue.
  */
 static int ctrl_connect_io(struct nvmfd_host_ctrl *ctrl, uint32_t got, uint32_t qsize)
 {
-	uint8_t cattr = ctrl->opts.disable_sqflow ? NVMFD_CONNECT_CATTR_DISABLE_SQFLOW : 0;
-	int ret;
+	struct io_connect c = {
+		.ctrl = ctrl,
+		.got = got,
+		.qsize = qsize,
+		.cattr = ctrl->opts.disable_sqflow ? NVMFD_CONNECT_CATTR_DISABLE_SQFLOW : 0,
+	};
+	pthread_t th[CONNECT_PARALLEL_MAX];
+	uint32_t nth = 0, nfail = 0, first = got;
+	int ret = 0;
 
+	c.rets = calloc(got, sizeof(*c.rets));
+	if (!c.rets)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < got; i++)
+		c.rets[i] = 1;
+	ctrl->nr_qps = got; /* NULL entries until connected; freeing skips them */
+	/* the caller's thread is one of the connectors; a thread that cannot
+	 * be started only means fewer connects at once */
+	while (nth + 1 < got && nth + 1 < CONNECT_PARALLEL_MAX &&
+	       pthread_create(&th[nth], NULL, connect_main, &c) == 0)
+		nth++;
+	connect_main(&c);
+	for (uint32_t t = 0; t < nth; t++)
+		pthread_join(th[t], NULL);
 	for (uint32_t i = 0; i < got; i++) {
-		struct nvmfd_host_qp *qp = NULL;
-		struct nvmfd_host_cpl cpl;
-
-		/* A queue of qsize entries holds qsize - 1 commands (one SQ slot
-		 * always stays empty), as the Linux host's tag depth = sqsize. */
-		ret = nvmfd__host_qp_alloc(ctrl, (uint16_t)(i + 1), qsize - 1, &qp);
-		if (ret < 0)
-			return ret;
-		qp->icd_max = ctrl->info.in_capsule_max;
-		ctrl->qps[ctrl->nr_qps++] = qp;
-		ret = nvmfd__host_qp_connect(qp, &ctrl->trid, ctrl->info.cntlid,
-					     (uint16_t)(qsize - 1), cattr, 0, &cpl);
-		if (ret == 0)
-			ret = nvmfd__host_qp_authenticate(ctrl, qp, ctrl->trid.subnqn, &cpl);
-		if (ret < 0) {
-			char what[32];
-
-			snprintf(what, sizeof(what), "I/O queue %u", i + 1);
-			return ctrl_qp_err(ctrl, qp, ret, what);
-		}
+		if (c.rets[i] >= 0)
+			continue;
+		if (first == got)
+			first = i;
+		nfail++;
 	}
-	ctrl->info.nr_io_queues = ctrl->nr_qps;
-	return 0;
+	if (first < got) {
+		char what[64];
+
+		if (nfail > 1)
+			snprintf(what, sizeof(what), "I/O queue %u (and %u more)", first + 1,
+				 nfail - 1);
+		else
+			snprintf(what, sizeof(what), "I/O queue %u", first + 1);
+		ret = ctrl_qp_err(ctrl, ctrl->qps[first], c.rets[first], what);
+	} else {
+		ctrl->info.nr_io_queues = ctrl->nr_qps;
+	}
+	free(c.rets);
+	return ret;
 }
 
 static void ctrl_close_all(struct nvmfd_host_ctrl *ctrl)
@@ -748,6 +822,7 @@ void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
 	nvmfd_auth_wipe(ctrl->opts.tls_psk, sizeof(ctrl->opts.tls_psk));
 	nvmfd_tls_ctx_free(ctrl->tls_ctx);
 	pthread_cond_destroy(&ctrl->ka_cond);
+	pthread_mutex_destroy(&ctrl->info_lock);
 	pthread_mutex_destroy(&ctrl->ka_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);

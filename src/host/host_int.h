@@ -121,6 +121,8 @@ struct nvmfd_host_ctrl {
 	struct nvmfd_host_qp **qps;
 	uint32_t nr_qps;
 	struct nvmfd_host_ctrl_info info;
+	/* info's DH-HMAC-CHAP fields: I/O queues connect in parallel */
+	pthread_mutex_t info_lock;
 	struct nvmfd_id_ctrl *id;
 	struct nvmfd_host_ns *ns;
 	uint32_t nr_ns;

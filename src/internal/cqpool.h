@@ -67,6 +67,16 @@ int nvmfd_cq_pool_create(struct nvmfd_rt *rt, const struct nvmfd_cq_pool_opts *o
  *  (asserted). NULL or *NULL is ignored; NULLs *@pp. Context: any thread. */
 void nvmfd_cq_pool_destroy(struct nvmfd_cq_pool **pp);
 
+/**
+ * nvmfd_cq_pool_move() - run the completion work of every shared ring, and
+ * of rings created from now on, on @rt (borrowed; must outlive the pool).
+ * Used at target stop so that draining queues do not wait for a starved
+ * CPU. A no-op for per-queue pools.
+ * Return: 0, -EINVAL (@rt NULL). Context: not a completion work; may sleep
+ * (waits for a run in progress).
+ */
+int nvmfd_cq_pool_move(struct nvmfd_cq_pool *pool, struct nvmfd_rt *rt);
+
 /** nvmfd_cq_pool_shared() - true in shared mode. */
 bool nvmfd_cq_pool_shared(const struct nvmfd_cq_pool *pool);
 

@@ -123,6 +123,19 @@ void nvmfd_rt_opts_init(struct nvmfd_rt_opts *opts);
  */
 int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out);
 
+/**
+ * nvmfd_rt_unpin() - let every worker of @rt leave its pool's CPUs: each
+ * one's affinity becomes every runtime CPU (so the scheduler's balancing
+ * may move it off a busy CPU), and workers started later get the same.
+ * For a stop on a loaded machine: a
+ * worker pinned to a CPU a higher-priority hog holds may not run for tens
+ * of seconds, yet the process cannot exit, nor a munmap finish, while one
+ * of its threads waits there. Placement is over after this (bound pools no
+ * longer run on their CPU). NULL is ignored.
+ * Context: any thread, not from a worker of @rt being destroyed.
+ */
+void nvmfd_rt_unpin(struct nvmfd_rt *rt);
+
 /** nvmfd_rt_destroy() - stop and join all workers; pending items are dropped
  *  (cancel and unwatch your items first: they still point at the pools).
  *  NULL is ignored. Context: not from a worker. */
@@ -247,6 +260,10 @@ int nvmfd_rt_group_stats_json(struct nvmfd_rt_group *g, const char *key_name, FI
  *  what is left (every user must be gone), free; NULLs *@gp.
  *  Context: not a runtime worker. */
 void nvmfd_rt_group_destroy(struct nvmfd_rt_group **gp);
+
+/** nvmfd_rt_group_unpin() - nvmfd_rt_unpin() on every runtime of @g (those
+ *  created later stay pinned). NULL is ignored. Context: any thread. */
+void nvmfd_rt_group_unpin(struct nvmfd_rt_group *g);
 
 /**
  * nvmfd_rt_blocking_begin() - the calling work function is about to block

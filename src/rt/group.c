@@ -27,7 +27,7 @@ struct rt_member {
 struct nvmfd_rt_group {
 	struct nvmfd_rt_opts opts;
 	char name[9];
-	pthread_mutex_t lock; /* members, grave, nr_dying; a leaf */
+	pthread_mutex_t lock; /* members, grave, nr_dying; only pool locks nest inside (unpin) */
 	pthread_cond_t cond; /* nr_dying dropped */
 	struct rt_member *members;
 	struct rt_member *grave; /* no reaper thread could be started */
@@ -256,4 +256,15 @@ void nvmfd_rt_group_destroy(struct nvmfd_rt_group **gp)
 	pthread_cond_destroy(&g->cond);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
+}
+
+/* nvmfd_rt_group_unpin() - see internal/rt.h. */
+void nvmfd_rt_group_unpin(struct nvmfd_rt_group *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	for (struct rt_member *m = g->members; m; m = m->next)
+		nvmfd_rt_unpin(m->rt);
+	pthread_mutex_unlock(&g->lock);
 }

@@ -159,6 +159,7 @@ struct nvmfd_rt {
 	struct rt_pool *pools;
 	short pool_of[CPU_SETSIZE];
 	int cpu_list[CPU_SETSIZE];
+	bool unpinned; /* nvmfd_rt_unpin(): atomic, set once */
 };
 
 /* The item the current thread is running, to catch cancel_sync from itself. */
@@ -431,7 +432,8 @@ static void worker_repatriate(struct rt_worker *wk)
 	struct nvmfd_rt *rt = pool->rt;
 	int cpu = sched_getcpu();
 
-	if (cpu < 0 || CPU_ISSET(cpu, &pool->cpus))
+	if (cpu < 0 || CPU_ISSET(cpu, &pool->cpus) ||
+	    __atomic_load_n(&rt->unpinned, __ATOMIC_RELAXED))
 		return;
 	/* moving into the unit migrates us now; widening again lets the
 	 * scheduler balance later (non-strict scope semantics) */
@@ -679,7 +681,8 @@ static int worker_spawn(struct rt_pool *pool)
 	if (pool->stopping)
 		return -ESHUTDOWN;
 	wk = &pool->workers[pool->nworkers];
-	if (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict)
+	if (__atomic_load_n(&rt->unpinned, __ATOMIC_RELAXED) ||
+	    (rt->opts.mode == NVMFD_RT_UNBOUND && !rt->opts.strict))
 		aff = &rt->topo->cpus;
 	else
 		aff = &pool->cpus;
@@ -749,6 +752,28 @@ void nvmfd_rt_blocking_end(void)
 	wk->in_block = false;
 	pool->nrunning++;
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/**
+ * nvmfd_rt_unpin() - see internal/rt.h.
+ */
+void nvmfd_rt_unpin(struct nvmfd_rt *rt)
+{
+	if (!rt)
+		return;
+	__atomic_store_n(&rt->unpinned, true, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; rt->pools && i < rt->npools; i++) {
+		struct rt_pool *pool = &rt->pools[i];
+
+		if (!pool->lock_init)
+			continue;
+		pthread_mutex_lock(&pool->lock);
+		for (unsigned int j = 0; j < pool->nworkers; j++)
+			if (pool->workers[j].started) /* an exited worker: ESRCH, fine */
+				pthread_setaffinity_np(pool->workers[j].thread,
+						       sizeof(cpu_set_t), &rt->topo->cpus);
+		pthread_mutex_unlock(&pool->lock);
+	}
 }
 
 static void pool_stop(struct rt_pool *pool)

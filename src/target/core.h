@@ -182,6 +182,11 @@ struct nvmfd_tgt {
 	/* --exec auto: an unbound runtime (system scope, not strict) where
 	 * starved queues and the ports' accept/release work run; NULL otherwise */
 	struct nvmfd_rt *rt_escape;
+	/* target stop: an unbound runtime (system scope, not strict) that
+	 * every queue, the ports' release work and the shared rings'
+	 * completion work move to, so a starved CPU does not hold the stop
+	 * up; NULL before nvmfd_tgt_stop() */
+	struct nvmfd_rt *rt_stop;
 	/* completion pool of every queue's backend ios; subsys.c creates a
 	 * per-queue one, target.c the configured one once the runtime exists */
 	struct nvmfd_cq_pool *cqpool;

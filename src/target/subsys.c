@@ -1392,3 +1392,14 @@ struct nvmfd_rt *nvmfd__tgt_rt_escape(const struct nvmfd_tgt *tgt)
 {
 	return tgt->rt_escape;
 }
+
+/**
+ * nvmfd__tgt_rt_stop() - the stop runtime (xprt.h).
+ * @tgt: target.
+ * Return: the runtime while nvmfd_tgt_stop() runs and after, or NULL.
+ * Context: any thread.
+ */
+struct nvmfd_rt *nvmfd__tgt_rt_stop(const struct nvmfd_tgt *tgt)
+{
+	return tgt->rt_stop;
+}

@@ -10,8 +10,20 @@
  * start = accepting + housekeeping; stop = housekeeping off, every queue
  * shut down, listeners destroyed (which waits for their queues), backends
  * flushed and closed, so no acknowledged write is lost.
+ *
+ * Stop never waits for a starved CPU: a bound worker whose CPU a hog holds
+ * may run a few milliseconds a second, and every queue on it needs several
+ * passes to drain and close. So stop first creates an unbound runtime
+ * (system scope, not strict: the scheduler runs its workers wherever there
+ * is room) and moves the shared rings' completion work there; each port's
+ * ->remove_port then moves its queues and its release work there too
+ * (nvmfd__tgt_rt_stop()). What stop still waits for on the old pools is a
+ * pass already running, which is bounded by the pass deadline. Commands a
+ * closing queue had not answered are never acknowledged (their responses
+ * are dropped); acknowledged writes are flushed with the backends.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -310,6 +322,39 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
 	return 0;
 }
 
+/*
+ * The stop runtime (see the file comment), on the CPUs the target runs on;
+ * the shared rings' completion work moves there at once. A failure is
+ * logged and the stop goes on where the queues are (slower if a CPU is
+ * starved, never wrong).
+ */
+static void create_stop_rt(struct nvmfd_tgt *tgt)
+{
+	struct nvmfd_rt_opts o = tgt->cfg->exec.rt;
+	int ret;
+
+	if (o.size == 0)
+		nvmfd_rt_opts_init(&o);
+	o.mode = NVMFD_RT_UNBOUND;
+	o.scope = NVMFD_RT_SCOPE_SYSTEM;
+	o.strict = false;
+	o.workers_per_pool = 0;
+	o.name = "nvmfs";
+	ret = nvmfd_rt_create(&o, &tgt->rt_stop);
+	if (ret < 0) {
+		NVMFD_WARN(COMP, "stop: no runtime to drain queues on (%s): they stop where they run",
+			   strerror(-ret));
+		tgt->rt_stop = NULL;
+		return;
+	}
+	if (tgt->cqpool && nvmfd_cq_pool_shared(tgt->cqpool)) {
+		ret = nvmfd_cq_pool_move(tgt->cqpool, tgt->rt_stop);
+		if (ret < 0)
+			NVMFD_WARN(COMP, "stop: shared rings stay where they run: %s",
+				   strerror(-ret));
+	}
+}
+
 /**
  * nvmfd_tgt_stop() - stop accepting, shut every queue down (waiting for
  * them), then flush and close the backends.
@@ -318,6 +363,7 @@ int nvmfd_tgt_start(struct nvmfd_tgt *tgt)
  */
 void nvmfd_tgt_stop(struct nvmfd_tgt *tgt)
 {
+	uint64_t t0 = nvmfd__tgt_now_ns(), t1;
 	int ret;
 
 	if (tgt->stopped)
@@ -331,11 +377,24 @@ void nvmfd_tgt_stop(struct nvmfd_tgt *tgt)
 		pthread_join(tgt->hk_thread, NULL);
 		tgt->hk_running = false;
 	}
+	if (tgt->started) {
+		/* no worker may wait on a starved CPU: to drain, exit, or
+		 * hold a lock the stop needs (a page fault, a munmap) */
+		nvmfd_rt_unpin(tgt->rt);
+		nvmfd_rt_unpin(tgt->rt_escape);
+		create_stop_rt(tgt);
+	}
 	nvmfd__tgt_shutdown_all(tgt);
 	destroy_ports(tgt);
+	t1 = nvmfd__tgt_now_ns();
 	ret = nvmfd__tgt_core_close_backends(tgt);
 	if (ret < 0)
 		NVMFD_ERR(COMP, "closing backends: %s", strerror(-ret));
+	if (tgt->started)
+		NVMFD_INFO(COMP, "stopped in %" PRIu64 " ms (queues %" PRIu64
+				 " ms, flushing and closing backends %" PRIu64 " ms)",
+			   (nvmfd__tgt_now_ns() - t0) / 1000000, (t1 - t0) / 1000000,
+			   (nvmfd__tgt_now_ns() - t1) / 1000000);
 }
 
 /**
@@ -352,6 +411,8 @@ void nvmfd_tgt_destroy(struct nvmfd_tgt **tgtp)
 	nvmfd_tgt_stop(tgt);
 	/* shared rings' completion work runs on the runtime: pool first */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
+	nvmfd_rt_destroy(tgt->rt_stop);
+	tgt->rt_stop = NULL;
 	nvmfd_rt_destroy(tgt->rt_escape);
 	tgt->rt_escape = NULL;
 	if (tgt->rt)

@@ -177,6 +177,12 @@ struct nvmfd_rt *nvmfd__tgt_rt(const struct nvmfd_tgt *tgt);
  *  release) also run; NULL in the other modes. */
 struct nvmfd_rt *nvmfd__tgt_rt_escape(const struct nvmfd_tgt *tgt);
 
+/** nvmfd__tgt_rt_stop() - during nvmfd_tgt_stop(): the unbound runtime a
+ *  port's ->remove_port moves its queues and its release work to (no CPU
+ *  the stop would wait for is starved); NULL otherwise or if it could not
+ *  be created (queues then stop where they are). */
+struct nvmfd_rt *nvmfd__tgt_rt_stop(const struct nvmfd_tgt *tgt);
+
 /*
  * Backend stepping (the core owns the queue's backend; the transport only
  * calls these from its io_work). The completion context comes from the

@@ -27,9 +27,11 @@
  * runtime when its last queue is freed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "internal/log.h"
@@ -78,7 +80,8 @@ static void tcp_queue_migrate(struct tcp_port *port, struct tcp_queue *q)
  * the move is seen by that pass. A queue torn down meanwhile (DEAD) is
  * left cancelled for the release work. Context: the release work
  * (--wq-per-ctrl) or the housekeeping thread (--exec auto), never both
- * for one port (the config rejects the pair); may sleep.
+ * for one port (the config rejects the pair), or the target stop once
+ * both are stopped (tcp_port_move_for_stop()); may sleep.
  */
 void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
 {
@@ -94,14 +97,16 @@ void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
 	nvmfd_rt_work_move(&q->io_work, rt, io_cpu, fds, 2);
 }
 
-/* Queue @q for migration by the release work. Context: @q's io_work. */
+/* Queue @q for migration by the release work. Context: @q's io_work.
+ * The release work is queued under port->lock: the stop re-targets it
+ * under that lock (tcp_port_move_for_stop()). */
 void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q)
 {
 	pthread_mutex_lock(&port->lock);
 	q->mig_next = port->migrate;
 	port->migrate = q;
-	pthread_mutex_unlock(&port->lock);
 	nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
 }
 
 /*
@@ -163,13 +168,72 @@ void tcp_port_release(struct tcp_port *port, struct tcp_queue *q)
 	pthread_mutex_lock(&port->lock);
 	q->dead_next = port->dead;
 	port->dead = q;
-	pthread_mutex_unlock(&port->lock);
 	nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
+}
+
+/*
+ * Target stop (see target.c): move every queue's io_work and the release
+ * work to the stop runtime @rt, so that no queue waits for a starved CPU
+ * to drain and close. The release work is cancelled first, so neither a
+ * migration nor a free races with the moves; queues waiting for migration
+ * are simply moved to @rt instead. The list cannot change meanwhile: the
+ * accept work is stopped and only the release work removes queues.
+ * Context: ->remove_port (control thread), housekeeping stopped.
+ */
+static void tcp_port_move_for_stop(struct tcp_port *port, struct nvmfd_rt *rt)
+{
+	unsigned int moved = 0;
+	struct tcp_queue *q;
+
+	nvmfd_rt_group_unpin(port->ctrl_rts);
+	nvmfd_rt_work_cancel_sync(&port->release_work);
+	pthread_mutex_lock(&port->lock);
+	port->migrate = NULL;
+	for (q = port->queues; q; q = q->next) {
+		pthread_mutex_unlock(&port->lock);
+		tcp_queue_move(q, rt, q->io_cpu);
+		moved++;
+		pthread_mutex_lock(&port->lock);
+	}
+	nvmfd_work_init(&port->release_work, rt, tcp_release_work, 0);
+	if (port->dead)
+		nvmfd_rt_queue_work(&port->release_work);
+	pthread_mutex_unlock(&port->lock);
+	NVMFD_DBG(TCP_COMP, "port %u: stop: %u queues moved to the stop runtime",
+		  port->cfg->portid, moved);
 }
 
 /* ------------------------------------------------------------------ */
 /* Accept and setup deadlines                                          */
 /* ------------------------------------------------------------------ */
+
+/*
+ * Out of file descriptors (EMFILE/ENFILE): the pending connection stays in
+ * the backlog, the listener stays readable, and the accept work would run
+ * again at once for ever while the host waits 10 s for an ICResp. Give up
+ * the spare fd, accept the connection and close it (the host sees the close
+ * at once and names the queue), take the spare back. Return: true if one
+ * was shed (accept again), false if not even that worked.
+ */
+static bool tcp_accept_shed(struct tcp_port *port, int err)
+{
+	int fd;
+
+	NVMFD_WARN_RATELIMIT(TCP_COMP, "port %u: accept: %s: closing new connections until "
+			     "connections go away (raise the open-file limit: ulimit -n, "
+			     "LimitNOFILE=)", port->cfg->portid, strerror(-err));
+	if (port->spare_fd < 0)
+		return false;
+	close(port->spare_fd);
+	fd = accept4(port->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		__atomic_add_fetch(&port->accept_shed, 1, __ATOMIC_RELAXED);
+	}
+	port->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
 
 static void tcp_accept_work(struct nvmfd_work *w)
 {
@@ -182,6 +246,12 @@ static void tcp_accept_work(struct nvmfd_work *w)
 		ret = nvmfd__sock_accept(port->lfd, &fd);
 		if (ret == -EAGAIN)
 			break;
+		if (ret == -EMFILE || ret == -ENFILE) {
+			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
+			if (tcp_accept_shed(port, ret))
+				continue;
+			break;
+		}
 		if (ret) {
 			__atomic_add_fetch(&port->accept_errors, 1, __ATOMIC_RELAXED);
 			if (ret != -ECONNABORTED)
@@ -283,6 +353,7 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	port->cfg = cfg;
 	port->gcfg = nvmfd__tgt_cfg(tgt);
 	port->lfd = -1;
+	port->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ret = nvmfd__sock_listen(cfg->traddr, cfg->trsvcid, NVMFD_SOCK_BACKLOG, &port->lfd,
 				 &port->bound);
 	if (ret) {
@@ -325,6 +396,8 @@ out_destroy_lock:
 out_close:
 	close(port->lfd);
 out_free:
+	if (port->spare_fd >= 0)
+		close(port->spare_fd);
 	free(port);
 	return ret;
 }
@@ -363,9 +436,10 @@ static uint16_t tcp_bound_trsvcid(const struct nvmfd_tgt_port *p)
 }
 
 /*
- * ->remove_port: stop accepting, shut every queue down, wait until they
- * are released, close the listener, free. Context: control thread, never
- * a runtime worker; the runtime must still run if the port was started.
+ * ->remove_port: stop accepting, move the queues to the stop runtime when
+ * there is one (target stop), shut every queue down, wait until they are
+ * released, close the listener, free. Context: control thread, never a
+ * runtime worker; the runtime must still run if the port was started.
  */
 static void tcp_remove_port(struct nvmfd_tgt_port *p)
 {
@@ -382,6 +456,11 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 		pthread_mutex_lock(&port->lock);
 		for (q = port->queues; q; q = q->next)
 			tcp_queue_shutdown(q);
+		pthread_mutex_unlock(&port->lock);
+		/* shut down first: a moved queue's first pass closes it */
+		if (nvmfd__tgt_rt_stop(port->tgt))
+			tcp_port_move_for_stop(port, nvmfd__tgt_rt_stop(port->tgt));
+		pthread_mutex_lock(&port->lock);
 		while (port->nr_queues)
 			pthread_cond_wait(&port->cond, &port->lock);
 		pthread_mutex_unlock(&port->lock);
@@ -391,6 +470,8 @@ static void tcp_remove_port(struct nvmfd_tgt_port *p)
 	tcp_auto_port_fini(port);
 	tcp_tls_port_fini(port);
 	close(port->lfd);
+	if (port->spare_fd >= 0)
+		close(port->spare_fd);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
 	free(port);
@@ -411,6 +492,8 @@ static json_object *tcp_port_stats(struct nvmfd_tgt_port *p)
 						      &port->accepted, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "accept_errors", json_object_new_uint64(__atomic_load_n(
 							   &port->accept_errors, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "accept_shed", json_object_new_uint64(__atomic_load_n(
+							 &port->accept_shed, __ATOMIC_RELAXED)));
 	qs = json_object_new_array();
 	pthread_mutex_lock(&port->lock);
 	json_object_object_add(o, "nr_queues", json_object_new_int((int)port->nr_queues));

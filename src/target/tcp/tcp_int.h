@@ -232,6 +232,8 @@ struct tcp_port {
 	unsigned int next_id;
 	uint64_t accepted; /* atomic */
 	uint64_t accept_errors; /* atomic */
+	uint64_t accept_shed; /* atomic: closed at once, no fd left (EMFILE) */
+	int spare_fd; /* /dev/null, given up to accept-and-close on EMFILE */
 	struct nvmfd_rt_group *ctrl_rts; /* --wq-per-ctrl: one runtime per controller */
 	/* --exec auto: per-pool CPU pressure of port->rt, then of the escape
 	 * runtime's pools; housekeeping thread only (tcp_auto.c) */

@@ -28,20 +28,15 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
+from tcpproxy import close_both, pump_raw, recv_exact  # noqa: E402
+
 NQN = "nqn.2026-12.io.nvmfd:ka-connect"
 CAPSULE_CMD = 0x04
 KEEP_ALIVE = 0x18
 HOLD_LIMIT_S = 30
 
 
-def recv_exact(s, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
 
 
 class Proxy:
@@ -67,29 +62,10 @@ class Proxy:
             with self.lock:
                 idx = self.nconn
                 self.nconn += 1
-            h2t = self.pump_h2t_admin if idx == 0 else self.pump_raw
+            h2t = self.pump_h2t_admin if idx == 0 else pump_raw
             threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
-            t2h = self.pump_t2h_held if idx == 1 else self.pump_raw
+            t2h = self.pump_t2h_held if idx == 1 else pump_raw
             threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
-
-    @staticmethod
-    def close_both(src, dst):
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def pump_raw(self, src, dst):
-        try:
-            while True:
-                b = src.recv(65536)
-                if not b:
-                    break
-                dst.sendall(b)
-        except OSError:
-            pass
-        self.close_both(src, dst)
 
     def pump_h2t_admin(self, src, dst):
         """Forward the admin queue's host->target PDUs, counting Keep Alive."""
@@ -109,7 +85,7 @@ class Proxy:
                 dst.sendall(ch + rest)
         except OSError:
             pass
-        self.close_both(src, dst)
+        close_both(src, dst)
 
     def pump_t2h_held(self, src, dst):
         """I/O queue 1: hold the target's bytes (its ICResp) until two
@@ -119,7 +95,7 @@ class Proxy:
             while self.keepalives < 2 and time.monotonic() < deadline:
                 self.lock.wait(0.2)
             self.held_until_ka = self.keepalives
-        self.pump_raw(src, dst)
+        pump_raw(src, dst)
 
 
 def main():

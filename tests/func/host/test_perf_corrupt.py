@@ -31,22 +31,15 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
+from tcpproxy import recv_exact  # noqa: E402
+
 C2H_DATA = 0x07
 F_DDGST = 0x02
 SKIP = 64
 NQN = "nqn.2026-11.io.nvmfd:perf-corrupt"
 # nvmf-perf's verify report: "verify failed: LBA N gen G: ... (corrupted data)"
 VERIFY_FAIL = re.compile(r"verify failed|mismatch", re.I)
-
-
-def recv_exact(s, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
 
 
 class Proxy:

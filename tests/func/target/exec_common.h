@@ -17,6 +17,7 @@
 
 #include "net/sock.h"
 #include "tcp_client.h"
+#include "target/xprt.h"
 #include "tgt_fixture.h"
 
 /* A parsed nvmfd_tgt_stats_json() snapshot; json_object_put() it. */
@@ -143,6 +144,45 @@ static inline int ex_first_cpu(void)
 		if (CPU_ISSET(i, &set))
 			return i;
 	return 0;
+}
+
+/*
+ * A CPU the queue's worker never gets, made deterministic: a work item that
+ * holds a bound pool's only concurrency slot (it does not return until
+ * gate_open(), and declares no blocking section), so nothing else placed
+ * on that CPU runs meanwhile.
+ */
+struct gate {
+	struct nvmfd_work work;
+	long open;
+	long started;
+};
+
+static inline void gate_fn(struct nvmfd_work *w)
+{
+	struct gate *g = (struct gate *)w;
+
+	__atomic_store_n(&g->started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+/* Hold the bound pool of @cpu until gate_open(). */
+static inline void gate_hold(struct gate *g, struct tf_target *t, int cpu)
+{
+	memset(g, 0, sizeof(*g));
+	nvmfd_work_init(&g->work, nvmfd__tgt_rt(t->tgt), gate_fn, cpu);
+	TF_CHECK(nvmfd_rt_queue_work(&g->work));
+	for (int i = 0; !__atomic_load_n(&g->started, __ATOMIC_ACQUIRE); i++) {
+		TF_CHECK(i < 10000);
+		usleep(1000);
+	}
+}
+
+static inline void gate_open(struct gate *g)
+{
+	__atomic_store_n(&g->open, 1, __ATOMIC_RELEASE);
+	nvmfd_rt_work_cancel_sync(&g->work);
 }
 
 #endif /* NVMFD_TESTS_EXEC_COMMON_H */

@@ -29,39 +29,6 @@
 static int g_cpus[2];
 static int g_ncpus;
 
-struct gate {
-	struct nvmfd_work work;
-	long open;
-	long started;
-};
-
-static void gate_fn(struct nvmfd_work *w)
-{
-	struct gate *g = (struct gate *)w;
-
-	__atomic_store_n(&g->started, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
-		usleep(1000);
-}
-
-/* Hold the bound pool of @cpu until gate_open(). */
-static void gate_hold(struct gate *g, struct tf_target *t, int cpu)
-{
-	memset(g, 0, sizeof(*g));
-	nvmfd_work_init(&g->work, nvmfd__tgt_rt(t->tgt), gate_fn, cpu);
-	TF_CHECK(nvmfd_rt_queue_work(&g->work));
-	for (int i = 0; !__atomic_load_n(&g->started, __ATOMIC_ACQUIRE); i++) {
-		TF_CHECK(i < 10000);
-		usleep(1000);
-	}
-}
-
-static void gate_open(struct gate *g)
-{
-	__atomic_store_n(&g->open, 1, __ATOMIC_RELEASE);
-	nvmfd_rt_work_cancel_sync(&g->work);
-}
-
 static void tweak_cpus(struct nvmfd_cfg *cfg)
 {
 	CPU_ZERO(&cfg->exec.rt.cpus);

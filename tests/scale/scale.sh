@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# scale.sh - one nvmfd serving many controllers x 4 I/O queues under load
+# from several nvmf-perf processes with multi-controller -r lists (issue 14).
+#
+#   tests/scale/scale.sh [-c CONTROLLERS] [-t SECONDS] [-P QUEUES] [-q DEPTH]
+#                        [-- NVMFD-ARGS...]
+#
+# Defaults (the CI form): 128 controllers, 4 I/O queues each, QD 4, 60 s.
+# The long form (README): -c 1024 -t 600. Each nvmf-perf process drives up
+# to 64 controllers (-r repeated; its limit). NVMFD-ARGS go to nvmfd, e.g.
+# -- --exec unbound, or -- --cq-pool shared.
+#
+# Reports: keep-alive expiries (nvmfd log), I/O timeouts and failed
+# connects (nvmf-perf output), nvmfd RSS and fds at baseline, under load
+# and after every host disconnected, the per-connection memory
+# ((RSS under load - baseline) / connections), and the stop time.
+# Exit: 0 when there were no keep-alive expiries, I/O timeouts or failed
+# connects, every nvmf-perf exited 0, and fds returned to the baseline;
+# 1 otherwise. The RSS after disconnect is reported, not asserted (freed
+# memory may stay in the allocator).
+set -u
+. "$(dirname "$0")/common.sh"
+
+CTRLS=128
+NS=${NS:-null:1G} # data in a RAM namespace would count as per-connection memory
+SECS=60
+QUEUES=4
+DEPTH=4
+while [ $# -gt 0 ]; do
+	case $1 in
+	-c) CTRLS=$2; shift 2 ;;
+	-t) SECS=$2; shift 2 ;;
+	-P) QUEUES=$2; shift 2 ;;
+	-q) DEPTH=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "usage: $0 [-c N] [-t S] [-P Q] [-q D] [-- nvmfd args]" >&2; exit 2 ;;
+	esac
+done
+PER_PROC=64
+NPROC=$(((CTRLS + PER_PROC - 1) / PER_PROC))
+CONNS=$((CTRLS * (QUEUES + 1)))
+
+log=$WORK/nvmfd.log
+start_tgt "$log" "$@"
+sleep 0.5
+base_rss=$(rss_kib "$TGT_PID")
+base_fds=$(nfds "$TGT_PID")
+echo "nvmfd $* on port $TGT_PORT: baseline RSS $base_rss KiB, $base_fds fds"
+echo "load: $CTRLS controllers x $QUEUES I/O queues (QD $DEPTH, 4 KiB randrw) from $NPROC" \
+	"nvmf-perf processes for $SECS s: $CONNS connections"
+
+pids=()
+left=$CTRLS
+for p in $(seq "$NPROC"); do
+	n=$((left < PER_PROC ? left : PER_PROC))
+	left=$((left - n))
+	args=()
+	for c in $(seq "$n"); do
+		args+=(-r "$(trid "$TGT_PORT" "nqn.2014-08.org.nvmexpress:uuid:5ca1e000-0000-4000-8000-$(printf '%06x%06x' "$p" "$c")")")
+	done
+	# connect timeout 30 s: hundreds of connects share two CPUs
+	"$PERF" "${args[@]}" -P "$QUEUES" -q "$DEPTH" -o 4096 -w randrw -M 70 -t "$SECS" \
+		--timeout 30000 >"$WORK/perf.$p.out" 2>&1 &
+	pids+=($!)
+	BG_PIDS+=($!)
+done
+
+# sample nvmfd while the load runs: the largest RSS/fds once everyone is in
+peak_rss=0
+peak_fds=0
+t_end=$(($(date +%s) + SECS + 60))
+while :; do
+	alive=0
+	for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+	[ $alive = 1 ] || break
+	[ "$(date +%s)" -lt "$t_end" ] || break
+	r=$(rss_kib "$TGT_PID")
+	f=$(nfds "$TGT_PID")
+	[ "$r" -gt "$peak_rss" ] && peak_rss=$r
+	[ "$f" -gt "$peak_fds" ] && peak_fds=$f
+	sleep 1
+done
+fails=0
+for p in "${pids[@]}"; do
+	wait "$p"
+	rc=$?
+	[ $rc = 0 ] || { fails=$((fails + 1)); echo "nvmf-perf pid $p exit $rc"; }
+done
+BG_PIDS=()
+# disconnects are asynchronous on the target: give it a moment (bounded)
+for _ in $(seq 100); do
+	[ "$(nfds "$TGT_PID")" -le "$base_fds" ] && break
+	sleep 0.1
+done
+after_rss=$(rss_kib "$TGT_PID")
+after_fds=$(nfds "$TGT_PID")
+stop_tgt
+stop_ms=$STOP_MS
+
+kato=$(count_kato "$log")
+tmo=$(count_io_timeouts "$WORK"/perf.*.out)
+cfail=$(count_connect_fail "$WORK"/perf.*.out)
+per_conn=$(((peak_rss - base_rss) / (CONNS > 0 ? CONNS : 1)))
+iops=$(grep -h "^total" "$WORK"/perf.*.out | awk '{s += $2} END {printf "%d", s}')
+echo "nvmfd: RSS baseline $base_rss KiB, under load $peak_rss KiB, after disconnect" \
+	"$after_rss KiB; fds $base_fds / $peak_fds / $after_fds"
+echo "per-connection memory: $per_conn KiB ($CONNS connections)"
+echo "keep-alive expiries: $kato; I/O timeouts: $tmo; failed connects: $cfail;" \
+	"nvmf-perf failures: $fails; stop: $stop_ms ms"
+[ -n "$iops" ] && echo "total IOPS reported by the nvmf-perf processes: $iops"
+ok=1
+[ "$kato" = 0 ] && [ "$tmo" = 0 ] && [ "$cfail" = 0 ] && [ "$fails" = 0 ] || ok=0
+[ "$after_fds" -le "$base_fds" ] || { echo "fds did not return to the baseline"; ok=0; }
+if [ $ok = 1 ]; then
+	echo "PASS"
+	exit 0
+fi
+echo "FAIL (logs in $WORK)"
+KEEP_WORK=1
+exit 1
