@@ -312,6 +312,8 @@ static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
 	json_object_object_add(o, "hostnqn", json_object_new_string(c->hostnqn));
 	json_object_object_add(o, "kato_ms",
 			       json_object_new_uint64(__atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "kato_stalls", json_object_new_uint64(__atomic_load_n(
+							  &c->kato_stalls, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "queues", json_object_new_int((int)nq));
 	json_object_object_add(o, "reads", json_object_new_uint64(r));
 	json_object_object_add(o, "writes", json_object_new_uint64(w));
