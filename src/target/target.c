@@ -35,7 +35,10 @@ static void destroy_ports(struct nvmfd_tgt *tgt)
 }
 
 /* The completion pool the configuration asks for, now that the runtime
- * exists (shared rings need it for their completion work). */
+ * exists (shared rings need it for their completion work). With --exec
+ * auto the rings' completion work runs on the unbound escape runtime: a
+ * starved CPU must not hold the completions of the queues moved away from
+ * it (the price: the completion hand-off may cross CPUs). */
 static int create_cqpool(struct nvmfd_tgt *tgt)
 {
 	const struct nvmfd_cfg_exec *ex = &tgt->cfg->exec;
@@ -44,7 +47,7 @@ static int create_cqpool(struct nvmfd_tgt *tgt)
 	if (!po.shared)
 		return 0; /* the core's per-queue pool is the one */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
-	return nvmfd_cq_pool_create(tgt->rt, &po, &tgt->cqpool);
+	return nvmfd_cq_pool_create(tgt->rt_escape ?: tgt->rt, &po, &tgt->cqpool);
 }
 
 /**

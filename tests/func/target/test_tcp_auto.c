@@ -10,6 +10,9 @@
  *    every queue while the pool is still held; the queues placed on that
  *    CPU show moves >= 1, starvations >= 1 and last_reason "starved"; the
  *    others are untouched; after the gate opens every queue still works.
+ *    The same with --cq-pool shared: the shared ring of the held CPU is
+ *    reaped by a completion work on the unbound escape pool, so the
+ *    moved queues' I/O completes too.
  *  - auto, every bound pool held: the queues end up on the unbound pool
  *    (exec.mode "unbound") and still connect and do I/O.
  *  - auto, no pool held: polling follows QD1 traffic and winds down when
@@ -78,6 +81,13 @@ static void tweak_auto(struct nvmfd_cfg *cfg)
 	cfg->exec.exec_auto = true;
 }
 
+/* shared completion rings: their completion work runs unbound in auto */
+static void tweak_auto_cq_shared(struct nvmfd_cfg *cfg)
+{
+	tweak_auto(cfg);
+	cfg->exec.cq_pool_shared = true;
+}
+
 static void tweak_bound_short_icreq(struct nvmfd_cfg *cfg)
 {
 	tweak_cpus(cfg);
@@ -123,7 +133,7 @@ static void stop_and_close(struct tf_target *t, struct tc_conn **c, int n)
 	}
 }
 
-static void run_auto_one_held(void)
+static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *what)
 {
 	struct tc_conn adm, io1, io2;
 	struct tf_target t;
@@ -132,8 +142,8 @@ static void run_auto_one_held(void)
 	uint16_t cntlid = 0;
 	int64_t n1 = 0, n2 = 0;
 
-	fprintf(stderr, "auto: the pool of cpu %d held\n", g_cpus[0]);
-	TF_CHECK_EQ(tf_start(&t, tweak_auto), 0);
+	fprintf(stderr, "auto%s: the pool of cpu %d held\n", what, g_cpus[0]);
+	TF_CHECK_EQ(tf_start(&t, tweak), 0);
 	/* rr placement: admin -> first CPU, io1 -> second, io2 -> first */
 	gate_hold(&g, &t, g_cpus[0]);
 	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
@@ -467,7 +477,8 @@ int main(void)
 		if (CPU_ISSET(c, &set))
 			g_cpus[g_ncpus++] = c;
 	TF_CHECK(g_ncpus >= 1);
-	run_auto_one_held();
+	run_auto_one_held(tweak_auto, "");
+	run_auto_one_held(tweak_auto_cq_shared, " --cq-pool shared");
 	run_auto_all_held();
 	run_auto_poll();
 	run_bound_stall_is_not_the_peer();
