@@ -236,7 +236,17 @@ def median(xs):
 def plot(rdir, csv, title):
     if not shutil.which("gnuplot"):
         return False
-    gp = f"""set terminal pngcairo size 1200,700
+    marks, seen = [], set()
+    with open(csv) as f:
+        next(f)
+        for line in f:
+            t, ph = line.split(",")[:2]
+            if ph not in seen:
+                seen.add(ph)
+                marks.append(f"set arrow from {t}, graph 0 to {t}, graph 1 nohead dt 2 lc rgb '#999999'\n"
+                             f"set label '{ph}' at {t}, graph 1.04 font ',8'")
+    gp = "\n".join(marks) + f"""
+set terminal pngcairo size 1200,700
 set output '{rdir}/mode-over-time.png'
 set datafile separator ','
 set multiplot layout 3,1 title '{title}'
@@ -244,9 +254,9 @@ set ylabel 'placement'
 set yrange [-0.5:2.5]
 set ytics ('bound' 0, 'moved' 1, 'unbound' 2)
 set key off
-plot '{csv}' using 1:(column(4) eq 'bound' ? 0 : column(4) eq 'moved' ? 1 : column(4) eq 'unbound' ? 2 : 1/0):3 with points pt 7 ps 0.6 lc variable
+plot '{csv}' using 1:(strcol(4) eq 'bound' ? 0 : strcol(4) eq 'moved' ? 1 : strcol(4) eq 'unbound' ? 2 : 1/0):3 with points pt 7 ps 0.6 lc variable
 set ylabel 'idle poll (us)'
-set yrange [-5:*]
+set yrange [-10:250]
 set ytics auto
 plot '{csv}' using 1:5:3 with points pt 7 ps 0.6 lc variable
 set ylabel 'nvmfd CPU (%)'

@@ -77,12 +77,30 @@ int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st)
 	return 0;
 }
 
+/* One read(2) of a small /proc file into @buf (NUL-terminated).
+ * Return: 0, -errno, -ENODATA (empty). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ENODATA;
+	buf[n] = 0;
+	return 0;
+}
+
 int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
 {
 	char dir[32], path[96], buf[128];
 	unsigned long long a, b;
-	ssize_t n;
-	int fd;
+	int ret;
 
 	*run_delay_ns = 0;
 	proc_dir(dir, sizeof(dir), pid);
@@ -90,14 +108,9 @@ int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
 		snprintf(path, sizeof(path), "%s/task/%d/schedstat", dir, tid);
 	else
 		snprintf(path, sizeof(path), "%s/schedstat", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = 0;
+	ret = read_small(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	if (sscanf(buf, "%llu %llu", &a, &b) != 2)
 		return -ENODATA;
 	*run_delay_ns = b;
@@ -109,18 +122,12 @@ int nvmfd__proc_psi_some_us(const char *path, uint64_t *total_us)
 	char buf[256];
 	unsigned long long t;
 	const char *p;
-	ssize_t n;
-	int fd;
+	int ret;
 
 	*total_us = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = 0;
+	ret = read_small(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=N\nfull ..." */
 	if (strncmp(buf, "some ", 5))
 		return -ENODATA;

@@ -158,18 +158,28 @@ static void test_kato_expiry(void **state)
  * more KATO + grace; a stall that ended lets the normal expiry happen; a
  * short stall (under the 50 ms bound) does not count.
  */
+/* An admin queue with KATO 5 s whose last command was at *@t0 (now). */
+static struct tt_q *kato_admin(struct tt_env *e, uint16_t *cntlid, uint64_t *t0)
+{
+	struct tt_q *a = tt_q_new(e, 0);
+
+	*cntlid = tt_admin_up(a, SUB0, HOST_A, 5000);
+	*t0 = nvmfd__tgt_now_ns();
+	__atomic_store_n(&a->qp.last_cmd_ns, *t0, __ATOMIC_RELAXED);
+	return a;
+}
+
 static void test_kato_stall_defers(void **state)
 {
 	struct tt_env *e = *state;
-	struct tt_q *a = tt_q_new(e, 0), *io = tt_q_new(e, 0);
-	uint16_t cntlid = tt_admin_up(a, SUB0, HOST_A, 5000);
+	struct tt_q *a, *io = tt_q_new(e, 0);
 	struct nvmfd_tgt_ctrl *c;
+	uint16_t cntlid;
 	uint64_t t0;
 
+	a = kato_admin(e, &cntlid, &t0);
 	assert_int_equal(tt_io_connect(io, 1, cntlid, SUB0, HOST_A), 0);
 	c = a->qp.ctrl;
-	t0 = nvmfd__tgt_now_ns();
-	__atomic_store_n(&a->qp.last_cmd_ns, t0, __ATOMIC_RELAXED);
 	__atomic_store_n(&io->qp.last_cmd_ns, t0, __ATOMIC_RELAXED);
 	/* the I/O queue has waited 2 s for the target: deferred, not expired */
 	io->stall_ns = 2 * SEC;
@@ -187,22 +197,16 @@ static void test_kato_stall_defers(void **state)
 	tt_q_free(a);
 
 	/* the stall ends and the host really is silent: normal expiry */
-	a = tt_q_new(e, 0);
-	cntlid = tt_admin_up(a, SUB0, HOST_A, 5000);
+	a = kato_admin(e, &cntlid, &t0);
 	c = a->qp.ctrl;
-	t0 = nvmfd__tgt_now_ns();
-	__atomic_store_n(&a->qp.last_cmd_ns, t0, __ATOMIC_RELAXED);
 	a->stall_ns = 10 * 1000000ull; /* short: not a stall */
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 6 * SEC + 1), 1);
 	assert_int_equal(c->kato_stalls, 0);
 	tt_q_free(a);
 
 	/* a stall episode ends when traffic resumes; a new one counts again */
-	a = tt_q_new(e, 0);
-	cntlid = tt_admin_up(a, SUB0, HOST_A, 5000);
+	a = kato_admin(e, &cntlid, &t0);
 	c = a->qp.ctrl;
-	t0 = nvmfd__tgt_now_ns();
-	__atomic_store_n(&a->qp.last_cmd_ns, t0, __ATOMIC_RELAXED);
 	a->stall_ns = SEC;
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 7 * SEC), 0);
 	assert_int_equal(c->kato_stalls, 1);
@@ -213,7 +217,6 @@ static void test_kato_stall_defers(void **state)
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 15 * SEC), 0);
 	assert_int_equal(c->kato_stalls, 2);
 	assert_int_equal(a->nr_shutdown, 0);
-	(void)cntlid;
 	tt_q_free(a);
 }
 
