@@ -22,7 +22,8 @@ Usage: bench/auto-phases.py [--bin DIR] [--rounds N] [--scale F] [--seed N]
   --out DIR    results (default results/auto-phases-<UTC time>)
 
 Writes DIR/summary.md (scores, paired ratios against auto, per-phase
-IOPS and latency, machine load), DIR/results.json, DIR/timeline-<mode>-r<N>.csv
+IOPS and latency, machine load), DIR/results.json, DIR/nvmfd-<mode>-r<N>.log,
+DIR/timeline-<mode>-r<N>.csv
 (t, phase, queue, placement, poll_us, cpu, target CPU % of the last
 interval) and, with gnuplot, DIR/mode-over-time.png (the auto run of the
 first round). Exit 0, or 2 on a usage or setup error.
@@ -125,11 +126,11 @@ def cpuset_last():
     return str(max(os.sched_getaffinity(0)))
 
 
-def run_timeline(cfg, mode, args, rdir):
+def run_timeline(cfg, mode, args, rdir, rnd):
     phases = cfg["phases"]
     tmp = tempfile.mkdtemp(prefix="auto-phases.")
     sock = os.path.join(tmp, "ctl.sock")
-    log = open(os.path.join(rdir, f"nvmfd-{mode}.log"), "w")
+    log = open(os.path.join(rdir, f"nvmfd-{mode}-r{rnd}.log"), "w")
     cmd = [os.path.join(args.bin, "nvmfd"), "-l", "127.0.0.1:0", "-s", NQN, "-n",
            cfg["target"]["backend"], "--allow-any-host", "--control", sock,
            "--log-level", "info"] + cfg["modes"][mode]
@@ -260,6 +261,7 @@ set yrange [-10:250]
 set ytics auto
 plot '{csv}' using 1:5:3 with points pt 7 ps 0.6 lc variable
 set ylabel 'nvmfd CPU (%)'
+set yrange [0:*]
 set xlabel 'time (s)'
 plot '{csv}' using 1:7 with lines lc rgb '#444444'
 unset multiplot
@@ -315,7 +317,7 @@ def main():
             rr["load"].append(loadavg())
             rr["psi"].append(psi_some10())
             print(f"auto-phases: round {r + 1}/{args.rounds}: {m}", file=sys.stderr, flush=True)
-            res = run_timeline(cfg, m, args, rdir)
+            res = run_timeline(cfg, m, args, rdir, r + 1)
             with open(os.path.join(rdir, f"timeline-{m}-r{r + 1}.csv"), "w") as f:
                 f.write("t_s,phase,queue,placement,poll_us,cpu,target_cpu_pct\n")
                 for row in res.pop("timeline", []):
