@@ -2098,13 +2098,14 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		return cfg_err(err, "too many ports, subsystems, referrals or hosts");
 	if (!cfg->nr_ports)
 		return cfg_err(err, "no listener: give --listen ADDR:PORT or a port in the config");
-	/* not built yet: auto moves a queue from the housekeeping thread,
-	 * which must not race with a per-controller migration, and a shared
-	 * ring's completion work would stay on the starved CPU */
+	/* auto moves a queue between the port's pools and one unbound escape
+	 * pool; per-controller runtimes isolate controllers by giving each its
+	 * own pools, which such a move would undo, and their migration after
+	 * Connect would race the watchdog's moves (doc/execution-model.md
+	 * §8.2) */
 	if (ex->exec_auto && ex->wq_per_ctrl)
-		return cfg_err(err, "exec mode auto does not work with wq_per_ctrl yet");
-	if (ex->exec_auto && ex->cq_pool_shared)
-		return cfg_err(err, "exec mode auto does not work with cq_pool shared yet");
+		return cfg_err(err, "exec mode auto does not work with wq_per_ctrl (per-controller "
+				    "pools and auto's moves between shared pools exclude each other)");
 	if (!ex->exec_auto && (ex->auto_freeze || ex->auto_bound || ex->auto_no_poll))
 		return cfg_err(err, "exec auto_freeze/auto_bound/auto_no_poll need exec mode auto");
 	for (unsigned int i = 0; i < cfg->nr_ports; i++) {

@@ -6,6 +6,7 @@
 #ifndef NVMFD_INTERNAL_PROC_H
 #define NVMFD_INTERNAL_PROC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /** nvmfd__mono_ns() - CLOCK_MONOTONIC in nanoseconds. Context: any thread. */
@@ -30,6 +31,34 @@ struct nvmfd_task_stat {
  * Return: 0, or -errno when the status file cannot be read (thread gone).
  */
 int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st);
+
+/**
+ * nvmfd__proc_task_run_delay() - the run delay (time runnable but waiting
+ * for a CPU, schedstat field 2) of thread @tid of process @pid (0: self;
+ * @tid 0: the process), ns: one small read of schedstat only (no status
+ * file), for samplers that run every tick.
+ * Return: 0, -errno (thread gone, schedstat not available), -ENODATA.
+ */
+int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns);
+
+/**
+ * nvmfd__proc_psi_some_us() - the "some" total of a pressure-stall file
+ * (/proc/pressure/cpu, a cgroup's cpu.pressure): microseconds in which at
+ * least one task was runnable and waiting for a CPU, since boot (or since
+ * the cgroup was created).
+ * Return: 0, -errno (no PSI: kernel without CONFIG_PSI, or psi=0), -ENODATA
+ *         (unexpected format).
+ */
+int nvmfd__proc_psi_some_us(const char *path, uint64_t *total_us);
+
+/**
+ * nvmfd__proc_cgroup_file() - the path of file @name (e.g. "cpu.pressure")
+ * in this process's cgroup v2 directory, into @buf of @len bytes, if it
+ * exists and is readable.
+ * Return: 0, -ENOENT (no cgroup v2 mount, no "0::" line, no such file),
+ *         -errno.
+ */
+int nvmfd__proc_cgroup_file(const char *name, char *buf, size_t len);
 
 /**
  * nvmfd__proc_threads_ctxsw() - context switches summed over every live

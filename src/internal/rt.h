@@ -410,6 +410,32 @@ unsigned int nvmfd_rt_pool_of_cpu(const struct nvmfd_rt *rt, int cpu);
  */
 int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_pool_stats *out);
 
+/* Workers per pool nvmfd_rt_pool_sched() reports (the others are left out). */
+#define NVMFD_RT_SCHED_WORKERS 16
+
+/**
+ * struct nvmfd_rt_pool_sched - the scheduler's view of one pool, cheap
+ * enough to take every housekeeping tick (schedstat only, no status file,
+ * no counters).
+ * @nworkers:     workers reported (at most NVMFD_RT_SCHED_WORKERS).
+ * @run_delay_ns: per worker, its run delay so far (schedstat field 2), ns;
+ *                0 where the thread has no tid yet or schedstat is missing.
+ * @runq_len, @runq_head_age_ns: as in struct nvmfd_rt_pool_stats.
+ */
+struct nvmfd_rt_pool_sched {
+	unsigned int nworkers;
+	uint64_t run_delay_ns[NVMFD_RT_SCHED_WORKERS];
+	unsigned int runq_len;
+	uint64_t runq_head_age_ns;
+};
+
+/**
+ * nvmfd_rt_pool_sched() - snapshot pool @pool's workers' run delay and its
+ * run queue. Return: 0, -EINVAL (no such pool). Context: any thread; reads
+ * one schedstat file per worker.
+ */
+int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_pool_sched *out);
+
 /**
  * nvmfd_rt_worker_stats() - snapshot worker @worker of pool @pool.
  * Return: 0, -EINVAL (no such pool/worker). Context: any thread; reads /proc.
@@ -545,6 +571,13 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * [poll_min_us, poll_max_us], changed only when it moves by > 25 %; off at
  * once when the CPU is contended (a poller must not fight the host for
  * its CPU) and after @window idle samples (no arrivals, or long gaps).
+ * System CPU pressure (PSI) above psi_poll_max keeps polling from
+ * starting; at pressure_hi it stops it. Polling that is stopped by
+ * contention may start again only after the poll hold (starts at hold_ns);
+ * a stop within 4 x the poll hold of the start doubles it (up to 64 x
+ * hold_ns): a poller that makes its own CPU contended backs off
+ * exponentially instead of flapping; 4 x the poll hold spent polling
+ * calmly halves it again.
  */
 
 enum nvmfd_auto_place {
@@ -585,6 +618,9 @@ enum nvmfd_auto_reason {
  * @poll_gap_ns: arrival gap below which polling pays (default 200 us).
  * @poll_qd_max: queue depth up to which a queue is latency bound (default 4).
  * @poll_min_us, @poll_max_us: polling period bounds (default 10, 200).
+ * @psi_poll_max: system (or cgroup) CPU pressure, the "some" share of
+ *               PSI, up to which polling may start (default 0.25); at
+ *               @pressure_hi or more polling stops as for a contended CPU.
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -600,6 +636,7 @@ struct nvmfd_auto_knobs {
 	double poll_qd_max;
 	unsigned int poll_min_us;
 	unsigned int poll_max_us;
+	double psi_poll_max;
 };
 
 /**
@@ -615,6 +652,10 @@ struct nvmfd_auto_knobs {
  *                  an unbound pool).
  * @arrival_gap_ns: mean gap between command arrivals (0: no arrival).
  * @qd:             mean queue depth (commands in flight).
+ * @sys_pressure:   CPU pressure stall information of the system or of
+ *                  the process's cgroup: the share (0..1) of the last tick
+ *                  in which some task waited for a CPU. Not per CPU, so it
+ *                  gates polling only (it cannot say which CPU to leave).
  * @cpl_per_s:      completion events per second (recorded; the completion
  *                  source decision is not built).
  */
@@ -627,6 +668,7 @@ struct nvmfd_auto_sample {
 	bool alt_cpu;
 	uint64_t arrival_gap_ns;
 	double qd;
+	double sys_pressure;
 	uint64_t cpl_per_s;
 };
 
@@ -641,7 +683,8 @@ struct nvmfd_auto_sample {
  * @last_reason:  reason of the last change.
  * @time_ns:      time spent in each placement, ns.
  * @poll_time_ns: time spent polling, ns.
- * private: the rest.
+ * private: the rest (the stats show hold_ns and poll_hold_ns, the
+ * current back-offs).
  */
 struct nvmfd_auto {
 	struct nvmfd_auto_knobs k;
@@ -658,6 +701,9 @@ struct nvmfd_auto {
 	uint64_t since_ns; /* placement entered */
 	uint64_t home_ns; /* last return home (0: never) */
 	uint64_t hold_ns; /* current hold (backs off) */
+	uint64_t poll_on_ns; /* polling last turned on (0: never) */
+	uint64_t poll_off_ns; /* polling last stopped by contention (0: never) */
+	uint64_t poll_hold_ns; /* least time after that before polling again */
 	unsigned int hot, cool, lat, idle; /* consecutive-sample counters */
 	bool started;
 };
@@ -683,7 +729,8 @@ const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r);
 
 /** nvmfd_auto_stats_obj() - {"mode", "poll_us", "moves", "poll_changes",
  *  "starvations", "last_reason", "time_ms": {bound, moved, unbound},
- *  "poll_time_ms"} as a new json-c object (NULL: out of memory). */
+ *  "poll_time_ms", "hold_ms", "poll_hold_ms"} as a new json-c object
+ *  (NULL: out of memory). */
 json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a);
 
 /**

@@ -33,6 +33,7 @@ void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k)
 	k->poll_qd_max = 4;
 	k->poll_min_us = 10;
 	k->poll_max_us = 200;
+	k->psi_poll_max = 0.25;
 }
 
 void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
@@ -46,6 +47,7 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
 		a->k.window = 1;
 	a->place = NVMFD_AUTO_BOUND;
 	a->hold_ns = a->k.hold_ns;
+	a->poll_hold_ns = a->k.hold_ns;
 }
 
 static void set_place(struct nvmfd_auto *a, enum nvmfd_auto_place p, enum nvmfd_auto_reason r,
@@ -139,13 +141,25 @@ static bool set_poll(struct nvmfd_auto *a, unsigned int us, enum nvmfd_auto_reas
 	return true;
 }
 
+/* Polling stopped because the CPU became contended: if that came soon
+ * after it was turned on, the poller probably caused it (it shares its CPU
+ * with someone busy), so wait twice as long before polling again. */
+static void poll_backoff(struct nvmfd_auto *a, uint64_t now)
+{
+	if (a->poll_on_ns && now - a->poll_on_ns < 4 * a->poll_hold_ns &&
+	    a->poll_hold_ns < a->k.hold_ns * AUTO_HOLD_MAX_FACTOR)
+		a->poll_hold_ns *= 2;
+	a->poll_off_ns = now;
+}
+
 static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	const struct nvmfd_auto_knobs *k = &a->k;
-	bool contended = s->pressure >= k->pressure_hi ||
+	bool contended = s->pressure >= k->pressure_hi || s->sys_pressure >= k->pressure_hi ||
 			 (k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns);
 	bool latency = s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns &&
-		       s->qd <= k->poll_qd_max && s->pressure <= k->pressure_lo;
+		       s->qd <= k->poll_qd_max && s->pressure <= k->pressure_lo &&
+		       s->sys_pressure <= k->psi_poll_max;
 	unsigned int want;
 
 	if (k->freeze)
@@ -154,6 +168,8 @@ static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
 	if (contended) {
 		a->lat = a->idle = 0;
+		if (a->poll_us)
+			poll_backoff(a, s->now_ns);
 		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
 	}
 	a->lat = latency ? a->lat + 1 : 0;
@@ -161,7 +177,15 @@ static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 	if (!a->poll_us) {
 		if (a->lat < k->window)
 			return false;
+		if (a->poll_off_ns && s->now_ns - a->poll_off_ns < a->poll_hold_ns)
+			return false; /* backing off after a self-inflicted contention */
+		a->poll_on_ns = s->now_ns;
 		return set_poll(a, fit_period(k, s->arrival_gap_ns), NVMFD_AUTO_R_LATENCY);
+	}
+	/* polling and calm for 4 holds: forget half of the back-off */
+	if (s->now_ns - a->poll_on_ns >= 4 * a->poll_hold_ns && a->poll_hold_ns > k->hold_ns) {
+		a->poll_hold_ns /= 2;
+		a->poll_on_ns = s->now_ns;
 	}
 	if (a->idle >= k->window)
 		return set_poll(a, 0, NVMFD_AUTO_R_IDLE);
@@ -236,5 +260,7 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 				       json_object_new_uint64(a->time_ns[i] / MS));
 	json_object_object_add(o, "time_ms", t);
 	json_object_object_add(o, "poll_time_ms", json_object_new_uint64(a->poll_time_ns / MS));
+	json_object_object_add(o, "hold_ms", json_object_new_uint64(a->hold_ns / MS));
+	json_object_object_add(o, "poll_hold_ms", json_object_new_uint64(a->poll_hold_ns / MS));
 	return o;
 }

@@ -1154,6 +1154,37 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	return 0;
 }
 
+int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_pool_sched *out)
+{
+	struct rt_pool *p;
+	unsigned int n;
+
+	if (pool >= rt->npools)
+		return -EINVAL;
+	p = &rt->pools[pool];
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->lock);
+	n = p->nworkers;
+	out->runq_len = p->qlen;
+	if (p->head) {
+		uint64_t now = nvmfd_now_ns();
+
+		out->runq_head_age_ns = now > p->head->queued_at_ns ? now - p->head->queued_at_ns : 0;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (n > NVMFD_RT_SCHED_WORKERS)
+		n = NVMFD_RT_SCHED_WORKERS;
+	out->nworkers = n;
+	/* workers[0..nworkers) are started and never move (stop joins them) */
+	for (unsigned int i = 0; i < n; i++) {
+		int tid = __atomic_load_n(&p->workers[i].tid, __ATOMIC_RELAXED);
+
+		if (tid > 0)
+			nvmfd__proc_task_run_delay(0, tid, &out->run_delay_ns[i]);
+	}
+	return 0;
+}
+
 static const char *const mode_names[] = { "bound", "unbound" };
 static const char *const scope_names[] = { "cpu", "smt", "cache", "numa", "system" };
 

@@ -135,6 +135,8 @@ struct nvmfd_tgt_ctrl {
 	uint16_t cntlid;
 	bool registered; /* in subsys->ctrls, tgt->lock */
 	bool kato_expired; /* tgt->lock */
+	bool kato_deferred; /* expiry deferred for a target-side stall, tgt->lock */
+	uint64_t kato_stalls; /* atomic: such deferrals (stats) */
 	const struct nvmfd_cfg_port *port;
 	char hostnqn[NVMFD_NQN_SIZE];
 	uint8_t hostid[16];

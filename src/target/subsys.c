@@ -5,6 +5,7 @@
  * ownership).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1166,11 +1167,37 @@ static uint64_t ctrl_last_activity_locked(const struct nvmfd_tgt_ctrl *c)
 	return last;
 }
 
+/* The longest a queue of @c has been stalled on the target (ops->stall_ns),
+ * ns; its qid in *@qid. */
+static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, unsigned int *qid)
+{
+	uint64_t worst = 0;
+
+	for (unsigned int q = 0; q <= c->qid_max; q++) {
+		const struct nvmfd_tgt_qp *qp = c->sqs[q];
+		uint64_t t;
+
+		if (!qp || !qp->ops || !qp->ops->stall_ns)
+			continue;
+		t = qp->ops->stall_ns(c->sqs[q]);
+		if (t > worst) {
+			worst = t;
+			*qid = q;
+		}
+	}
+	return worst;
+}
+
 /**
  * nvmfd__tgt_check_kato() - one housekeeping pass: expire controllers whose
  * last command on any queue (traffic-based keep-alive, TBKAS) is older than
  * KATO + cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue
- * of the controller down.
+ * of the controller down. While a queue of the controller is stalled on
+ * the target (ops->stall_ns() >= cfg exec.auto_starve_ms, default 50 ms:
+ * the host's commands may be sitting unread) the expiry is a target-side
+ * stall, not a silent host: it is logged as such once and deferred, for
+ * at most one more KATO + grace (then the controller expires, the log
+ * naming the stall); --exec auto moves the stalled queue meanwhile.
  * @tgt:    target.
  * @now_ns: current CLOCK_MONOTONIC time (ns).
  * Return: number of controllers expired in this pass.
@@ -1178,6 +1205,7 @@ static uint64_t ctrl_last_activity_locked(const struct nvmfd_tgt_ctrl *c)
  */
 unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 {
+	uint64_t stall_min = (uint64_t)(tgt->cfg->exec.auto_starve_ms ?: 50) * 1000000ull;
 	unsigned int expired = 0;
 
 	struct nvmfd_tgt_subsys *s;
@@ -1187,18 +1215,41 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 	nvmfd__tgt_for_each_subsys(tgt, i, s) {
 		for (struct nvmfd_tgt_ctrl *c = s->ctrls; c; c = c->next) {
 			uint32_t kato = __atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED);
-			uint64_t last, limit;
+			uint64_t last, limit, stall;
+			unsigned int qid = 0;
 
 			if (!kato || c->kato_expired)
 				continue;
 			last = ctrl_last_activity_locked(c);
 			limit = ((uint64_t)kato + tgt->cfg->kato_grace_ms) * 1000000ull;
-			if (!last || now_ns <= last || now_ns - last <= limit)
+			if (!last || now_ns <= last || now_ns - last <= limit) {
+				c->kato_deferred = false;
 				continue;
+			}
+			stall = ctrl_stall_locked(c, &qid);
+			if (stall >= stall_min && now_ns - last <= 2 * limit) {
+				if (!c->kato_deferred) {
+					c->kato_deferred = true;
+					__atomic_add_fetch(&c->kato_stalls, 1, __ATOMIC_RELAXED);
+					NVMFD_WARN(COMP,
+						   "ctrl %u: keep-alive timer (kato %u ms) passed while "
+						   "queue %u waited %" PRIu64 " ms for the target: a "
+						   "target-side stall, not a silent host; expiry deferred",
+						   c->cntlid, kato, qid, stall / 1000000u);
+				}
+				continue;
+			}
 			c->kato_expired = true;
 			__atomic_or_fetch(&c->csts, NVMFD_CSTS_CFS, __ATOMIC_RELAXED);
-			NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired", c->cntlid,
-				   kato);
+			if (stall >= stall_min)
+				NVMFD_WARN(COMP,
+					   "ctrl %u: keep-alive timer (kato %u ms) expired: queue %u "
+					   "has waited %" PRIu64 " ms for the target (a target-side "
+					   "stall outlasted the deferral)",
+					   c->cntlid, kato, qid, stall / 1000000u);
+			else
+				NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired",
+					   c->cntlid, kato);
 			ctrl_kill_locked(c);
 			expired++;
 		}

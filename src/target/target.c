@@ -162,7 +162,10 @@ int nvmfd_tgt_port_remove(struct nvmfd_tgt *tgt, unsigned int idx)
 }
 
 /* The completion pool the configuration asks for, now that the runtime
- * exists (shared rings need it for their completion work). */
+ * exists (shared rings need it for their completion work). With --exec
+ * auto the rings' completion work runs on the unbound escape runtime: a
+ * starved CPU must not hold the completions of the queues moved away from
+ * it (the price: the completion hand-off may cross CPUs). */
 static int create_cqpool(struct nvmfd_tgt *tgt)
 {
 	const struct nvmfd_cfg_exec *ex = &tgt->cfg->exec;
@@ -171,7 +174,7 @@ static int create_cqpool(struct nvmfd_tgt *tgt)
 	if (!po.shared)
 		return 0; /* the core's per-queue pool is the one */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
-	return nvmfd_cq_pool_create(tgt->rt, &po, &tgt->cqpool);
+	return nvmfd_cq_pool_create(tgt->rt_escape ?: tgt->rt, &po, &tgt->cqpool);
 }
 
 /**
@@ -478,6 +481,8 @@ static json_object *ctrl_json(const struct nvmfd_tgt_ctrl *c)
 	json_object_object_add(o, "hostnqn", json_object_new_string(c->hostnqn));
 	json_object_object_add(o, "kato_ms",
 			       json_object_new_uint64(__atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "kato_stalls", json_object_new_uint64(__atomic_load_n(
+							  &c->kato_stalls, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "queues", json_object_new_int((int)nq));
 	json_object_object_add(o, "reads", json_object_new_uint64(r));
 	json_object_object_add(o, "writes", json_object_new_uint64(w));

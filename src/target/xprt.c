@@ -70,14 +70,11 @@ int nvmfd__tgt_qp_flush(struct nvmfd_tgt_qp *qp)
 
 unsigned int nvmfd__tgt_qp_poll(struct nvmfd_tgt_qp *qp, bool polling)
 {
-	const struct nvmfd_cfg_exec *ex = &qp->tgt->cfg->exec;
 	unsigned int n = 0;
 
 	if (qp->cq) {
-		bool peek = polling && ex->backend_poll;
-
 		nvmfd_cq_flush(qp->cq);
-		n = nvmfd_cq_poll(qp->cq, peek, UINT32_MAX);
+		n = nvmfd_cq_poll(qp->cq, polling, UINT32_MAX);
 	}
 	return n + (unsigned int)nvmfd__tgt_qp_drain_posted(qp);
 }

@@ -65,6 +65,13 @@ struct nvmfd_tgt_xprt_ops {
 	/* Make the queue's io_work run soon (an AER was completed from
 	 * another thread via nvmfd__tgt_qp_post()). Context: any thread. */
 	void (*kick)(struct nvmfd_tgt_qp *qp);
+	/* How long this queue's input or work has been waiting for the
+	 * target itself, ns (0: not stalled): e.g. its io_work queued but not
+	 * run, or bytes the host sent left unread while the queue made no
+	 * progress. The keep-alive check defers an expiry while a queue of
+	 * the controller is stalled (a target-side stall, not a silent host).
+	 * May be NULL. Context: any thread, tgt->lock held: must not block. */
+	uint64_t (*stall_ns)(struct nvmfd_tgt_qp *qp);
 };
 
 /* The core's part of a queue; embedded in the transport queue. */
@@ -207,8 +214,10 @@ void nvmfd__tgt_qp_close_backend(struct nvmfd_tgt_qp *qp);
  * nvmfd__tgt_qp_poll() - one backend step: submit what commands queued,
  * deliver backend completions (callbacks complete commands through
  * ops->queue_response) and completions posted by other threads (AERs).
- * @polling: the owner is polling (idle polling / work left): with
- *           backend completion polling also reap a shared ring here, and
+ * @polling: the owner polls the backend (backend completion polling is
+ *           on and it keeps re-queueing itself instead of watching the
+ *           completion eventfd; the transport decides, from --backend-poll
+ *           or --exec auto's polling): also reap a shared ring here, and
  *           count what was found as peeks rather than events.
  * Return: completions delivered. Context: queue owner.
  */

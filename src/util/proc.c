@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal/proc.h"
 
@@ -73,6 +75,122 @@ int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st)
 		fclose(f);
 	}
 	return 0;
+}
+
+/* One read(2) of a small /proc file into @buf (NUL-terminated).
+ * Return: 0, -errno, -ENODATA (empty). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ENODATA;
+	buf[n] = 0;
+	return 0;
+}
+
+int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
+{
+	char dir[32], path[96], buf[128];
+	unsigned long long a, b;
+	int ret;
+
+	*run_delay_ns = 0;
+	proc_dir(dir, sizeof(dir), pid);
+	if (tid > 0)
+		snprintf(path, sizeof(path), "%s/task/%d/schedstat", dir, tid);
+	else
+		snprintf(path, sizeof(path), "%s/schedstat", dir);
+	ret = read_small(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%llu %llu", &a, &b) != 2)
+		return -ENODATA;
+	*run_delay_ns = b;
+	return 0;
+}
+
+int nvmfd__proc_psi_some_us(const char *path, uint64_t *total_us)
+{
+	char buf[256];
+	unsigned long long t;
+	const char *p;
+	int ret;
+
+	*total_us = 0;
+	ret = read_small(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=N\nfull ..." */
+	if (strncmp(buf, "some ", 5))
+		return -ENODATA;
+	p = strstr(buf, "total=");
+	if (!p || (strchr(buf, '\n') && p > strchr(buf, '\n')) ||
+	    sscanf(p + 6, "%llu", &t) != 1)
+		return -ENODATA;
+	*total_us = t;
+	return 0;
+}
+
+/* The cgroup v2 mount point, from /proc/self/mountinfo (field 5 of the
+ * line whose filesystem type after " - " is cgroup2). */
+static int cgroup2_mount(char *buf, size_t len)
+{
+	char line[1024], mnt[512];
+	int ret = -ENOENT;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1)
+			continue;
+		if ((size_t)snprintf(buf, len, "%s", mnt) < len)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int nvmfd__proc_cgroup_file(const char *name, char *buf, size_t len)
+{
+	char line[1024], mnt[512];
+	int ret = cgroup2_mount(mnt, sizeof(mnt));
+	FILE *f;
+
+	if (ret)
+		return ret;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return -errno;
+	ret = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		size_t l = strlen(line);
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		if (l && line[l - 1] == '\n')
+			line[l - 1] = 0;
+		/* "/" is the root: no separator doubling */
+		if ((size_t)snprintf(buf, len, "%s%s/%s", mnt, strcmp(line + 3, "/") ? line + 3 : "",
+				     name) < len && access(buf, R_OK) == 0)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
 }
 
 int nvmfd__proc_threads_ctxsw(int pid, uint64_t *nvcsw, uint64_t *nivcsw)

@@ -141,6 +141,7 @@ struct bench_load {
 	long nice; /* -20..19 */
 	long load_pct; /* 1..100 */
 	long buffer_mb; /* hog: per thread; stress-ng: --vm bytes total */
+	long workers; /* stress-ng: --cpu workers; 0: one per CPU of the set */
 };
 
 struct bench_result {

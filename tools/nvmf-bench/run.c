@@ -496,7 +496,7 @@ static pid_t start_load(const struct bench_cell *c, const char *dir, const struc
 	}
 	append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->stress_ng);
 	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu");
-	append_arg(argv, &argc, store, &off, sizeof(store), "%d", lcpus->nr);
+	append_arg(argv, &argc, store, &off, sizeof(store), "%ld", l->workers ? l->workers : (long)lcpus->nr);
 	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu-load");
 	append_arg(argv, &argc, store, &off, sizeof(store), "%ld", l->load_pct);
 	append_arg(argv, &argc, store, &off, sizeof(store), "--taskset");

@@ -494,7 +494,7 @@ static int get_count(struct json_object *parent, const char *key, const char *pa
 	return 1;
 }
 
-static const char *const exec_modes[] = { "bound", "unbound", NULL };
+static const char *const exec_modes[] = { "bound", "unbound", "auto", NULL };
 static const char *const scopes[] = { "cpu", "smt", "cache", "numa", "system", NULL };
 static const char *const cq_pools[] = { "per-queue", "shared", NULL };
 static const char *const io_cpus[] = { "rr", "least-loaded", "incoming-cpu", NULL };
@@ -625,7 +625,7 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 
 static int parse_load(struct json_object *o, const char *path, struct bench_load *ld, char *err, size_t len)
 {
-	static const char *const keys[] = { "kind", "cpus", "nice", "load_pct", "buffer_mb", NULL };
+	static const char *const keys[] = { "kind", "cpus", "nice", "load_pct", "buffer_mb", "workers", NULL };
 	char kind[16] = "";
 	int ret;
 
@@ -640,6 +640,7 @@ static int parse_load(struct json_object *o, const char *path, struct bench_load
 	TRY(get_long(o, "nice", path, &ld->nice, -20, 19, false, err, len));
 	TRY(get_long(o, "load_pct", path, &ld->load_pct, 1, 100, false, err, len));
 	TRY(get_long(o, "buffer_mb", path, &ld->buffer_mb, 0, 65536, false, err, len));
+	TRY(get_long(o, "workers", path, &ld->workers, 0, 1024, false, err, len));
 	return 0;
 }
 
@@ -682,6 +683,7 @@ static void cell_defaults(struct bench_cell *c)
 	c->load.nice = 0;
 	c->load.load_pct = 100;
 	c->load.buffer_mb = 64;
+	c->load.workers = 0;
 }
 
 static int copy_cell(struct bench_cell *dst, const struct bench_cell *src)

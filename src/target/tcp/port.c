@@ -166,6 +166,10 @@ static void tcp_release_work(struct nvmfd_work *w)
 void tcp_port_release(struct tcp_port *port, struct tcp_queue *q)
 {
 	pthread_mutex_lock(&port->lock);
+	/* under the lock: the stall check looks at the socket (tcp_auto.c) */
+	if (q->fd >= 0)
+		close(q->fd);
+	q->fd = -1;
 	q->dead_next = port->dead;
 	port->dead = q;
 	nvmfd_rt_queue_work(&port->release_work);
@@ -298,15 +302,14 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 	struct tcp_queue *q, *rescue = NULL;
 	unsigned int n = 0;
 
-	if (!ic_ns && !conn_ns && !tls_ns && !port->apools)
-		return 0;
 	if (port->apools)
 		tcp_auto_sample_pools(port, now_ns);
 	pthread_mutex_lock(&port->lock);
 	for (q = port->queues; q; q = q->next) {
 		int st = __atomic_load_n(&q->stage, __ATOMIC_ACQUIRE);
 		uint64_t age = now_ns > q->accept_ns ? now_ns - q->accept_ns : 0;
-		uint64_t pending = nvmfd_rt_work_pending_ns(&q->io_work, now_ns);
+		uint64_t pending = tcp_auto_stall_ns(
+			q, nvmfd_rt_work_pending_ns(&q->io_work, now_ns), now_ns);
 		int missed = -1, zero = 0;
 
 		tcp_auto_queue_tick(q, pending, now_ns, &rescue);

@@ -84,6 +84,7 @@ static const struct nvmfd_tgt_xprt_ops tcp_xprt_ops = {
 	.queue_response = tcp_queue_response,
 	.shutdown_queue = tcp_shutdown_queue,
 	.kick = tcp_kick,
+	.stall_ns = tcp_queue_stall_ns,
 };
 
 static inline struct tcp_queue *tcp_q(struct nvmfd_tgt_qp *qp)
@@ -906,6 +907,7 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	int ret;
 
 	if (q->state != TCP_Q_DRAINING) {
+		__atomic_store_n(&q->closing, true, __ATOMIC_RELAXED); /* no stall checks */
 		q->state = TCP_Q_CLOSING;
 		if (q->term_pending) {
 			tcp_send_term(q);
@@ -945,10 +947,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	shutdown(q->fd, SHUT_WR);
 	for (int i = 0; i < 64 && nvmfd__sock_recv(q->fd, drain, sizeof(drain)) > 0; i++)
 		;
-	close(q->fd);
-	q->fd = -1;
 	q->state = TCP_Q_DEAD;
-	tcp_port_release(q->port, q);
+	tcp_port_release(q->port, q); /* closes q->fd under port->lock */
 }
 
 /*
@@ -979,11 +979,12 @@ static int tcp_rearm(struct tcp_queue *q)
 	return ret;
 }
 
-/* --backend-poll: while we keep polling, completions are found by peeking
- * the CQ each pass, not through the ring's eventfd: stop watching it. */
+/* --backend-poll (or --exec auto while it idle-polls): while we keep
+ * polling, completions are found by peeking the CQ each pass, not through
+ * the ring's eventfd: stop watching it. */
 static void tcp_poll_backend(struct tcp_queue *q)
 {
-	if (!tcp_exec(q)->backend_poll || q->ring_fd < 0 || !q->ring_watched)
+	if (!tcp_backend_polling(q) || q->ring_fd < 0 || !q->ring_watched)
 		return;
 	nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
 	q->ring_watched = false;
@@ -1072,7 +1073,8 @@ void tcp_io_work(struct nvmfd_work *w)
 		if (ret)
 			goto teardown;
 		/* the core's backend step: flush, reap, posted completions */
-		if (nvmfd__tgt_qp_poll(&q->qp, q->ring_fd < 0 || !q->ring_watched) > 0)
+		if (nvmfd__tgt_qp_poll(&q->qp, tcp_backend_polling(q) &&
+						       (q->ring_fd < 0 || !q->ring_watched)) > 0)
 			progress = true;
 		ret = tcp_tx(q, &progress);
 		if (ret)

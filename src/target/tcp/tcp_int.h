@@ -189,6 +189,10 @@ struct tcp_queue {
 	struct nvmfd_rt *run_rt; /* where io_work runs now (port->rt or the escape) */
 	int run_cpu; /* atomic: its io_cpu there */
 	uint64_t stalls; /* atomic: setup deadlines met while io_work was starved */
+	bool closing; /* atomic: teardown started (owner sets): not stalled */
+	uint64_t in_passes; /* passes when the checker last looked */
+	uint64_t in_since_ns; /* input unread and no pass since (0: no) */
+	uint64_t stall_ns; /* atomic: the checker's last tcp_auto_stall_ns() */
 	uint64_t ctl_runs, ctl_qdelay, ctl_cmds; /* the previous sample */
 	uint64_t ctl_ns;
 	bool auto_poll; /* the controller sets this queue's idle-poll period */
@@ -208,6 +212,23 @@ struct tcp_queue {
 	int tls_idver;
 	char tls_hostnqn[NVMFD_NQN_SIZE]; /* from the PSK identity */
 	char tls_subnqn[NVMFD_NQN_SIZE];
+};
+
+/* --exec auto (tcp_auto.c): one pool's CPU pressure. */
+struct tcp_auto_pool {
+	uint64_t run_delay_ns[NVMFD_RT_SCHED_WORKERS]; /* per worker, at at_ns */
+	uint64_t at_ns;
+	unsigned int nworkers;
+	double pressure; /* the most any worker's run delay grew per wall ns */
+};
+
+/* CPU pressure stall information (cgroup cpu.pressure, else
+ * /proc/pressure/cpu): the "some" share of the last tick. */
+struct tcp_auto_psi {
+	char path[256]; /* "" when the kernel has none */
+	uint64_t total_us;
+	uint64_t at_ns;
+	double some; /* 0..1 */
 };
 
 /* A listener: the transport's struct nvmfd_tgt_port. */
@@ -241,7 +262,16 @@ struct tcp_port {
 	unsigned int napools, nbound;
 	struct nvmfd_tls_ctx *tls_ctx; /* cfg->tls: the server context */
 	bool tls_logged; /* atomic: the record layer was logged at INFO */
+	struct tcp_auto_psi psi;
 };
+
+/* Backend completion polling is on for @q: --backend-poll, or --exec auto
+ * while the controller has the queue idle-polling (the backend follows
+ * it, and winds down with it). Context: queue owner. */
+static inline bool tcp_backend_polling(const struct tcp_queue *q)
+{
+	return q->port->gcfg->exec.backend_poll || (q->auto_poll && q->poll_applied);
+}
 
 /* tcp.c */
 int tcp_queue_create(struct tcp_port *port, int fd);
@@ -267,21 +297,17 @@ void tcp_port_migrate(struct tcp_port *port, struct tcp_queue *q);
 void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu);
 
 /* tcp_auto.c */
-struct tcp_auto_pool {
-	uint64_t run_delay_ns; /* the pool's workers' schedstat run delay, summed */
-	uint64_t at_ns;
-	unsigned int nworkers;
-	double pressure; /* run delay per worker per wall ns since the last tick */
-};
 void tcp_auto_queue_init(struct tcp_queue *q);
 int tcp_auto_port_init(struct tcp_port *port);
 void tcp_auto_port_fini(struct tcp_port *port);
 void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns);
+uint64_t tcp_auto_stall_ns(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_ns);
 bool tcp_auto_stalled(struct tcp_queue *q, uint64_t pending_ns, int missed);
 void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_ns,
 			 struct tcp_queue **rescue);
 void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list);
 void tcp_auto_queue_json(struct tcp_queue *q, json_object *o);
 void tcp_auto_apply_poll(struct tcp_queue *q);
+uint64_t tcp_queue_stall_ns(struct nvmfd_tgt_qp *qp);
 
 #endif /* NVMFD_TARGET_TCP_INT_H */

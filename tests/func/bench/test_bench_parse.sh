@@ -42,6 +42,8 @@ expect_bad perf-unknown 'cells[0].perf.depth: unknown field' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"depth": 4}}]}'
 expect_bad exec-mode 'cells[0].target.exec: "sideways" is not one of: bound, unbound' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"exec": "sideways"}}]}'
+expect_bad load-workers 'cells[0].contention.workers: -1 is out of range 0..1024' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"kind": "stress-ng", "workers": -1}}]}'
 expect_bad cq-pool 'cells[0].target.cq_pool' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"cq_pool": "global"}}]}'
 expect_bad backend-poll-type 'cells[0].target.backend_poll: must be true or false' \
@@ -165,5 +167,10 @@ for f in "$tmp"/scen/*.json; do
 	"$NVMF_BENCH" --dry-run "$f" > /dev/null || bad "$b does not validate as a file"
 done
 [ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 6 ] || bad "want 6 built-in scenario files"
+# issue 10's scenario files (exec auto, contention.workers) validate too
+for f in "$BENCH_SCENARIOS"/auto-*.json; do
+	"$NVMF_BENCH" --dry-run --quick "$f" > /dev/null && ok "$(basename "$f") validates" ||
+		bad "$(basename "$f") does not validate"
+done
 
 exit $fail

@@ -80,7 +80,6 @@ check_bad "--allow-any-host: needs a preceding --subsystem" -l 127.0.0.1:0 --all
 check_bad "--exec 'sideways'" --exec sideways
 check_bad "--auto-starve-ms" -l 127.0.0.1:0 $S --exec auto --auto-starve-ms 0
 check_bad "auto does not work with wq_per_ctrl" -l 127.0.0.1:0 $S --exec auto --wq-per-ctrl
-check_bad "auto does not work with cq_pool shared" -l 127.0.0.1:0 $S --exec auto --cq-pool shared
 check_bad "need exec mode auto" -l 127.0.0.1:0 $S --auto-bound
 check_bad "--affinity-scope 'socket'" --affinity-scope socket
 check_bad "--io-cpu 'random'" --io-cpu random

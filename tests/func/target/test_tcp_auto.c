@@ -10,6 +10,9 @@
  *    every queue while the pool is still held; the queues placed on that
  *    CPU show moves >= 1, starvations >= 1 and last_reason "starved"; the
  *    others are untouched; after the gate opens every queue still works.
+ *    The same with --cq-pool shared: the shared ring of the held CPU is
+ *    reaped by a completion work on the unbound escape pool, so the
+ *    moved queues' I/O completes too.
  *  - auto, every bound pool held: the queues end up on the unbound pool
  *    (exec.mode "unbound") and still connect and do I/O.
  *  - auto, no pool held: polling follows QD1 traffic and winds down when
@@ -18,6 +21,9 @@
  *    the starved queue is not closed as "no ICReq" but counted as a
  *    target-side stall (setup_stalls), has no "exec" section (nothing
  *    moves it), and completes its ICReq once the pool is released.
+ *  - bound, a KATO of 2 s, a command unread on the held I/O queue: the
+ *    keep-alive expiry is deferred as a target-side stall (kato_stalls),
+ *    the command completes after the release and the controller lives.
  *
  * Every wait is bounded; nothing asserts on time.
  */
@@ -40,6 +46,13 @@ static void tweak_auto(struct nvmfd_cfg *cfg)
 {
 	tweak_cpus(cfg);
 	cfg->exec.exec_auto = true;
+}
+
+/* shared completion rings: their completion work runs unbound in auto */
+static void tweak_auto_cq_shared(struct nvmfd_cfg *cfg)
+{
+	tweak_auto(cfg);
+	cfg->exec.cq_pool_shared = true;
 }
 
 static void tweak_bound_short_icreq(struct nvmfd_cfg *cfg)
@@ -87,7 +100,7 @@ static void stop_and_close(struct tf_target *t, struct tc_conn **c, int n)
 	}
 }
 
-static void run_auto_one_held(void)
+static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *what)
 {
 	struct tc_conn adm, io1, io2;
 	struct tf_target t;
@@ -96,8 +109,8 @@ static void run_auto_one_held(void)
 	uint16_t cntlid = 0;
 	int64_t n1 = 0, n2 = 0;
 
-	fprintf(stderr, "auto: the pool of cpu %d held\n", g_cpus[0]);
-	TF_CHECK_EQ(tf_start(&t, tweak_auto), 0);
+	fprintf(stderr, "auto%s: the pool of cpu %d held\n", what, g_cpus[0]);
+	TF_CHECK_EQ(tf_start(&t, tweak), 0);
 	/* rr placement: admin -> first CPU, io1 -> second, io2 -> first */
 	gate_hold(&g, &t, g_cpus[0]);
 	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
@@ -169,7 +182,9 @@ static void run_auto_all_held(void)
  * low depth), then idle. Whether the controller turned polling on depends
  * on the machine's load (it must not poll a contended CPU), so that is
  * printed, not asserted; what is asserted: once on, io_work really polled
- * (idle_polls grew), and once idle, polling winds down to event driven.
+ * (idle_polls grew) and so did the backend (completion_peeks grew), and
+ * once idle, polling winds down to event driven, the backend too (new I/O
+ * counts completion events).
  */
 static void run_auto_poll(void)
 {
@@ -177,7 +192,7 @@ static void run_auto_poll(void)
 	struct tf_target t;
 	json_object *root, *q;
 	uint16_t cntlid = 0;
-	int64_t n = 0, polls0 = -1;
+	int64_t n = 0, polls0 = -1, peeks0 = 0, events0;
 	bool seen_on = false;
 	int i;
 
@@ -196,7 +211,11 @@ static void run_auto_poll(void)
 		if (exec_int(q, "poll_us") > 0 && polls0 < 0) {
 			seen_on = true;
 			polls0 = ex_int(q, "idle_polls");
-		} else if (polls0 >= 0 && ex_int(q, "idle_polls") > polls0) {
+			peeks0 = ex_int(q, "completion_peeks");
+		} else if (polls0 >= 0 && ex_int(q, "idle_polls") > polls0 &&
+			   ex_int(q, "completion_peeks") > peeks0) {
+			/* io_work polled, and so did the backend: completions
+			 * found by peeking, not by the ring's eventfd */
 			json_object_put(root);
 			break;
 		}
@@ -219,8 +238,16 @@ static void run_auto_poll(void)
 		TF_CHECK(i < 1000);
 		usleep(10000);
 	}
+	/* wound down: the backend is event driven again (its eventfd is
+	 * watched when the queue sleeps), so new I/O counts events */
+	root = ex_stats(&t);
+	events0 = ex_int(ex_queue(root, &io1), "completion_events");
+	json_object_put(root);
 	n += ex_rw(&io1, 5, 99);
 	ex_wait_completions(&t, &io1, n);
+	root = ex_stats(&t);
+	TF_CHECK(ex_int(ex_queue(root, &io1), "completion_events") > events0);
+	json_object_put(root);
 	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
@@ -291,6 +318,123 @@ static void run_bound_stall_is_not_the_peer(void)
 	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
+struct cmd_thread {
+	struct tc_conn *c;
+	uint8_t opc;
+	int ret;
+	uint16_t status;
+};
+
+static void *cmd_main(void *arg)
+{
+	struct cmd_thread *ct = arg;
+	struct nvmfd_sqe sqe;
+	struct nvmfd_cqe cqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = ct->opc;
+	sqe.nsid = htole32(1);
+	ct->ret = tc_cmd(ct->c, &sqe, NULL, 0, false, 0, &cqe);
+	ct->status = tc_status(&cqe);
+	return NULL;
+}
+
+/* The controller entry of @cntlid in the stats. */
+static json_object *ctrl_stats(json_object *root, uint16_t cntlid)
+{
+	json_object *arr = ex_get(root, "controllers");
+
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *c = json_object_array_get_idx(arr, i);
+
+		if (ex_int(c, "cntlid") == cntlid)
+			return c;
+	}
+	fprintf(stderr, "no controller %u in the stats\n", cntlid);
+	exit(1);
+}
+
+/*
+ * Keep-alive vs a stalled queue (bound mode, nothing rescues): the host
+ * sends a command on an I/O queue whose pool is held and nothing on the
+ * admin queue; when KATO + grace (3 s) passes, the command is sitting
+ * unread in the socket (the queue made no pass since): a target-side
+ * stall, so the expiry is deferred and counted (kato_stalls), and once the
+ * pool is released the command completes and the controller lives on
+ * (a Keep Alive succeeds). The deferral lasts one more KATO + grace, so the
+ * test has 3 s to see it and open the gate.
+ */
+static void tweak_bound_kato(struct nvmfd_cfg *cfg)
+{
+	tweak_cpus(cfg);
+}
+
+static void run_bound_kato_stall(void)
+{
+	struct tc_conn adm, io1;
+	struct tf_target t;
+	struct cmd_thread ct = { .c = &io1, .opc = NVMFD_CMD_FLUSH };
+	struct cmd_thread ka = { .c = &adm, .opc = NVMFD_ADMIN_KEEP_ALIVE };
+	struct nvmfd_cqe cqe;
+	struct gate g;
+	pthread_t th;
+	uint16_t cntlid;
+	uint64_t csts = 0;
+	int64_t n;
+	int i;
+
+	if (g_ncpus < 2) {
+		fprintf(stderr, "bound kato: needs 2 CPUs, skipped\n");
+		return;
+	}
+	fprintf(stderr, "bound: kato 2 s, the I/O queue's pool (cpu %d) held with a command "
+			"unread\n", g_cpus[1]);
+	TF_CHECK_EQ(tf_start(&t, tweak_bound_kato), 0);
+	TF_CHECK_EQ(tc_open_ic(&adm, TF_ADDR, t.port, false, false), 0);
+	adm.kato_ms = 2000;
+	TF_CHECK_EQ(tc_step(tc_connect(&adm, 0, 31, 0, TF_SUBNQN, TC_HOSTNQN, 0xffff, &cqe), &cqe),
+		    0);
+	cntlid = (uint16_t)(le32toh(cqe.result) & 0xffff);
+	TF_CHECK_EQ(tc_step(tc_prop_set(&adm, NVMFD_REG_CC, false, 1u | (6u << 16) | (4u << 20),
+					&cqe), &cqe), 0);
+	for (i = 0; i < 500 && !(csts & NVMFD_CSTS_RDY); i++)
+		TF_CHECK_EQ(tc_step(tc_prop_get(&adm, NVMFD_REG_CSTS, false, &csts, &cqe), &cqe), 0);
+	TF_CHECK(csts & NVMFD_CSTS_RDY);
+	/* rr placement: admin -> first CPU, io1 -> second */
+	TF_CHECK_EQ(tc_io_connect(&io1, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 31, 0, false,
+				  false), 0);
+	gate_hold(&g, &t, g_cpus[1]);
+	TF_CHECK_EQ(pthread_create(&th, NULL, cmd_main, &ct), 0);
+	for (i = 0;; i++) {
+		json_object *root = ex_stats(&t), *c = ctrl_stats(root, cntlid);
+		int64_t stalls = ex_int(c, "kato_stalls");
+
+		TF_CHECK_EQ(ex_int(ex_queue(root, &io1), "io_cpu"), g_cpus[1]);
+		json_object_put(root);
+		if (stalls >= 1)
+			break;
+		TF_CHECK(i < 2000); /* 20 s */
+		usleep(10000);
+	}
+	gate_open(&g);
+	pthread_join(th, NULL);
+	TF_CHECK_EQ(ct.ret, 0);
+	TF_CHECK_EQ(ct.status, 0); /* the Flush was served: the queue was kept */
+	cmd_main(&ka);
+	TF_CHECK_EQ(ka.ret, 0);
+	TF_CHECK_EQ(ka.status, 0); /* the controller did not expire */
+	{
+		json_object *root = ex_stats(&t);
+
+		/* whatever the Flush cost the backend */
+		n = ex_int(ex_queue(root, &io1), "backend_completions");
+		json_object_put(root);
+	}
+	n += ex_rw(&io1, 5, 8);
+	ex_wait_completions(&t, &io1, n);
+	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+}
+
 int main(void)
 {
 	cpu_set_t set;
@@ -300,10 +444,12 @@ int main(void)
 		if (CPU_ISSET(c, &set))
 			g_cpus[g_ncpus++] = c;
 	TF_CHECK(g_ncpus >= 1);
-	run_auto_one_held();
+	run_auto_one_held(tweak_auto, "");
+	run_auto_one_held(tweak_auto_cq_shared, " --cq-pool shared");
 	run_auto_all_held();
 	run_auto_poll();
 	run_bound_stall_is_not_the_peer();
+	run_bound_kato_stall();
 	fprintf(stderr, "ok\n");
 	return 0;
 }

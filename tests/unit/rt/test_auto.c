@@ -255,14 +255,22 @@ static void test_poll_on_off_and_period(void **state)
 	assert_true(nvmfd_auto_update(&a, &s));
 	assert_int_equal(a.poll_us, 0);
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_CONTENDED);
-	/* back on, then idle for the window: off */
-	for (unsigned int j = 0; j < 3; j++) {
+	/* that stop came 300 ms after the start: the poll hold doubled to
+	 * 2 s, so latency samples do not restart polling before 2 s have
+	 * passed since the stop (sample 5), then do */
+	for (unsigned int j = 0; j < 19; j++) {
 		s = quiet(i++);
 		s.arrival_gap_ns = 30 * US;
 		s.qd = 1;
-		nvmfd_auto_update(&a, &s);
+		assert_false(nvmfd_auto_update(&a, &s));
+		assert_int_equal(a.poll_us, 0);
 	}
+	s = quiet(i++);
+	s.arrival_gap_ns = 30 * US;
+	s.qd = 1;
+	assert_true(nvmfd_auto_update(&a, &s));
 	assert_int_equal(a.poll_us, 60);
+	assert_int_equal(a.poll_hold_ns, 2000 * MS);
 	for (unsigned int j = 0; j < 3; j++) {
 		s = quiet(i++);
 		assert_int_equal(nvmfd_auto_update(&a, &s), j == 2);
@@ -290,6 +298,80 @@ static void test_poll_on_off_and_period(void **state)
 	}
 	assert_int_equal(a.poll_us, 0);
 	assert_int_equal(a.poll_changes, 0);
+}
+
+/* System CPU pressure (PSI) keeps polling from starting, and stops it. */
+static void test_poll_psi_gates(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 10; i++) {
+		s = quiet(i);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		s.sys_pressure = 0.3; /* above psi_poll_max (0.25) */
+		nvmfd_auto_update(&a, &s);
+		assert_int_equal(a.poll_us, 0);
+	}
+	for (unsigned int j = 0; j < 3; j++, i++) {
+		s = quiet(i);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		s.sys_pressure = 0.1;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, 60);
+	/* some PSI below pressure_hi keeps a running poller */
+	s = quiet(i++);
+	s.arrival_gap_ns = 30 * US;
+	s.qd = 1;
+	s.sys_pressure = 0.4;
+	assert_false(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.poll_us, 60);
+	s = quiet(i++);
+	s.arrival_gap_ns = 30 * US;
+	s.qd = 1;
+	s.sys_pressure = 0.6;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_CONTENDED);
+}
+
+/*
+ * A poller that shares its CPU with a busy host makes that CPU contended
+ * itself: pressure is high exactly while it polls. The controller must not
+ * flap at the window's pace: the poll hold doubles on every quick stop,
+ * so the number of starts in 10 minutes stays small, and polling time is
+ * a small share.
+ */
+static void test_poll_self_contention_backs_off(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int starts = 0, prev = 0;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		s = quiet(i);
+		s.arrival_gap_ns = 30 * US;
+		s.qd = 1;
+		if (a.poll_us)
+			s.pressure = s.home_pressure = 0.8; /* polling hurts */
+		nvmfd_auto_update(&a, &s);
+		if (a.poll_us && !prev)
+			starts++;
+		prev = a.poll_us;
+		assert_int_equal(a.place, NVMFD_AUTO_BOUND); /* never fully contended for 3 */
+	}
+	/* holds 1, 2, 4, ... 64 s: 8 starts to reach the cap, then one per 64 s */
+	assert_true(starts <= 8 + 600 / 64 + 1);
+	assert_int_equal(a.poll_hold_ns, 64000 * MS);
+	assert_true(a.poll_time_ns < 600ull * 1000 * MS / 50);
 }
 
 static void test_clock_backwards_and_stats(void **state)
@@ -335,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_flapping_backs_off),
 		cmocka_unit_test(test_knob_bound_and_freeze),
 		cmocka_unit_test(test_poll_on_off_and_period),
+		cmocka_unit_test(test_poll_psi_gates),
+		cmocka_unit_test(test_poll_self_contention_backs_off),
 		cmocka_unit_test(test_clock_backwards_and_stats),
 	};
 

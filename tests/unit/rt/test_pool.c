@@ -469,9 +469,11 @@ static void test_cancel_sync_waits(void **state)
 	pthread_join(th, NULL);
 	assert_int_equal(ld(&c.done), 1);
 	/* cancel returned only after the running instance finished ... */
-	assert_int_equal(ld(&c.finished_at_return), 1);
-	/* ... and the pending re-run was dropped */
-	assert_int_equal(ld(&g.runs), 1);
+	assert_true(ld(&c.finished_at_return) >= 1);
+	/* ... and nothing ran after it returned: the pending re-run was
+	 * dropped, or (a loaded machine: the cancel thread started after the
+	 * gate opened and the re-run had begun) waited for as well */
+	assert_int_equal(ld(&g.runs), ld(&c.finished_at_return));
 	assert_false(nvmfd_rt_queue_work(&g.work));
 	nvmfd_rt_destroy(rt);
 }

@@ -157,6 +157,75 @@ static void test_kato_expiry(void **state)
 	tt_q_free(io);
 }
 
+/*
+ * A keep-alive timer that passes while a queue of the controller is
+ * stalled on the target (ops->stall_ns: its input waits for us) is a
+ * target-side stall: deferred (counted once per episode), for at most one
+ * more KATO + grace; a stall that ended lets the normal expiry happen; a
+ * short stall (under the 50 ms bound) does not count.
+ */
+/* An admin queue with KATO 5 s whose last command was at *@t0 (now). */
+static struct tt_q *kato_admin(struct tt_env *e, uint16_t *cntlid, uint64_t *t0)
+{
+	struct tt_q *a = tt_q_new(e, 0);
+
+	*cntlid = tt_admin_up(a, SUB0, HOST_A, 5000);
+	*t0 = nvmfd__tgt_now_ns();
+	__atomic_store_n(&a->qp.last_cmd_ns, *t0, __ATOMIC_RELAXED);
+	return a;
+}
+
+static void test_kato_stall_defers(void **state)
+{
+	struct tt_env *e = *state;
+	struct tt_q *a, *io = tt_q_new(e, 0);
+	struct nvmfd_tgt_ctrl *c;
+	uint16_t cntlid;
+	uint64_t t0;
+
+	a = kato_admin(e, &cntlid, &t0);
+	assert_int_equal(tt_io_connect(io, 1, cntlid, SUB0, HOST_A), 0);
+	c = a->qp.ctrl;
+	__atomic_store_n(&io->qp.last_cmd_ns, t0, __ATOMIC_RELAXED);
+	/* the I/O queue has waited 2 s for the target: deferred, not expired */
+	io->stall_ns = 2 * SEC;
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 6 * SEC + SEC / 2), 0);
+	assert_int_equal(a->nr_shutdown, 0);
+	assert_int_equal(c->kato_stalls, 1);
+	/* still stalled: still deferred, counted once */
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 9 * SEC), 0);
+	assert_int_equal(c->kato_stalls, 1);
+	/* past one more KATO + grace (12 s): the stall outlasted the deferral */
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 12 * SEC + 1), 1);
+	assert_int_equal(a->nr_shutdown, 1);
+	assert_int_equal(io->nr_shutdown, 1);
+	tt_q_free(io);
+	tt_q_free(a);
+
+	/* the stall ends and the host really is silent: normal expiry */
+	a = kato_admin(e, &cntlid, &t0);
+	c = a->qp.ctrl;
+	a->stall_ns = 10 * 1000000ull; /* short: not a stall */
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 6 * SEC + 1), 1);
+	assert_int_equal(c->kato_stalls, 0);
+	tt_q_free(a);
+
+	/* a stall episode ends when traffic resumes; a new one counts again */
+	a = kato_admin(e, &cntlid, &t0);
+	c = a->qp.ctrl;
+	a->stall_ns = SEC;
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 7 * SEC), 0);
+	assert_int_equal(c->kato_stalls, 1);
+	__atomic_store_n(&a->qp.last_cmd_ns, t0 + 8 * SEC, __ATOMIC_RELAXED); /* rescued */
+	a->stall_ns = 0;
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 9 * SEC), 0);
+	a->stall_ns = SEC;
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 15 * SEC), 0);
+	assert_int_equal(c->kato_stalls, 2);
+	assert_int_equal(a->nr_shutdown, 0);
+	tt_q_free(a);
+}
+
 static void test_kato_zero_and_set_features(void **state)
 {
 	struct tt_env *e = *state;
@@ -229,6 +298,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lookup_and_acl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generated_ids_stable, setup, teardown),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test_setup_teardown(test_kato_stall_defers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kato_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kato_zero_and_set_features, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discovery_kato_default, setup, teardown),

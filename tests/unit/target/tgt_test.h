@@ -51,6 +51,7 @@ struct tt_q {
 	uint32_t out_len;
 	unsigned int nr_shutdown;
 	unsigned int nr_kick;
+	uint64_t stall_ns; /* what ops->stall_ns reports */
 };
 
 struct tt_env {
@@ -83,10 +84,16 @@ static void tt_kick(struct nvmfd_tgt_qp *qp)
 	((struct tt_q *)qp)->nr_kick++;
 }
 
+static uint64_t tt_stall_ns(struct nvmfd_tgt_qp *qp)
+{
+	return ((struct tt_q *)qp)->stall_ns;
+}
+
 static const struct nvmfd_tgt_xprt_ops tt_ops = {
 	.queue_response = tt_queue_response,
 	.shutdown_queue = tt_shutdown_queue,
 	.kick = tt_kick,
+	.stall_ns = tt_stall_ns,
 };
 
 static inline void tt_ram_ns(struct nvmfd_cfg_ns *ns, uint32_t nsid, uint64_t size,
