@@ -159,6 +159,22 @@ static int redirect(const char *path, int fd, int flags)
 	return 0;
 }
 
+/* In the child: join the cpuset cgroup whose cgroup.procs is @procs. */
+static int join_cgroup(const char *procs)
+{
+	int fd, ret = 0;
+
+	if (!procs || !*procs)
+		return 0;
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0\n", 2) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 static void set_affinity(const struct bench_cpuset *cpus)
 {
 	cpu_set_t set;
@@ -179,6 +195,9 @@ static void set_affinity(const struct bench_cpuset *cpus)
  * @err_path: file for stderr (truncated), NULL = /dev/null.
  * @cpus: CPU affinity of the child, NULL or empty = inherit.
  * @nice_level: nice value for the child (0 = inherit).
+ * @cg_procs: cgroup.procs of the cpuset cgroup the child joins before it
+ *            executes @argv (NULL or "" = stay in ours); failing to join
+ *            is an exec failure (status 127, message in @err_path).
  *
  * The child gets PR_SET_PDEATHSIG(SIGKILL) and default signal handling;
  * its group is registered for bench_proc_kill_all().
@@ -188,9 +207,10 @@ static void set_affinity(const struct bench_cpuset *cpus)
  * Context: main thread.
  */
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
-		       const struct bench_cpuset *cpus, int nice_level)
+		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs)
 {
 	pid_t pid = fork_child();
+	int e;
 
 	if (pid < 0)
 		return pid;
@@ -198,6 +218,11 @@ pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err
 		if (redirect(NULL, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
 		    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
 			_exit(127);
+		e = join_cgroup(cg_procs);
+		if (e) {
+			fprintf(stderr, "nvmf-bench: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			_exit(127);
+		}
 		set_affinity(cpus);
 		if (nice_level)
 			setpriority(PRIO_PROCESS, 0, nice_level);
@@ -275,6 +300,7 @@ static void *hog_thread(void *p)
  * @load_pct: share of each CPU the thread keeps busy, 1..100.
  * @buffer_mb: buffer each thread rewrites, MiB (0 -> 1 MiB).
  * @log_path: stderr of the hog process.
+ * @cg_procs: cpuset cgroup to join first, as for bench_proc_spawn().
  *
  * The hog is a forked child process (its own process group) whose
  * threads run until it is killed.
@@ -283,7 +309,7 @@ static void *hog_thread(void *p)
  * Context: main thread.
  */
 pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
-			   const char *log_path)
+			   const char *log_path, const char *cg_procs)
 {
 	pid_t pid = fork_child();
 
@@ -292,11 +318,16 @@ pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long
 	if (pid == 0) {
 		struct hog_arg *args;
 		pthread_t th;
-		int i;
+		int i, e;
 
 		redirect(NULL, 0, O_RDONLY);
 		redirect(NULL, 1, O_WRONLY);
 		redirect(log_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+		e = join_cgroup(cg_procs);
+		if (e) {
+			fprintf(stderr, "hog: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			_exit(1);
+		}
 		prctl(PR_SET_NAME, "nvmf-bench-hog");
 		args = calloc(cpus->nr, sizeof(*args));
 		if (!args)
