@@ -320,6 +320,7 @@ int bench_cg_prepare(const struct bench_cgroup *cg, enum bench_cg_role role, con
 		     char *procs, size_t len);
 int bench_cg_destroy(struct bench_cgroup *cg);
 int bench_cg_clean_stale(const char *root);
+int bench_cg_clean_all_stale(void);
 
 /* run.c */
 struct bench_paths {

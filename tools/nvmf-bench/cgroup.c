@@ -242,6 +242,25 @@ int bench_cg_clean_stale(const char *root)
 }
 
 /**
+ * bench_cg_clean_all_stale() - bench_cg_clean_stale() on the cgroup2 mount
+ * and the v1 cpuset mount, where there are such.
+ *
+ * Return: groups removed.
+ * Context: main thread.
+ */
+int bench_cg_clean_all_stale(void)
+{
+	char root[PATH_MAX];
+	int n = 0, r;
+
+	if (!find_mount(true, root, sizeof(root)) && (r = bench_cg_clean_stale(root)) > 0)
+		n += r;
+	if (!find_mount(false, root, sizeof(root)) && (r = bench_cg_clean_stale(root)) > 0)
+		n += r;
+	return n;
+}
+
+/**
  * bench_cg_setup() - decide on cpuset cgroups and create this run's groups.
  * @cg: out; cg->version is 2 or 1 when groups were made, 0 for affinity
  *      only, with the reason in cg->why either way.

@@ -714,6 +714,8 @@ int main(int argc, char **argv)
 	}
 	/* control sockets of killed runs (sockets whose owner pid is gone) */
 	bench_sockdir_clean_stale("/tmp");
+	/* and their cpuset cgroups */
+	bench_cg_clean_all_stale();
 	if (list || dry) {
 		char e[32];
 
