@@ -282,6 +282,7 @@ int bench_proc_alive(void);
 int bench_proc_poll_exit(pid_t pid, int *status);
 int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx);
 int bench_proc_cpu_ns(pid_t pid, uint64_t *ns);
+int bench_read_file(const char *path, char *buf, size_t len);
 
 /* A snapshot of the whole machine for the noise guard (proc.c). */
 struct bench_sys_sample {

@@ -49,21 +49,14 @@ static int write_str(const char *path, const char *s)
 	return ret;
 }
 
+/* A one-line file without its newline. */
 static int read_str(const char *path, char *buf, size_t len)
 {
-	ssize_t n;
-	int fd;
+	int ret = bench_read_file(path, buf, len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
+	if (!ret)
+		buf[strcspn(buf, "\n")] = 0;
+	return ret;
 }
 
 /* Has the space-separated list @list the word @w? */

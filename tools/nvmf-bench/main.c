@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -763,11 +764,15 @@ int main(int argc, char **argv)
 	paths.env = *env_exe ? env_exe : NULL;
 	/* target syscalls: perf stat where it can count the tracepoint, strace -c on request */
 	ro.syscalls = BENCH_SYSCALLS_OFF;
+	/* orphaned grandchildren (stress-ng workers, perf's) come back to us */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (strcmp(sys_mode, "off") && strcmp(sys_mode, "strace") && !find_in_path("perf", perf_exe, sizeof(perf_exe))) {
-		char cmd[PATH_MAX + 128];
+		char *pargv[] = { perf_exe, (char *)"stat", (char *)"-e", (char *)"raw_syscalls:sys_enter", (char *)"-x",
+				  (char *)",", (char *)"-o", (char *)"/dev/null", (char *)"--", (char *)"true", NULL };
+		pid_t pid = bench_proc_spawn(pargv, NULL, NULL, NULL, 0, NULL);
+		int st;
 
-		snprintf(cmd, sizeof(cmd), "'%s' stat -e raw_syscalls:sys_enter -x, -- true >/dev/null 2>&1", perf_exe);
-		if (system(cmd) == 0) {
+		if (pid > 0 && bench_proc_wait(pid, &st, 10) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			ro.syscalls = BENCH_SYSCALLS_PERF;
 			paths.perf_tool = perf_exe;
 		}
@@ -826,8 +831,6 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* orphaned grandchildren (stress-ng workers) come back to us */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	pg.tty = isatty(2) && !no_progress;
 	fprintf(stderr, "nvmf-bench: seed %llu (--seed %llu repeats the run order and the intervals)\n",

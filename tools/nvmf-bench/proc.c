@@ -543,12 +543,21 @@ int bench_proc_alive(void)
 	return n;
 }
 
-static int read_file(const char *path, char *buf, size_t len)
+/**
+ * bench_bench_read_file() - read up to @len - 1 bytes of a (small) file.
+ * @path: e.g. a /proc or /sys file (borrowed).
+ * @buf: out, NUL-terminated.
+ * @len: size of @buf (> 0).
+ *
+ * Return: 0; -errno of open(); -EIO if read() failed.
+ * Context: any.
+ */
+int bench_read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -581,7 +590,7 @@ static int task_files(pid_t pid, const char *name, void (*fn)(const char *text, 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/%s", pid, de->d_name, name);
-		if (read_file(tpath, buf, sizeof(buf)))
+		if (bench_read_file(tpath, buf, sizeof(buf)))
 			continue;
 		fn(buf, arg);
 		n++;
@@ -664,7 +673,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 	memset(s, 0, sizeof(*s));
 	s->psi_some_avg10 = -1;
 	s->t = bench_now();
-	if (read_file("/proc/stat", buf, sizeof(buf)) ||
+	if (bench_read_file("/proc/stat", buf, sizeof(buf)) ||
 	    sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
 		   &v[6], &v[7]) < 8)
 		return -EIO;
@@ -676,7 +685,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 	s->own_cpu_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + self.ru_stime.tv_sec +
 		       self.ru_stime.tv_usec / 1e6 + kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
 		       kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
-	if (!read_file("/proc/pressure/cpu", buf, sizeof(buf)) && !strncmp(buf, "some ", 5)) {
+	if (!bench_read_file("/proc/pressure/cpu", buf, sizeof(buf)) && !strncmp(buf, "some ", 5)) {
 		p = strstr(buf, "avg10=");
 		if (p)
 			s->psi_some_avg10 = strtod(p + 6, NULL);
@@ -684,7 +693,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 		if (p)
 			s->psi_some_total_us = strtoull(p + 6, NULL, 10);
 	}
-	if (!read_file("/proc/loadavg", buf, sizeof(buf)))
+	if (!bench_read_file("/proc/loadavg", buf, sizeof(buf)))
 		s->loadavg1 = strtod(buf, NULL);
 	return 0;
 }

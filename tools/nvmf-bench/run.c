@@ -24,6 +24,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -423,6 +425,36 @@ static int build_target_argv(const struct bench_cell *c, const char *nvmfd, cons
 	return argc;
 }
 
+/*
+ * The workload arguments nvmf-perf and spdk_nvme_perf spell alike: one -r
+ * per controller, -q, -o, -w, -M (mixed patterns only: nvmf-perf refuses it
+ * otherwise), -t.
+ */
+static void append_workload_args(const struct bench_cell *c, long port, long nr_r, char **argv, int *argc,
+				 char *store, size_t *off, size_t cap)
+{
+	const struct bench_perf *p = &c->perf;
+	long i;
+
+	for (i = 0; i < nr_r; i++) {
+		append_arg(argv, argc, store, off, cap, "-r");
+		append_arg(argv, argc, store, off, cap, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s",
+			   port, NQN);
+	}
+	append_arg(argv, argc, store, off, cap, "-q");
+	append_arg(argv, argc, store, off, cap, "%ld", p->qd);
+	append_arg(argv, argc, store, off, cap, "-o");
+	append_arg(argv, argc, store, off, cap, "%ld", p->io_size);
+	append_arg(argv, argc, store, off, cap, "-w");
+	append_arg(argv, argc, store, off, cap, "%s", p->pattern);
+	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
+		append_arg(argv, argc, store, off, cap, "-M");
+		append_arg(argv, argc, store, off, cap, "%ld", p->read_pct);
+	}
+	append_arg(argv, argc, store, off, cap, "-t");
+	append_arg(argv, argc, store, off, cap, "%ld", lround(c->duration));
+}
+
 /* nvmf-perf's arguments; @nr_r controllers (-r each) in this process. */
 static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, long nr_r,
 			   const struct bench_cpuset *pcpus, char **argv, char *store, size_t cap)
@@ -432,24 +464,7 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	int argc = 0, i;
 
 	append_arg(argv, &argc, store, &off, cap, "%s", perf);
-	for (i = 0; i < nr_r; i++) {
-		append_arg(argv, &argc, store, &off, cap, "-r");
-		append_arg(argv, &argc, store, &off, cap,
-			   "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s", port, NQN);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-q");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
-	append_arg(argv, &argc, store, &off, cap, "-o");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->io_size);
-	append_arg(argv, &argc, store, &off, cap, "-w");
-	append_arg(argv, &argc, store, &off, cap, "%s", p->pattern);
-	/* nvmf-perf refuses -M outside the mixed patterns */
-	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
-		append_arg(argv, &argc, store, &off, cap, "-M");
-		append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-t");
-	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->duration));
+	append_workload_args(c, port, nr_r, argv, &argc, store, &off, cap);
 	append_arg(argv, &argc, store, &off, cap, "--warmup");
 	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->warmup));
 	append_arg(argv, &argc, store, &off, cap, "-P");
@@ -552,6 +567,90 @@ static bool port_listening(long port)
 	}
 	fclose(f);
 	return hit;
+}
+
+/*
+ * One JSON-RPC 2.0 call on nvmf_tgt's RPC socket; @reply gets the parsed
+ * response (json_object_put() it). Return: 0, or -errno / -ETIMEDOUT after
+ * 2 s without a complete reply.
+ */
+static int spdk_rpc(const char *sock_path, const char *method, struct json_object **reply)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 2, 0 };
+	struct json_tokener *tok;
+	char req[256], buf[16384];
+	int fd, ret = -EIO;
+
+	*reply = NULL;
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	tok = json_tokener_new();
+	if (!tok) {
+		close(fd);
+		return -ENOMEM;
+	}
+	snprintf(req, sizeof(req), "{\"jsonrpc\": \"2.0\", \"method\": \"%s\", \"id\": 1}", method);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+		ret = -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0) {
+			ret = n < 0 && errno == EAGAIN ? -ETIMEDOUT : -EIO;
+			break;
+		}
+		*reply = json_tokener_parse_ex(tok, buf, (int)n);
+		if (*reply) {
+			ret = 0;
+			break;
+		}
+		if (json_tokener_get_error(tok) != json_tokener_continue)
+			break;
+	}
+out:
+	json_tokener_free(tok);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Has nvmf_tgt applied its whole configuration? nvmf_get_subsystems is
+ * answered only once initialization is done; the bench's subsystem must
+ * list its namespace and a listener (the configuration's last two calls).
+ * Listening alone is not enough: a Connect that arrives while the
+ * configuration is still being applied can be refused.
+ */
+static bool spdk_ready(const char *rpc_sock)
+{
+	struct json_object *reply, *result, *sub, *v;
+	bool ready = false;
+	size_t i;
+
+	if (spdk_rpc(rpc_sock, "nvmf_get_subsystems", &reply))
+		return false;
+	if (json_object_object_get_ex(reply, "result", &result) && json_object_is_type(result, json_type_array)) {
+		for (i = 0; i < json_object_array_length(result); i++) {
+			sub = json_object_array_get_idx(result, i);
+			if (!json_object_object_get_ex(sub, "nqn", &v) || strcmp(json_object_get_string(v), NQN))
+				continue;
+			ready = json_object_object_get_ex(sub, "namespaces", &v) &&
+				json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
+				json_object_object_get_ex(sub, "listen_addresses", &v) &&
+				json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0;
+		}
+	}
+	json_object_put(reply);
+	return ready;
 }
 
 static struct json_object *rpc(const char *method, struct json_object *params)
@@ -702,23 +801,7 @@ static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_p
 	append_arg(argv, &argc, store, &off, cap, "%ld", 256 + (p->io_size * p->qd * nr_r >> 20) * 2);
 	append_arg(argv, &argc, store, &off, cap, "-c");
 	append_arg(argv, &argc, store, &off, cap, "%s", mask);
-	for (i = 0; i < nr_r; i++) {
-		append_arg(argv, &argc, store, &off, cap, "-r");
-		append_arg(argv, &argc, store, &off, cap,
-			   "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s", port, NQN);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-q");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
-	append_arg(argv, &argc, store, &off, cap, "-o");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->io_size);
-	append_arg(argv, &argc, store, &off, cap, "-w");
-	append_arg(argv, &argc, store, &off, cap, "%s", p->pattern);
-	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
-		append_arg(argv, &argc, store, &off, cap, "-M");
-		append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-t");
-	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->duration));
+	append_workload_args(c, port, nr_r, argv, &argc, store, &off, cap);
 	if (lround(c->warmup) > 0) {
 		append_arg(argv, &argc, store, &off, cap, "-a");
 		append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->warmup));
@@ -1022,7 +1105,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		goto out_free;
 	}
 	t_start = bench_now();
-	/* nvmf_tgt: ready once it listens on the reserved port */
+	/* nvmf_tgt: ready once it listens on the reserved port with its configuration applied */
 	while (spdk_tgt) {
 		if (bench_stop_sig) {
 			ret = -EINTR;
@@ -1038,10 +1121,11 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			tpid = 0;
 			goto out_free;
 		}
-		if (port_listening(rs->port))
+		if (port_listening(rs->port) && spdk_ready(rpcs))
 			break;
 		if (bench_now() - t_start > 60) {
-			snprintf(err, sizeof(res->err[0]), "nvmf_tgt did not listen on port %ld within 60 s", rs->port);
+			snprintf(err, sizeof(res->err[0]),
+				 "nvmf_tgt did not listen on port %ld with its subsystem configured within 60 s", rs->port);
 			goto out_stop;
 		}
 		bench_sleep(0.05);

@@ -94,6 +94,25 @@ cg=$(cgdir "$tmp/run1.err")
 if [ -n "$cg" ]; then
 	[ -e "$cg" ] && bad "cgroup $cg left after the run" || ok "cgroup $cg removed after the run"
 fi
+# target syscalls: perf stat where it can count them (the report says which), else not counted
+if grep -q '^- target syscalls per I/O: `perf stat' "$out/report.md"; then
+	v=$(col "$csv" bound target_syscalls_io)
+	ge "$v" 0.01 && ok "perf stat: $v target syscalls per I/O" || bad "perf stat mode: target_syscalls_io '$v'"
+	[ -s "$out/raw/smoke/bound/rep1/target-syscalls.csv" ] && ok "target-syscalls.csv kept" ||
+		bad "no raw/.../target-syscalls.csv"
+else
+	grep -q '^- target syscalls per I/O: not counted' "$out/report.md" && ok "report: syscalls not counted" ||
+		bad "report.md lacks the target syscalls line"
+fi
+# --syscalls strace (opt-in): the per-syscall table and a count per I/O
+if command -v strace >/dev/null; then
+	"$NVMF_BENCH" -o "$tmp/st" --no-progress --no-plots --syscalls strace --cells bound "$BENCH_TESTDIR/smoke.json" \
+		2>"$tmp/st.err"; rc=$?
+	v=$(col "$tmp/st/cells.csv" bound target_syscalls_io)
+	[ $rc -eq 0 ] && ge "$v" 0.01 && grep -q ' total$' "$tmp/st/raw/smoke/bound/rep1/target-strace.txt" &&
+		grep -q 'strace slows the target' "$tmp/st/report.md" && ok "--syscalls strace: $v per I/O, table kept" ||
+		bad "--syscalls strace: exit $rc, '$v': $(tail -3 "$tmp/st.err")"
+fi
 
 # 2. SIGTERM in the middle of a run: exit 143, partial report, no stray
 out=$tmp/run2
