@@ -411,9 +411,8 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 		   "CPU from /proc of it over the same window.\n");
 	fprintf(f, "- isolation: %s\n", paths->cg ? paths->cg->why : "affinity only");
 	if (ro->syscalls == BENCH_SYSCALLS_PERF)
-		fprintf(f, "- target syscalls per I/O: `perf stat -e raw_syscalls:sys_enter -p <target>` attached "
-			   "over the measured window (its attach time is counted in the window: a slight "
-			   "underestimate)\n");
+		fprintf(f, "- target syscalls per I/O: `perf stat -e raw_syscalls:sys_enter -p <target> -- sleep "
+			   "<window>` started at the measured window (count / (IOPS x window))\n");
 	else if (ro->syscalls == BENCH_SYSCALLS_STRACE)
 		fprintf(f, "- target syscalls per I/O: `strace -c -f -p <target>` over the measured window "
 			   "(**strace slows the target: IOPS, latency and CPU of this run are not comparable with "

@@ -850,9 +850,14 @@ static int parse_spdk_perf_report(const char *path, double *v, bool *have, char 
 /* ---------------------------------------------------------------------- */
 /* Target syscalls over the measured window (--syscalls)                  */
 
-/* perf stat -e raw_syscalls:sys_enter -x, -p PID, or strace -c -f -p PID. */
+/*
+ * perf stat -e raw_syscalls:sys_enter -x, -p PID -- sleep @window (it
+ * counts PID for as long as the sleep runs, then prints and exits: no
+ * signal can reach it before it is ready), or strace -c -f -p PID (ended
+ * with SIGINT by stop_syscall_count()).
+ */
 static pid_t start_syscall_count(const struct bench_run_opts *ro, const struct bench_paths *paths, pid_t tpid,
-				 const char *dir)
+				 const char *dir, double window)
 {
 	char *argv[16], store[2048], out[1100];
 	size_t off = 0;
@@ -870,6 +875,9 @@ static pid_t start_syscall_count(const struct bench_run_opts *ro, const struct b
 		append_arg(argv, &argc, store, &off, sizeof(store), "%s", out);
 		append_arg(argv, &argc, store, &off, sizeof(store), "-p");
 		append_arg(argv, &argc, store, &off, sizeof(store), "%d", (int)tpid);
+		append_arg(argv, &argc, store, &off, sizeof(store), "--");
+		append_arg(argv, &argc, store, &off, sizeof(store), "sleep");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%.3f", window);
 	} else if (ro->syscalls == BENCH_SYSCALLS_STRACE) {
 		snprintf(out, sizeof(out), "%s/target-strace.txt", dir);
 		append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->strace);
@@ -887,7 +895,7 @@ static pid_t start_syscall_count(const struct bench_run_opts *ro, const struct b
 	return bench_proc_spawn(argv, NULL, out, NULL, 0, NULL);
 }
 
-/* Stop the counter (SIGINT makes both print), read its count. */
+/* Collect the counter (perf ends by itself, strace on SIGINT), read its count. */
 static int stop_syscall_count(pid_t cpid, const struct bench_run_opts *ro, const char *dir, double *count)
 {
 	char path[1100], text[8192];
@@ -895,8 +903,10 @@ static int stop_syscall_count(pid_t cpid, const struct bench_run_opts *ro, const
 	FILE *f;
 	size_t n;
 
-	kill(cpid, SIGINT);
-	bench_proc_wait(cpid, &st, 5);
+	if (ro->syscalls == BENCH_SYSCALLS_STRACE)
+		kill(cpid, SIGINT);
+	if (bench_proc_wait(cpid, &st, 10))
+		return -ETIMEDOUT;
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 ro->syscalls == BENCH_SYSCALLS_PERF ? "target-syscalls.csv" : "target-strace.txt");
 	f = fopen(path, "r");
@@ -1059,11 +1069,14 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	/* a cpuset cgroup per role, set to this cell's CPUs (affinity only without) */
 	snprintf(res->isolation, sizeof(res->isolation), "%s", paths->cg && paths->cg->version ?
 			 (paths->cg->version == 2 ? "cpuset cgroups (v2)" : "cpuset cgroups (v1)") : "affinity only");
-	if (bench_cg_prepare(paths->cg, BENCH_CG_TARGET, &tcpus, cgp[BENCH_CG_TARGET], sizeof(cgp[0])) ||
-	    bench_cg_prepare(paths->cg, BENCH_CG_INITIATOR, pcpus.nr ? &pcpus : &online, cgp[BENCH_CG_INITIATOR],
-			     sizeof(cgp[0])) ||
-	    bench_cg_prepare(paths->cg, BENCH_CG_LOAD, &lcpus, cgp[BENCH_CG_LOAD], sizeof(cgp[0]))) {
-		snprintf(err, sizeof(res->err[0]), "cannot set the CPUs of the cpuset cgroups: %s", strerror(errno));
+	st = bench_cg_prepare(paths->cg, BENCH_CG_TARGET, &tcpus, cgp[BENCH_CG_TARGET], sizeof(cgp[0]));
+	if (!st)
+		st = bench_cg_prepare(paths->cg, BENCH_CG_INITIATOR, pcpus.nr ? &pcpus : &online,
+				      cgp[BENCH_CG_INITIATOR], sizeof(cgp[0]));
+	if (!st)
+		st = bench_cg_prepare(paths->cg, BENCH_CG_LOAD, &lcpus, cgp[BENCH_CG_LOAD], sizeof(cgp[0]));
+	if (st) {
+		snprintf(err, sizeof(res->err[0]), "cannot set the CPUs of the cpuset cgroups: %s", strerror(-st));
 		goto out_free;
 	}
 
@@ -1245,14 +1258,18 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			qsum(rs, q0);
 			t0 = now;
 			s0 = true;
+			/* a late first sample (the bench starved) still gets a window */
+			if (t1 < t0 + 0.2)
+				t1 = t0 + 0.2;
 			if (ro->syscalls != BENCH_SYSCALLS_OFF && !ndone) {
-				scpid = start_syscall_count(ro, paths, tpid, dir);
+				sc_w = t1 - t0; /* perf's window; strace's is measured */
+				sc_t0 = bench_now();
+				scpid = start_syscall_count(ro, paths, tpid, dir, sc_w);
 				if (scpid < 0)
 					scpid = 0;
-				sc_t0 = bench_now();
 			}
 		}
-		if (s0 && !s1 && (now >= t1 || ndone)) {
+		if (s0 && !s1 && ((now = bench_now()) >= t1 || ndone)) {
 			bench_proc_sample(tpid, &c1, &v1, &i1);
 			have_ns = have_ns && bench_proc_cpu_ns(tpid, &ns1) == 0;
 			if (spdk_perf && have_hns) {
@@ -1263,7 +1280,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			t1 = now;
 			s1 = true;
 			if (scpid > 0) {
-				sc_w = bench_now() - sc_t0;
+				if (ro->syscalls == BENCH_SYSCALLS_STRACE)
+					sc_w = bench_now() - sc_t0;
 				have_sc = stop_syscall_count(scpid, ro, dir, &sc_count) == 0;
 				scpid = 0;
 			}
@@ -1336,7 +1354,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			v[BM_IOPS_PER_TGT_CPU_S] = ios / cpu_s;
 			h[BM_IOPS_PER_TGT_CPU_S] = true;
 		}
-		/* the counter ran from sc_t0 for sc_w seconds: I/Os at the run's rate */
+		/* the counter ran for sc_w seconds: I/Os at the run's rate */
 		if (have_sc && sc_w > 0 && v[BM_IOPS] > 0) {
 			v[BM_TGT_SYSCALLS_IO] = sc_count / (v[BM_IOPS] * sc_w);
 			h[BM_TGT_SYSCALLS_IO] = true;
