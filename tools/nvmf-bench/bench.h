@@ -298,6 +298,7 @@ int bench_sys_sample(struct bench_sys_sample *s);
 double bench_sys_foreign_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
 double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
 int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len);
+int bench_unix_connect(const char *sock_path, int timeout_s);
 /* Control sockets live in <base>/nvmf-bench.<pid>/ (base: /tmp). */
 #define BENCH_SOCKDIR_PREFIX "nvmf-bench."
 int bench_sockdir_clean_stale(const char *base);

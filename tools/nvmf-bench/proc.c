@@ -728,22 +728,18 @@ double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench
 }
 
 /**
- * bench_control_query() - one request on nvmfd's --control socket.
- * @sock_path: UNIX socket path (borrowed).
- * @cmd: command name, e.g. "stats" (sent as {"cmd":"..."} plus newline).
- * @buf: the one-line reply, NUL-terminated, newline stripped.
- * @len: size of @buf.
+ * bench_unix_connect() - connect to the UNIX stream socket @sock_path.
+ * @sock_path: borrowed.
+ * @timeout_s: send and receive timeout of the socket, seconds.
  *
- * Return: 0; -errno if connect/send/receive failed; -EMSGSIZE if the reply
- * did not fit; -ETIMEDOUT after 2 s without a full reply.
- * Context: main thread.
+ * Return: the connected socket (close it), -ENAMETOOLONG, or -errno of
+ * socket()/connect().
+ * Context: any.
  */
-int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len)
+int bench_unix_connect(const char *sock_path, int timeout_s)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 2, 0 };
-	char req[128];
-	size_t off = 0;
+	struct timeval tv = { timeout_s, 0 };
 	int fd, ret;
 
 	if (strlen(sock_path) >= sizeof(sa.sun_path))
@@ -756,8 +752,32 @@ int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
-		goto out_close;
+		close(fd);
+		return ret;
 	}
+	return fd;
+}
+
+/**
+ * bench_control_query() - one request on nvmfd's --control socket.
+ * @sock_path: UNIX socket path (borrowed).
+ * @cmd: command name, e.g. "stats" (sent as {"cmd":"..."} plus newline).
+ * @buf: the one-line reply, NUL-terminated, newline stripped.
+ * @len: size of @buf.
+ *
+ * Return: 0; -errno if connect/send/receive failed; -EMSGSIZE if the reply
+ * did not fit; -ETIMEDOUT after 2 s without a full reply.
+ * Context: main thread.
+ */
+int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len)
+{
+	char req[128];
+	size_t off = 0;
+	int fd, ret;
+
+	fd = bench_unix_connect(sock_path, 2);
+	if (fd < 0)
+		return fd;
 	snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}\n", cmd);
 	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
 		ret = -EIO;

@@ -24,8 +24,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -576,30 +574,22 @@ static bool port_listening(long port)
  */
 static int spdk_rpc(const char *sock_path, const char *method, struct json_object **reply)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 2, 0 };
 	struct json_tokener *tok;
 	char req[256], buf[16384];
 	int fd, ret = -EIO;
 
 	*reply = NULL;
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = bench_unix_connect(sock_path, 2);
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		return fd;
 	tok = json_tokener_new();
 	if (!tok) {
 		close(fd);
 		return -ENOMEM;
 	}
 	snprintf(req, sizeof(req), "{\"jsonrpc\": \"2.0\", \"method\": \"%s\", \"id\": 1}", method);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
-		ret = -errno;
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+		ret = -EIO;
 		goto out;
 	}
 	for (;;) {
@@ -962,6 +952,25 @@ static bool have_exe(const char *path)
 	return path && access(path, X_OK) == 0;
 }
 
+/*
+ * Has the target (@name: "nvmfd" or "nvmf_tgt") exited while starting? Then
+ * its group is reaped, *@tpid is 0 and @err says why with its log's last line.
+ */
+static bool target_exited(pid_t *tpid, const char *name, const char *logp, char *err, size_t elen)
+{
+	char tail[200];
+	int st;
+
+	if (bench_proc_poll_exit(*tpid, &st) != 1)
+		return false;
+	tail_file(logp, tail, sizeof(tail));
+	bench_fmt(err, elen, "%s exited (status %d): %s", name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		  tail);
+	bench_proc_reap_group(*tpid, NULL, 0);
+	*tpid = 0;
+	return true;
+}
+
 /**
  * bench_cell_run_once() - run @cell once (repeat index @rep) and record it.
  * @sc: the cell's scenario (borrowed).
@@ -1124,16 +1133,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			ret = -EINTR;
 			goto out_stop;
 		}
-		if (bench_proc_poll_exit(tpid, &st) == 1) {
-			char tail[200];
-
-			tail_file(logp, tail, sizeof(tail));
-			bench_fmt(err, sizeof(res->err[0]), "nvmf_tgt exited (status %d): %s",
-				  WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), tail);
-			bench_proc_reap_group(tpid, NULL, 0);
-			tpid = 0;
+		if (target_exited(&tpid, "nvmf_tgt", logp, err, sizeof(res->err[0])))
 			goto out_free;
-		}
 		if (port_listening(rs->port) && spdk_ready(rpcs))
 			break;
 		if (bench_now() - t_start > 60) {
@@ -1152,16 +1153,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			ret = -EINTR;
 			goto out_stop;
 		}
-		if (bench_proc_poll_exit(tpid, &st) == 1) {
-			char tail[200];
-
-			tail_file(logp, tail, sizeof(tail));
-			bench_fmt(err, sizeof(res->err[0]), "nvmfd exited (status %d): %s",
-				 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), tail);
-			bench_proc_reap_group(tpid, NULL, 0);
-			tpid = 0;
+		if (target_exited(&tpid, "nvmfd", logp, err, sizeof(res->err[0])))
 			goto out_free;
-		}
 		if (!bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF))
 			stats_merge(rs, rs->stats_buf);
 		if (rs->port > 0)
