@@ -9,6 +9,7 @@ pkgs=(
 	libssl-dev                 # OpenSSL: DH-HMAC-CHAP, TLS PSK (src/auth)
 	clang libclang-rt-14-dev   # libFuzzer + sanitizer runtimes for clang
 	stress-ng gnuplot-nox      # nvmf-bench contention and plots
+	linux-perf strace python3  # nvmf-bench --syscalls; bench/compare-spdk.sh's table
 	nvme-cli                   # discovery/connect helpers, reference output
 	procps psmisc iproute2
 	fio dpkg-dev               # fio ioengine (tools/fio): fio + dpkg-source

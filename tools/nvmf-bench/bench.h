@@ -67,6 +67,11 @@ enum bench_metric {
 	BM_TGT_CTXSW_IO,
 	BM_HOST_CTXSW_IO,
 	BM_HOST_SYSCALLS_IO,
+	/* target syscalls per I/O (perf stat or strace -c over the window,
+	 * --syscalls) and I/Os per target CPU-second (1e6 / target_cpu_s_mio,
+	 * as its own metric so that its paired ratio gets an interval) */
+	BM_TGT_SYSCALLS_IO,
+	BM_IOPS_PER_TGT_CPU_S,
 	/* noise guard: CPUs used by other work before / during the run, CPU
 	 * steal during it (a VM's host busy), CPU pressure and load average
 	 * just before it */
@@ -94,8 +99,14 @@ struct bench_cpuset {
 	int cpu[BENCH_MAX_CPUS];
 };
 
-/* Target (nvmfd) settings of a cell. Unset numbers are -1, strings "". */
+/* Which program serves a cell / drives it. */
+enum bench_target_kind { BENCH_TARGET_NVMFD, BENCH_TARGET_SPDK };
+enum bench_perf_tool { BENCH_PERF_NVMF, BENCH_PERF_SPDK };
+
+/* Target settings of a cell (nvmfd, or SPDK's nvmf_tgt with kind "spdk").
+ * Unset numbers are -1, strings "". */
 struct bench_target {
+	enum bench_target_kind kind;
 	char exec[16];
 	char affinity_scope[16];
 	int affinity_strict; /* -1 unset, 0/1 */
@@ -117,8 +128,10 @@ struct bench_target {
 	char *extra[16]; /* owned */
 };
 
-/* Initiator (nvmf-perf) settings of a cell. */
+/* Initiator settings of a cell (nvmf-perf, or spdk_nvme_perf with tool
+ * "spdk_nvme_perf"). */
 struct bench_perf {
+	enum bench_perf_tool tool;
 	char pattern[16];
 	long io_size; /* bytes */
 	long qd;
@@ -173,6 +186,9 @@ struct bench_result {
 	char target_cpus[128];
 	char perf_cpus[128];
 	char load_cpus[128];
+	/* isolation actually used for the run: "cpuset cgroups (v2)",
+	 * "affinity only (...)" */
+	char isolation[160];
 };
 
 struct bench_cell {
@@ -181,6 +197,10 @@ struct bench_cell {
 	char series[BENCH_NAME_MAX];
 	char baseline[BENCH_NAME_MAX]; /* "" = the scenario's */
 	bool quick; /* part of the --quick matrix */
+	/* not run, and why (e.g. SPDK not available); "" = runs */
+	char skip[160];
+	/* twin of cells[twin_of] made by the scenario's "spdk" option, -1 if none */
+	int twin_of;
 	double duration; /* seconds measured */
 	double warmup;
 	int repeat;
@@ -201,6 +221,9 @@ struct bench_scenario {
 	double quick_warmup; /* < 0: not given */
 	int quick_repeat; /* 0: not given */
 	int pivot; /* leading columns shown per series in the pivot table */
+	/* "spdk" section: twins of every cell against SPDK (target, perf) */
+	bool spdk_twin_target;
+	bool spdk_twin_perf;
 	int nr_cells;
 	struct bench_cell *cells; /* owned */
 };
@@ -214,8 +237,12 @@ struct bench_overrides {
 	const char *cell_filter; /* fnmatch pattern or NULL */
 };
 
+/* How target syscalls are counted (--syscalls). */
+enum bench_syscalls { BENCH_SYSCALLS_OFF, BENCH_SYSCALLS_PERF, BENCH_SYSCALLS_STRACE };
+
 /* How a run goes: order, noise guard. */
 struct bench_run_opts {
+	enum bench_syscalls syscalls;
 	uint64_t seed; /* run order and bootstrap */
 	bool strict; /* re-run runs flagged busy */
 	int strict_tries; /* at most this many runs per flagged run */
@@ -232,17 +259,23 @@ int bench_cpuset_online(struct bench_cpuset *set);
 int bench_cpuset_resolve(const char *spec, const struct bench_cpuset *target, struct bench_cpuset *out);
 void bench_cpuset_format(const struct bench_cpuset *set, char *buf, size_t len);
 int bench_count_resolve(const char *spec, long *out);
+bool bench_cell_needs_spdk(const struct bench_cell *c);
+int bench_parse_size(const char *s, long *out);
+
+/* parse.c */
+int bench_parse_spdk_perf(const char *text, double *v, bool *have);
+int bench_parse_syscall_count(const char *text, double *count);
 
 /* builtin.c */
 int bench_builtin_count(void);
 const char *bench_builtin_name(int i);
 const char *bench_builtin_text(const char *name);
 
-/* proc.c */
+/* proc.c; @cg_procs: cgroup.procs file the child joins before exec, NULL or "" = none */
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
-		       const struct bench_cpuset *cpus, int nice_level);
+		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs);
 pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
-			   const char *log_path);
+			   const char *log_path, const char *cg_procs);
 int bench_proc_reap_group(pid_t pgid, int *status, double grace_s);
 int bench_proc_wait(pid_t pid, int *status, double timeout_s);
 void bench_proc_kill_all(void);
@@ -250,6 +283,7 @@ int bench_proc_alive(void);
 int bench_proc_poll_exit(pid_t pid, int *status);
 int bench_proc_sample(pid_t pid, uint64_t *cpu_ticks, uint64_t *vctx, uint64_t *ictx);
 int bench_proc_cpu_ns(pid_t pid, uint64_t *ns);
+int bench_read_file(const char *path, char *buf, size_t len);
 
 /* A snapshot of the whole machine for the noise guard (proc.c). */
 struct bench_sys_sample {
@@ -265,6 +299,7 @@ int bench_sys_sample(struct bench_sys_sample *s);
 double bench_sys_foreign_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
 double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench_sys_sample *b);
 int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len);
+int bench_unix_connect(const char *sock_path, int timeout_s);
 /* Control sockets live in <base>/nvmf-bench.<pid>/ (base: /tmp). */
 #define BENCH_SOCKDIR_PREFIX "nvmf-bench."
 int bench_sockdir_clean_stale(const char *base);
@@ -274,6 +309,22 @@ double bench_now(void);
 void bench_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_sleep(double s);
 
+/* cgroup.c: cpuset cgroups per role (see cgroup.c for the layout) */
+enum bench_cg_role { BENCH_CG_TARGET, BENCH_CG_INITIATOR, BENCH_CG_LOAD, BENCH_CG_NR };
+
+struct bench_cgroup {
+	int version; /* 2 or 1 when this run's groups exist, 0 = affinity only */
+	char base[512]; /* <mount>/nvmf-bench.<pid> */
+	char mems[64]; /* v1: cpuset.mems copied from the root */
+	char why[640]; /* what is used, or why not (for the report) */
+};
+int bench_cg_setup(struct bench_cgroup *cg, const char *mode);
+int bench_cg_prepare(const struct bench_cgroup *cg, enum bench_cg_role role, const struct bench_cpuset *cpus,
+		     char *procs, size_t len);
+int bench_cg_destroy(struct bench_cgroup *cg);
+int bench_cg_clean_stale(const char *root);
+int bench_cg_clean_all_stale(void);
+
 /* run.c */
 struct bench_paths {
 	const char *nvmfd;
@@ -281,6 +332,13 @@ struct bench_paths {
 	const char *stress_ng;
 	const char *gnuplot;
 	const char *sock_dir; /* private directory for the control sockets */
+	/* SPDK tree with build/bin/{nvmf_tgt,spdk_nvme_perf} and build/lib,
+	 * NULL = SPDK cells are skipped */
+	const char *spdk_dir;
+	const char *env; /* env(1): SPDK's binaries get LD_LIBRARY_PATH through it */
+	const char *perf_tool; /* perf(1), for --syscalls perf */
+	const char *strace; /* strace(1), for --syscalls strace */
+	const struct bench_cgroup *cg; /* cpuset cgroups, or NULL */
 };
 
 int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell, int rep, const char *out_dir,

@@ -16,10 +16,11 @@
 
 #include "bench.h"
 
-#define NR_BUILTIN 6
+#define NR_BUILTIN 7
 
-static const char *const names[NR_BUILTIN] = { "seed-a-unbound", "seed-b-cpu-heavy", "seed-c-idle-poll",
-					       "seed-d-cq-pool", "seed-e-host-scaling", "self-check-aa" };
+static const char *const names[NR_BUILTIN] = { "seed-a-unbound",      "seed-b-cpu-heavy", "seed-c-idle-poll",
+					       "seed-d-cq-pool",      "seed-e-host-scaling", "self-check-aa",
+					       "spdk-compare" };
 
 static char texts[NR_BUILTIN][65536];
 
@@ -387,6 +388,59 @@ static struct json_object *self_check(void)
 	return finish(sc, d, 1, cells);
 }
 
+/*
+ * nvmfd against SPDK's nvmf_tgt on SPDK's own benchmark: both targets on
+ * the target's CPUs with a 256 MiB RAM (malloc) namespace, both driven by
+ * spdk_nvme_perf on the initiator's CPUs, the same rounds; per workload
+ * the nvmfd cell's baseline is the SPDK cell, so its ratios read
+ * nvmfd / SPDK. bench/compare-spdk.sh prints its table.
+ */
+static struct json_object *spdk_compare(void)
+{
+	static const char *const cols[] = { "iops",	  "iops_per_target_cpu_s", "lat_avg", "p50", "p99",
+					    "target_cpu", "target_syscalls_io",	   NULL };
+	static const struct {
+		const char *group, *pattern, *size;
+		int qd;
+	} wl[] = { { "4k-randread-qd32", "randread", "4k", 32 },
+		   { "128k-read-qd16", "read", "128k", 16 },
+		   { "4k-randread-qd1", "randread", "4k", 1 },
+		   { "4k-randwrite-qd32", "randwrite", "4k", 32 } };
+	struct json_object *sc, *cells = json_object_new_array(), *d = json_object_new_object();
+	size_t i;
+
+	sc = scenario("spdk-compare",
+		      "nvmfd vs SPDK's nvmf_tgt (v25.09 or whatever --spdk names; --no-huge, posix sockets, one "
+		      "reactor on the target's CPUs, malloc bdev) with the same 256 MiB RAM namespace, both "
+		      "driven by spdk_nvme_perf on the initiator's CPUs, paired in the same rounds. Ratios are "
+		      "nvmfd / SPDK. Skipped without SPDK (--spdk DIR).",
+		      "4k-randread-qd32.spdk", 8, 2, 5, cols, 5, 1, 3);
+	add(sub(d, "target"), "backend", jstr("ram"));
+	add(sub(d, "target"), "backend_size", jstr("256M"));
+	add(sub(d, "perf"), "tool", jstr("spdk_nvme_perf"));
+	add(sub(d, "perf"), "queues", jint(1));
+	for (i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
+		char spdk[BENCH_NAME_MAX], nvmfd[BENCH_NAME_MAX];
+		struct json_object *c;
+
+		snprintf(spdk, sizeof(spdk), "%s.spdk", wl[i].group);
+		snprintf(nvmfd, sizeof(nvmfd), "%s.nvmfd", wl[i].group);
+		/* its own baseline: an SPDK cell is compared with nothing */
+		c = cell(spdk, wl[i].group, "spdk", spdk);
+		add(sub(c, "target"), "kind", jstr("spdk"));
+		add(sub(c, "perf"), "pattern", jstr(wl[i].pattern));
+		add(sub(c, "perf"), "io_size", jstr(wl[i].size));
+		add(sub(c, "perf"), "qd", jint(wl[i].qd));
+		json_object_array_add(cells, c);
+		c = cell(nvmfd, wl[i].group, "nvmfd", spdk);
+		add(sub(c, "perf"), "pattern", jstr(wl[i].pattern));
+		add(sub(c, "perf"), "io_size", jstr(wl[i].size));
+		add(sub(c, "perf"), "qd", jint(wl[i].qd));
+		json_object_array_add(cells, c);
+	}
+	return finish(sc, d, 2, cells);
+}
+
 /**
  * bench_builtin_count() - number of built-in scenarios.
  *
@@ -420,7 +474,8 @@ const char *bench_builtin_name(int i)
  */
 const char *bench_builtin_text(const char *name)
 {
-	struct json_object *(*const gen[NR_BUILTIN])(void) = { seed_a, seed_b, seed_c, seed_d, seed_e, self_check };
+	struct json_object *(*const gen[NR_BUILTIN])(void) = { seed_a, seed_b,	   seed_c,	 seed_d,
+							       seed_e, self_check, spdk_compare };
 	int i;
 
 	for (i = 0; i < NR_BUILTIN; i++) {

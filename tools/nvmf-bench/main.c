@@ -5,6 +5,7 @@
  * See usage() for the manual, bench/README.md for the scenario format.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,7 +65,29 @@ static void usage(FILE *f)
 	      "contention (default: target on the lower half of the online CPUs,\n"
 	      "nvmf-perf on the upper half, contention on the target's; on 2 CPUs: 0, 1\n"
 	      "and 0). nvmfd and nvmf-perf are pinned to them with sched_setaffinity\n"
-	      "and get them as --cpus; the report prints the sets.\n"
+	      "and get them as --cpus; the report prints the sets. Where a cpuset cgroup\n"
+	      "hierarchy is writable (cgroup v2 with the cpuset controller, else the v1\n"
+	      "cpuset hierarchy; --cgroup), each role also runs in a cpuset cgroup of its\n"
+	      "own, <mount>/nvmf-bench.<pid>/{target,initiator,load}, created at the start\n"
+	      "and removed at the end (also on SIGINT/SIGTERM; the groups of a killed run\n"
+	      "are removed by the next one). The report says which isolation was used.\n"
+	      "\n"
+	      "SPDK: a cell with target.kind \"spdk\" is served by SPDK's nvmf_tgt (--no-huge,\n"
+	      "posix sockets, its reactor on the target's CPUs, a malloc or null bdev, the\n"
+	      "JSON configuration written to the run's folder), one with perf.tool\n"
+	      "\"spdk_nvme_perf\" is driven by spdk_nvme_perf (-L for percentiles, its\n"
+	      "cores the initiator's CPUs). A scenario's \"spdk\": {\"twins\": \"target\" |\n"
+	      "\"perf\" | \"both\"} adds, after every cell, a twin run against nvmf_tgt\n"
+	      "(<cell>.spdk) and/or with spdk_nvme_perf (<cell>.spdk-perf) in the same\n"
+	      "rounds, paired with the cell it copies. SPDK's programs come from --spdk DIR\n"
+	      "(or $NVMF_BENCH_SPDK): a tree with build/bin/{nvmf_tgt,spdk_nvme_perf} and\n"
+	      "build/lib; without it those cells are skipped and the report says why.\n"
+	      "\n"
+	      "Target syscalls: with --syscalls perf (the default when perf(1) can count\n"
+	      "raw_syscalls:sys_enter) perf stat -p <target> -- sleep <window> counts the\n"
+	      "target over the measured window (target_syscalls_io); --syscalls strace uses\n"
+	      "strace -c -f instead (a per-syscall table in the raw folder, but it slows\n"
+	      "the target: its IOPS are not comparable); --syscalls off counts nothing.\n"
 	      "\n"
 	      "Noise guard: before each run nothing of the bench runs for 0.25 s and the\n"
 	      "CPU the machine uses meanwhile is other work; during the run, other work\n"
@@ -84,6 +108,10 @@ static void usage(FILE *f)
 	      "                       +least-loaded, +per-controller pools; null and file\n"
 	      "  self-check-aa        A/A: the same configuration twice; must show\n"
 	      "                       \"no difference\"\n"
+	      "  spdk-compare         nvmfd vs SPDK's nvmf_tgt, both driven by\n"
+	      "                       spdk_nvme_perf: 4K randread QD32 and QD1, 128K read\n"
+	      "                       QD16, 4K randwrite QD32 (skipped without SPDK;\n"
+	      "                       bench/compare-spdk.sh prints its table)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --out DIR          results folder (default results/<UTC timestamp>);\n"
@@ -112,6 +140,13 @@ static void usage(FILE *f)
 	      "                         runs, estimated time); start nothing\n"
 	      "      --write-scenarios DIR\n"
 	      "                         write the built-ins as DIR/<name>.json and exit\n"
+	      "      --spdk DIR         SPDK tree for the SPDK cells (default:\n"
+	      "                         $NVMF_BENCH_SPDK; none: those cells are skipped)\n"
+	      "      --cgroup MODE      cpuset cgroups: auto (v2, else v1, else affinity\n"
+	      "                         only; the default), v2, v1 (fail if unavailable),\n"
+	      "                         off\n"
+	      "      --syscalls MODE    target syscall counts: auto (perf if it works; the\n"
+	      "                         default), perf, strace (slows the target), off\n"
 	      "      --nvmfd PATH       target binary (default: nvmfd next to nvmf-bench)\n"
 	      "      --perf PATH        initiator binary (default: nvmf-perf next to it)\n"
 	      "      --stress-ng PATH   default: stress-ng from PATH\n"
@@ -141,7 +176,8 @@ static void usage(FILE *f)
 	      "cost: target_cpu_s_mio, host_cpu_s_mio (CPU-seconds per million I/Os),\n"
 	      "target_ctxsw_io, host_ctxsw_io (context switches per I/O),\n"
 	      "host_syscalls_io (sendmsg + recv + blocking waits of nvmf-perf's queues\n"
-	      "per completion); noise: foreign_cpus_pre, foreign_cpus, steal_cpus,\n"
+	      "per completion), target_syscalls_io (see --syscalls), iops_per_target_cpu_s\n"
+	      "(I/Os per CPU-second of the target); noise: foreign_cpus_pre, foreign_cpus, steal_cpus,\n"
 	      "psi_cpu_pre, loadavg_pre.\n"
 	      "\n"
 	      "Signals: SIGINT, SIGTERM and SIGHUP stop the run: every child process group\n"
@@ -155,6 +191,7 @@ static void usage(FILE *f)
 	      "Examples:\n"
 	      "  nvmf-bench --quick\n"
 	      "  nvmf-bench --seed 42 self-check-aa\n"
+	      "  nvmf-bench --spdk /opt/spdk -r 5 -d 5 spdk-compare\n"
 	      "  nvmf-bench -r 5 -d 60 seed-e-host-scaling -o results/e-60s\n"
 	      "  nvmf-bench --cells 'bound-4k-*' seed-a-unbound\n"
 	      "  nvmf-bench --write-scenarios bench/scenarios && nvmf-bench bench/scenarios/seed-c-idle-poll.json\n",
@@ -321,6 +358,9 @@ enum {
 	OPT_STRICT_TRIES,
 	OPT_BUSY_CPUS,
 	OPT_FULL,
+	OPT_SPDK,
+	OPT_CGROUP,
+	OPT_SYSCALLS,
 };
 
 #define MAX_ORDER 512
@@ -423,6 +463,9 @@ int main(int argc, char **argv)
 		{ "strict-tries", required_argument, NULL, OPT_STRICT_TRIES },
 		{ "busy-cpus", required_argument, NULL, OPT_BUSY_CPUS },
 		{ "full", no_argument, NULL, OPT_FULL },
+		{ "spdk", required_argument, NULL, OPT_SPDK },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "syscalls", required_argument, NULL, OPT_SYSCALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -432,6 +475,10 @@ int main(int argc, char **argv)
 	static char sock_dir[PATH_MAX];
 	static char exe_dir[PATH_MAX], nvmfd[PATH_MAX], perf[PATH_MAX], stress[PATH_MAX], gnuplot[PATH_MAX];
 	static char out_dir[PATH_MAX], cmdline[4096];
+	static char spdk_dir[PATH_MAX], env_exe[PATH_MAX], perf_exe[PATH_MAX], strace_exe[PATH_MAX];
+	static struct bench_cgroup cg;
+	const char *cg_mode = "auto", *sys_mode = "auto", *spdk_arg = getenv("NVMF_BENCH_SPDK");
+	char spdk_why[PATH_MAX + 128] = "";
 	struct bench_paths paths = { 0 };
 	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
 	bool have_seed = false, interrupted = false, full = false, have_busy = false;
@@ -439,7 +486,7 @@ int main(int argc, char **argv)
 	bool list = false, dry = false, no_plots = false, no_progress = false;
 	const char *out = NULL;
 	struct sigaction sa;
-	int nr = 0, opt, i, s, c, failed = 0, ret;
+	int nr = 0, opt, i, s, c, failed = 0, ret, nr_skipped = 0;
 	double t_start;
 	ssize_t n;
 	char *end;
@@ -514,6 +561,25 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FULL:
 			full = true;
+			break;
+		case OPT_SPDK:
+			spdk_arg = optarg;
+			break;
+		case OPT_CGROUP:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "v2") && strcmp(optarg, "v1") &&
+			    strcmp(optarg, "off")) {
+				fprintf(stderr, "nvmf-bench: --cgroup: auto, v2, v1 or off\n");
+				return BENCH_EXIT_USAGE;
+			}
+			cg_mode = optarg;
+			break;
+		case OPT_SYSCALLS:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "strace") &&
+			    strcmp(optarg, "off")) {
+				fprintf(stderr, "nvmf-bench: --syscalls: auto, perf, strace or off\n");
+				return BENCH_EXIT_USAGE;
+			}
+			sys_mode = optarg;
 			break;
 		case OPT_BUSY_CPUS:
 			have_busy = true;
@@ -606,6 +672,29 @@ int main(int argc, char **argv)
 		}
 		nr++;
 	}
+	/* SPDK: a tree with build/bin/{nvmf_tgt,spdk_nvme_perf}; cells that need it are skipped without */
+	find_in_path("env", env_exe, sizeof(env_exe));
+	if (spdk_arg && *spdk_arg) {
+		char b1[PATH_MAX + 32], b2[PATH_MAX + 32];
+
+		snprintf(b1, sizeof(b1), "%s/build/bin/nvmf_tgt", spdk_arg);
+		snprintf(b2, sizeof(b2), "%s/build/bin/spdk_nvme_perf", spdk_arg);
+		if (access(b1, X_OK) || access(b2, X_OK))
+			snprintf(spdk_why, sizeof(spdk_why), "SPDK not built in %s (no build/bin/nvmf_tgt or spdk_nvme_perf)",
+				 spdk_arg);
+		else if (!*env_exe)
+			snprintf(spdk_why, sizeof(spdk_why), "env(1) not found in PATH");
+		else if (!realpath(spdk_arg, spdk_dir))
+			snprintf(spdk_why, sizeof(spdk_why), "%s: %s", spdk_arg, strerror(errno));
+	} else {
+		snprintf(spdk_why, sizeof(spdk_why), "SPDK not given (--spdk DIR or NVMF_BENCH_SPDK)");
+	}
+	if (*spdk_why)
+		spdk_dir[0] = 0;
+	for (s = 0; s < nr; s++)
+		for (c = 0; c < scs[s].nr_cells; c++)
+			if (!*spdk_dir && bench_cell_needs_spdk(&scs[s].cells[c]) && !*scs[s].cells[c].skip)
+				snprintf(scs[s].cells[c].skip, sizeof(scs[s].cells[c].skip), "%s", spdk_why);
 	for (s = 0; s < nr; s++)
 		bench_scenario_apply(&scs[s], &ov);
 
@@ -614,6 +703,7 @@ int main(int argc, char **argv)
 			struct bench_cell *cl = &scs[s].cells[c];
 
 			pg.total_runs += cl->repeat;
+			nr_skipped += *cl->skip != 0 && (!ov.cell_filter || !fnmatch(ov.cell_filter, cl->name, 0));
 			pg.est_total += cl->repeat * (cl->duration + cl->warmup + RUN_OVERHEAD_S);
 		}
 	}
@@ -625,6 +715,8 @@ int main(int argc, char **argv)
 	}
 	/* control sockets of killed runs (sockets whose owner pid is gone) */
 	bench_sockdir_clean_stale("/tmp");
+	/* and their cpuset cgroups */
+	bench_cg_clean_all_stale();
 	if (list || dry) {
 		char e[32];
 
@@ -633,6 +725,10 @@ int main(int argc, char **argv)
 			for (c = 0; c < scs[s].nr_cells; c++) {
 				struct bench_cell *cl = &scs[s].cells[c];
 
+				if (dry && *cl->skip) {
+					printf("  %-32s skipped: %s\n", cl->name, cl->skip);
+					continue;
+				}
 				if (dry && !cl->repeat)
 					continue;
 				printf("  %-32s %2d x (%.0f s + %.0f s warmup)%s\n", cl->name, cl->repeat, cl->duration,
@@ -643,13 +739,14 @@ int main(int argc, char **argv)
 		printf("%d runs, about %s; interleaved rounds, order seed %llu\n", pg.total_runs, e,
 		       (unsigned long long)ro.seed);
 		/* a dry run fails where the real run would (exit 2) */
-		if (dry && !pg.total_runs) {
+		if (dry && !pg.total_runs && !nr_skipped) {
 			fprintf(stderr, "nvmf-bench: no cell to run (check --cells)\n");
 			return BENCH_EXIT_USAGE;
 		}
 		return 0;
 	}
-	if (!pg.total_runs) {
+	/* every cell skipped (SPDK missing): the report says so, no error */
+	if (!pg.total_runs && !nr_skipped) {
 		fprintf(stderr, "nvmf-bench: no cell to run (check --cells)\n");
 		return BENCH_EXIT_USAGE;
 	}
@@ -663,6 +760,31 @@ int main(int argc, char **argv)
 		snprintf(perf, sizeof(perf), "%s", exe_dir);
 	paths.nvmfd = nvmfd;
 	paths.perf = perf;
+	paths.spdk_dir = *spdk_dir ? spdk_dir : NULL;
+	paths.env = *env_exe ? env_exe : NULL;
+	/* target syscalls: perf stat where it can count the tracepoint, strace -c on request */
+	ro.syscalls = BENCH_SYSCALLS_OFF;
+	/* orphaned grandchildren (stress-ng workers, perf's) come back to us */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (strcmp(sys_mode, "off") && strcmp(sys_mode, "strace") && !find_in_path("perf", perf_exe, sizeof(perf_exe))) {
+		char *pargv[] = { perf_exe, (char *)"stat", (char *)"-e", (char *)"raw_syscalls:sys_enter", (char *)"-x",
+				  (char *)",", (char *)"-o", (char *)"/dev/null", (char *)"--", (char *)"true", NULL };
+		pid_t pid = bench_proc_spawn(pargv, NULL, NULL, NULL, 0, NULL);
+		int st;
+
+		if (pid > 0 && bench_proc_wait(pid, &st, 10) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			ro.syscalls = BENCH_SYSCALLS_PERF;
+			paths.perf_tool = perf_exe;
+		}
+	}
+	if (!strcmp(sys_mode, "strace") && !find_in_path("strace", strace_exe, sizeof(strace_exe))) {
+		ro.syscalls = BENCH_SYSCALLS_STRACE;
+		paths.strace = strace_exe;
+	}
+	if (ro.syscalls == BENCH_SYSCALLS_OFF && (!strcmp(sys_mode, "perf") || !strcmp(sys_mode, "strace"))) {
+		fprintf(stderr, "nvmf-bench: --syscalls %s: %s cannot count syscalls here\n", sys_mode, sys_mode);
+		return BENCH_EXIT_USAGE;
+	}
 	paths.stress_ng = *stress ? stress : "stress-ng";
 	paths.gnuplot = no_plots || !*gnuplot ? NULL : gnuplot;
 	if (!no_plots && !*gnuplot)
@@ -689,6 +811,18 @@ int main(int argc, char **argv)
 		return BENCH_EXIT_USAGE;
 	}
 	paths.sock_dir = sock_dir;
+	/* cpuset cgroups per role where writable; affinity only otherwise */
+	ret = bench_cg_setup(&cg, cg_mode);
+	if (ret) {
+		fprintf(stderr, "nvmf-bench: --cgroup %s: %s\n", cg_mode, cg.why);
+		bench_sockdir_destroy(sock_dir);
+		return BENCH_EXIT_USAGE;
+	}
+	paths.cg = &cg;
+	fprintf(stderr, "nvmf-bench: isolation: %s\n", cg.why);
+	if (!paths.spdk_dir)
+		fprintf(stderr, "nvmf-bench: %s: cells with target.kind \"spdk\" or perf.tool \"spdk_nvme_perf\" "
+				"are skipped\n", spdk_why);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -697,8 +831,6 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* orphaned grandchildren (stress-ng workers) come back to us */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	pg.tty = isatty(2) && !no_progress;
 	fprintf(stderr, "nvmf-bench: seed %llu (--seed %llu repeats the run order and the intervals)\n",
@@ -712,6 +844,8 @@ int main(int argc, char **argv)
 	ret = bench_report_write(scs, nr, out_dir, &paths, &ro, cmdline, bench_now() - t_start, bench_stop_sig != 0);
 	bench_proc_kill_all();
 	bench_sockdir_destroy(sock_dir);
+	if (bench_cg_destroy(&cg))
+		fprintf(stderr, "nvmf-bench: warning: cannot remove the cgroups under %s\n", cg.base);
 	if (ret)
 		fprintf(stderr, "nvmf-bench: writing the report in %s failed: %s\n", out_dir, strerror(-ret));
 	else

@@ -159,6 +159,22 @@ static int redirect(const char *path, int fd, int flags)
 	return 0;
 }
 
+/* In the child: join the cpuset cgroup whose cgroup.procs is @procs. */
+static int join_cgroup(const char *procs)
+{
+	int fd, ret = 0;
+
+	if (!procs || !*procs)
+		return 0;
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0\n", 2) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 static void set_affinity(const struct bench_cpuset *cpus)
 {
 	cpu_set_t set;
@@ -179,6 +195,9 @@ static void set_affinity(const struct bench_cpuset *cpus)
  * @err_path: file for stderr (truncated), NULL = /dev/null.
  * @cpus: CPU affinity of the child, NULL or empty = inherit.
  * @nice_level: nice value for the child (0 = inherit).
+ * @cg_procs: cgroup.procs of the cpuset cgroup the child joins before it
+ *            executes @argv (NULL or "" = stay in ours); failing to join
+ *            is an exec failure (status 127, message in @err_path).
  *
  * The child gets PR_SET_PDEATHSIG(SIGKILL) and default signal handling;
  * its group is registered for bench_proc_kill_all().
@@ -188,9 +207,10 @@ static void set_affinity(const struct bench_cpuset *cpus)
  * Context: main thread.
  */
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
-		       const struct bench_cpuset *cpus, int nice_level)
+		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs)
 {
 	pid_t pid = fork_child();
+	int e;
 
 	if (pid < 0)
 		return pid;
@@ -198,6 +218,11 @@ pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err
 		if (redirect(NULL, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
 		    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
 			_exit(127);
+		e = join_cgroup(cg_procs);
+		if (e) {
+			fprintf(stderr, "nvmf-bench: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			_exit(127);
+		}
 		set_affinity(cpus);
 		if (nice_level)
 			setpriority(PRIO_PROCESS, 0, nice_level);
@@ -275,6 +300,7 @@ static void *hog_thread(void *p)
  * @load_pct: share of each CPU the thread keeps busy, 1..100.
  * @buffer_mb: buffer each thread rewrites, MiB (0 -> 1 MiB).
  * @log_path: stderr of the hog process.
+ * @cg_procs: cpuset cgroup to join first, as for bench_proc_spawn().
  *
  * The hog is a forked child process (its own process group) whose
  * threads run until it is killed.
@@ -283,7 +309,7 @@ static void *hog_thread(void *p)
  * Context: main thread.
  */
 pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
-			   const char *log_path)
+			   const char *log_path, const char *cg_procs)
 {
 	pid_t pid = fork_child();
 
@@ -292,11 +318,16 @@ pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long
 	if (pid == 0) {
 		struct hog_arg *args;
 		pthread_t th;
-		int i;
+		int i, e;
 
 		redirect(NULL, 0, O_RDONLY);
 		redirect(NULL, 1, O_WRONLY);
 		redirect(log_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+		e = join_cgroup(cg_procs);
+		if (e) {
+			fprintf(stderr, "hog: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			_exit(1);
+		}
 		prctl(PR_SET_NAME, "nvmf-bench-hog");
 		args = calloc(cpus->nr, sizeof(*args));
 		if (!args)
@@ -512,12 +543,21 @@ int bench_proc_alive(void)
 	return n;
 }
 
-static int read_file(const char *path, char *buf, size_t len)
+/**
+ * bench_bench_read_file() - read up to @len - 1 bytes of a (small) file.
+ * @path: e.g. a /proc or /sys file (borrowed).
+ * @buf: out, NUL-terminated.
+ * @len: size of @buf (> 0).
+ *
+ * Return: 0; -errno of open(); -EIO if read() failed.
+ * Context: any.
+ */
+int bench_read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -550,7 +590,7 @@ static int task_files(pid_t pid, const char *name, void (*fn)(const char *text, 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/%s", pid, de->d_name, name);
-		if (read_file(tpath, buf, sizeof(buf)))
+		if (bench_read_file(tpath, buf, sizeof(buf)))
 			continue;
 		fn(buf, arg);
 		n++;
@@ -633,7 +673,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 	memset(s, 0, sizeof(*s));
 	s->psi_some_avg10 = -1;
 	s->t = bench_now();
-	if (read_file("/proc/stat", buf, sizeof(buf)) ||
+	if (bench_read_file("/proc/stat", buf, sizeof(buf)) ||
 	    sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
 		   &v[6], &v[7]) < 8)
 		return -EIO;
@@ -645,7 +685,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 	s->own_cpu_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + self.ru_stime.tv_sec +
 		       self.ru_stime.tv_usec / 1e6 + kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
 		       kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
-	if (!read_file("/proc/pressure/cpu", buf, sizeof(buf)) && !strncmp(buf, "some ", 5)) {
+	if (!bench_read_file("/proc/pressure/cpu", buf, sizeof(buf)) && !strncmp(buf, "some ", 5)) {
 		p = strstr(buf, "avg10=");
 		if (p)
 			s->psi_some_avg10 = strtod(p + 6, NULL);
@@ -653,7 +693,7 @@ int bench_sys_sample(struct bench_sys_sample *s)
 		if (p)
 			s->psi_some_total_us = strtoull(p + 6, NULL, 10);
 	}
-	if (!read_file("/proc/loadavg", buf, sizeof(buf)))
+	if (!bench_read_file("/proc/loadavg", buf, sizeof(buf)))
 		s->loadavg1 = strtod(buf, NULL);
 	return 0;
 }
@@ -688,22 +728,18 @@ double bench_sys_steal_cpus(const struct bench_sys_sample *a, const struct bench
 }
 
 /**
- * bench_control_query() - one request on nvmfd's --control socket.
- * @sock_path: UNIX socket path (borrowed).
- * @cmd: command name, e.g. "stats" (sent as {"cmd":"..."} plus newline).
- * @buf: the one-line reply, NUL-terminated, newline stripped.
- * @len: size of @buf.
+ * bench_unix_connect() - connect to the UNIX stream socket @sock_path.
+ * @sock_path: borrowed.
+ * @timeout_s: send and receive timeout of the socket, seconds.
  *
- * Return: 0; -errno if connect/send/receive failed; -EMSGSIZE if the reply
- * did not fit; -ETIMEDOUT after 2 s without a full reply.
- * Context: main thread.
+ * Return: the connected socket (close it), -ENAMETOOLONG, or -errno of
+ * socket()/connect().
+ * Context: any.
  */
-int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len)
+int bench_unix_connect(const char *sock_path, int timeout_s)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 2, 0 };
-	char req[128];
-	size_t off = 0;
+	struct timeval tv = { timeout_s, 0 };
 	int fd, ret;
 
 	if (strlen(sock_path) >= sizeof(sa.sun_path))
@@ -716,8 +752,32 @@ int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
-		goto out_close;
+		close(fd);
+		return ret;
 	}
+	return fd;
+}
+
+/**
+ * bench_control_query() - one request on nvmfd's --control socket.
+ * @sock_path: UNIX socket path (borrowed).
+ * @cmd: command name, e.g. "stats" (sent as {"cmd":"..."} plus newline).
+ * @buf: the one-line reply, NUL-terminated, newline stripped.
+ * @len: size of @buf.
+ *
+ * Return: 0; -errno if connect/send/receive failed; -EMSGSIZE if the reply
+ * did not fit; -ETIMEDOUT after 2 s without a full reply.
+ * Context: main thread.
+ */
+int bench_control_query(const char *sock_path, const char *cmd, char *buf, size_t len)
+{
+	char req[128];
+	size_t off = 0;
+	int fd, ret;
+
+	fd = bench_unix_connect(sock_path, 2);
+	if (fd < 0)
+		return fd;
 	snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}\n", cmd);
 	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
 		ret = -EIO;

@@ -49,6 +49,8 @@ const struct bench_metric_info bench_metrics[BM_NR] = {
 	[BM_TGT_CTXSW_IO] = { "target_ctxsw_io", "target ctx sw/I/O", "%.3f", 1 },
 	[BM_HOST_CTXSW_IO] = { "host_ctxsw_io", "host ctx sw/I/O", "%.3f", 1 },
 	[BM_HOST_SYSCALLS_IO] = { "host_syscalls_io", "host syscalls/I/O", "%.2f", 1 },
+	[BM_TGT_SYSCALLS_IO] = { "target_syscalls_io", "target syscalls/I/O", "%.2f", 1 },
+	[BM_IOPS_PER_TGT_CPU_S] = { "iops_per_target_cpu_s", "IOPS/target CPU-s (k)", "%.1f", 1000 },
 	[BM_FOREIGN_PRE] = { "foreign_cpus_pre", "other work before (CPUs)", "%.2f", 1 },
 	[BM_FOREIGN_RUN] = { "foreign_cpus", "other work during (CPUs)", "%.2f", 1 },
 	[BM_STEAL] = { "steal_cpus", "steal (CPUs)", "%.2f", 1 },
@@ -327,11 +329,11 @@ static void write_effects(FILE *f, const struct bench_scenario *sc)
 /* Cost and noise of every cell (medians). */
 static void write_cost(FILE *f, const struct bench_scenario *sc)
 {
-	static const enum bench_metric cols[] = { BM_IOPS,	     BM_LAT_AVG,	  BM_LAT_STDEV,
-						  BM_TGT_CPU_S_MIO,  BM_HOST_CPU_S_MIO, BM_TGT_CTXSW_IO,
-						  BM_HOST_CTXSW_IO,  BM_HOST_SYSCALLS_IO, BM_FOREIGN_PRE,
-						  BM_FOREIGN_RUN,    BM_STEAL,		  BM_PSI_PRE,
-						  BM_LOADAVG_PRE };
+	static const enum bench_metric cols[] = { BM_IOPS,		  BM_LAT_AVG,	       BM_LAT_STDEV,
+						  BM_TGT_CPU_S_MIO,	  BM_IOPS_PER_TGT_CPU_S, BM_HOST_CPU_S_MIO,
+						  BM_TGT_CTXSW_IO,	  BM_HOST_CTXSW_IO,     BM_TGT_SYSCALLS_IO,
+						  BM_HOST_SYSCALLS_IO, BM_FOREIGN_PRE,	       BM_FOREIGN_RUN,
+						  BM_STEAL,		  BM_PSI_PRE,	       BM_LOADAVG_PRE };
 	size_t k;
 	int i;
 
@@ -358,8 +360,9 @@ static void write_cost(FILE *f, const struct bench_scenario *sc)
 	}
 }
 
-static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_run_opts *ro,
-		    const char *cmdline, double elapsed_s, bool interrupted, bool plots)
+static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, const struct bench_paths *paths,
+		    const struct bench_run_opts *ro, const char *cmdline, double elapsed_s, bool interrupted,
+		    bool plots)
 {
 	struct bench_cpuset online;
 	struct utsname u;
@@ -403,20 +406,41 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 	fprintf(f, "- noise guard: a run is **busy** when other work used more than %.2f CPUs in the 0.25 s "
 		   "before it or during it%s\n",
 		ro->busy_cpus, ro->strict ? " (--strict: busy runs were re-run)" : "");
-	fprintf(f, "- target CPU %% and context switches: /proc deltas of nvmfd over the measured window; "
-		   "completion events from nvmfd's per-queue stats.\n\n");
+	fprintf(f, "- target CPU %% and context switches: /proc deltas of the target (nvmfd, or SPDK's nvmf_tgt) "
+		   "over the measured window; completion events from nvmfd's per-queue stats; spdk_nvme_perf's "
+		   "CPU from /proc of it over the same window.\n");
+	fprintf(f, "- isolation: %s\n", paths->cg ? paths->cg->why : "affinity only");
+	if (ro->syscalls == BENCH_SYSCALLS_PERF)
+		fprintf(f, "- target syscalls per I/O: `perf stat -e raw_syscalls:sys_enter -p <target> -- sleep "
+			   "<window>` started at the measured window (count / (IOPS x window))\n");
+	else if (ro->syscalls == BENCH_SYSCALLS_STRACE)
+		fprintf(f, "- target syscalls per I/O: `strace -c -f -p <target>` over the measured window "
+			   "(**strace slows the target: IOPS, latency and CPU of this run are not comparable with "
+			   "runs without it**; the per-syscall table is in raw/.../target-strace.txt)\n");
+	else
+		fprintf(f, "- target syscalls per I/O: not counted (`--syscalls off`, or perf cannot count "
+			   "raw_syscalls:sys_enter here)\n");
+	fprintf(f, "- SPDK: %s\n\n", paths->spdk_dir ? paths->spdk_dir : "not available (cells that need it are "
+									"skipped, see each scenario)");
 	for (s = 0; s < nr; s++) {
 		struct bench_scenario *sc = &scs[s];
 		enum bench_metric prim = sc->columns[0];
 		bool any = false;
 
 		for (i = 0; i < sc->nr_cells; i++)
-			any |= cell_ran(&sc->cells[i]);
+			any |= cell_ran(&sc->cells[i]) || *sc->cells[i].skip;
 		if (!any)
 			continue;
 		fprintf(f, "## %s\n\n", sc->name);
 		if (sc->description && *sc->description)
 			fprintf(f, "%s\n\n", sc->description);
+		for (i = 0, k = 0; i < sc->nr_cells; i++) {
+			if (!*sc->cells[i].skip)
+				continue;
+			fprintf(f, "%s`%s`: %s", k++ ? "; " : "**Skipped:** ", sc->cells[i].name, sc->cells[i].skip);
+		}
+		if (k)
+			fprintf(f, ".\n\n");
 		fprintf(f, "Baseline: `%s`. Source: %s.\n\n", sc->baseline, sc->source);
 		fprintf(f, "| cell | runs |");
 		for (k = 0; k < sc->nr_columns; k++)
@@ -464,8 +488,8 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 				continue;
 			fprintf(f, "- **%s** (%.0f s + %.0f s warmup, baseline `%s`)\n", c->name, c->duration, c->warmup,
 				*c->baseline ? c->baseline : sc->baseline);
-			fprintf(f, "  - CPUs: target %s, initiator %s, contention %s\n", c->res.target_cpus,
-				c->res.perf_cpus, c->res.load_cpus);
+			fprintf(f, "  - CPUs: target %s, initiator %s, contention %s (%s)\n", c->res.target_cpus,
+				c->res.perf_cpus, c->res.load_cpus, *c->res.isolation ? c->res.isolation : "affinity only");
 			fprintf(f, "  - run order (position in its round): ");
 			for (r = 0; r < c->res.nr; r++)
 				fprintf(f, "%s%d%s", r ? ", " : "", c->res.pos[r],
@@ -523,7 +547,7 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 	for (k = 0; k < BM_NR; k++)
 		fprintf(f, ",%s,%s_stddev", bench_metrics[k].key, bench_metrics[k].key);
 	fprintf(f, ",ratio,pairs,ratio_paired,ci_lo,ci_hi,effect,busy_runs,target_cpus,perf_cpus,load_cpus,"
-		   "target_cmd,perf_cmd,contention\n");
+		   "target_cmd,perf_cmd,contention,isolation\n");
 	for (s = 0; s < nr; s++) {
 		for (i = 0; i < scs[s].nr_cells; i++) {
 			struct bench_cell *c = &scs[s].cells[i];
@@ -561,6 +585,8 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 			csv_str(f, c->res.perf_cmd);
 			fputc(',', f);
 			csv_str(f, c->res.load_desc);
+			fputc(',', f);
+			csv_str(f, c->res.isolation);
 			fputc('\n', f);
 		}
 	}
@@ -622,6 +648,7 @@ static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, c
 			json_object_object_add(o, "perf_cpus", json_object_new_string(c->res.perf_cpus));
 			json_object_object_add(o, "load_cpus", json_object_new_string(c->res.load_cpus));
 			json_object_object_add(o, "busy_runs", json_object_new_int(c->res.nr_busy));
+			json_object_object_add(o, "isolation", json_object_new_string(c->res.isolation));
 			{
 				struct json_object *pr = json_object_new_object();
 
@@ -905,13 +932,13 @@ int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, 
 			argv[0] = (char *)paths->gnuplot;
 			argv[1] = gp;
 			argv[2] = NULL;
-			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
+			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, NULL);
 			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
 				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
 			if (write_load_plot(&scs[s], pdir) <= 0)
 				continue;
 			snprintf(gp, sizeof(gp), "%s/%s-latency-load.gp", pdir, scs[s].name);
-			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0);
+			pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, NULL);
 			if (pid > 0 && bench_proc_wait(pid, &st, 60) == 0 && WIFEXITED(st) && WEXITSTATUS(st))
 				fprintf(stderr, "nvmf-bench: warning: gnuplot failed on %s\n", gp);
 		}
@@ -920,7 +947,7 @@ int bench_report_write(struct bench_scenario *scs, int nr, const char *out_dir, 
 		fprintf(stderr, "nvmf-bench: warning: gnuplot %s is not executable, no plots\n",
 			paths->gnuplot);
 	}
-	ret = write_md(scs, nr, out_dir, ro, cmdline, elapsed_s, interrupted, plots);
+	ret = write_md(scs, nr, out_dir, paths, ro, cmdline, elapsed_s, interrupted, plots);
 	if (!ret)
 		ret = write_csv(scs, nr, out_dir);
 	if (!ret)

@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -420,6 +423,36 @@ static int build_target_argv(const struct bench_cell *c, const char *nvmfd, cons
 	return argc;
 }
 
+/*
+ * The workload arguments nvmf-perf and spdk_nvme_perf spell alike: one -r
+ * per controller, -q, -o, -w, -M (mixed patterns only: nvmf-perf refuses it
+ * otherwise), -t.
+ */
+static void append_workload_args(const struct bench_cell *c, long port, long nr_r, char **argv, int *argc,
+				 char *store, size_t *off, size_t cap)
+{
+	const struct bench_perf *p = &c->perf;
+	long i;
+
+	for (i = 0; i < nr_r; i++) {
+		append_arg(argv, argc, store, off, cap, "-r");
+		append_arg(argv, argc, store, off, cap, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s",
+			   port, NQN);
+	}
+	append_arg(argv, argc, store, off, cap, "-q");
+	append_arg(argv, argc, store, off, cap, "%ld", p->qd);
+	append_arg(argv, argc, store, off, cap, "-o");
+	append_arg(argv, argc, store, off, cap, "%ld", p->io_size);
+	append_arg(argv, argc, store, off, cap, "-w");
+	append_arg(argv, argc, store, off, cap, "%s", p->pattern);
+	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
+		append_arg(argv, argc, store, off, cap, "-M");
+		append_arg(argv, argc, store, off, cap, "%ld", p->read_pct);
+	}
+	append_arg(argv, argc, store, off, cap, "-t");
+	append_arg(argv, argc, store, off, cap, "%ld", lround(c->duration));
+}
+
 /* nvmf-perf's arguments; @nr_r controllers (-r each) in this process. */
 static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, long nr_r,
 			   const struct bench_cpuset *pcpus, char **argv, char *store, size_t cap)
@@ -429,24 +462,7 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	int argc = 0, i;
 
 	append_arg(argv, &argc, store, &off, cap, "%s", perf);
-	for (i = 0; i < nr_r; i++) {
-		append_arg(argv, &argc, store, &off, cap, "-r");
-		append_arg(argv, &argc, store, &off, cap,
-			   "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%ld subnqn:%s", port, NQN);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-q");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->qd);
-	append_arg(argv, &argc, store, &off, cap, "-o");
-	append_arg(argv, &argc, store, &off, cap, "%ld", p->io_size);
-	append_arg(argv, &argc, store, &off, cap, "-w");
-	append_arg(argv, &argc, store, &off, cap, "%s", p->pattern);
-	/* nvmf-perf refuses -M outside the mixed patterns */
-	if (!strcmp(p->pattern, "rw") || !strcmp(p->pattern, "randrw")) {
-		append_arg(argv, &argc, store, &off, cap, "-M");
-		append_arg(argv, &argc, store, &off, cap, "%ld", p->read_pct);
-	}
-	append_arg(argv, &argc, store, &off, cap, "-t");
-	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->duration));
+	append_workload_args(c, port, nr_r, argv, &argc, store, &off, cap);
 	append_arg(argv, &argc, store, &off, cap, "--warmup");
 	append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->warmup));
 	append_arg(argv, &argc, store, &off, cap, "-P");
@@ -477,8 +493,424 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	return argc;
 }
 
+/* ---------------------------------------------------------------------- */
+/* SPDK: nvmf_tgt as the target, spdk_nvme_perf as the initiator           */
+
+/* "0x..." core mask of @set for SPDK's -m / -c. */
+static void core_mask(const struct bench_cpuset *set, char *buf, size_t len)
+{
+	unsigned char bits[BENCH_MAX_CPUS / 8] = { 0 };
+	int i, top = 0, b;
+	size_t off;
+
+	for (i = 0; i < set->nr; i++) {
+		bits[set->cpu[i] / 8] |= 1u << (set->cpu[i] % 8);
+		if (set->cpu[i] > top)
+			top = set->cpu[i];
+	}
+	off = (size_t)snprintf(buf, len, "0x");
+	for (b = top / 4; b >= 0 && off + 1 < len; b--) {
+		unsigned v = (bits[b / 2] >> (b % 2 * 4)) & 0xf;
+
+		buf[off++] = "0123456789abcdef"[v];
+	}
+	buf[off] = 0;
+}
+
+/*
+ * A port for nvmf_tgt, which cannot be told port 0 and report the port it
+ * got: bind 127.0.0.1:0 with SO_REUSEADDR and keep the socket bound (not
+ * listening) while nvmf_tgt starts. Nobody else gets the port meanwhile
+ * (the kernel does not hand out a bound port), and nvmf_tgt, which sets
+ * SO_REUSEADDR too, may bind and listen on it.
+ * Return: the socket (close it once nvmf_tgt listens), or -errno.
+ */
+static int reserve_port(long *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* Is somebody listening on 127.0.0.1:@port (/proc/net/tcp, state 0A)? */
+static bool port_listening(long port)
+{
+	char line[512], want[32];
+	bool hit = false;
+	FILE *f = fopen("/proc/net/tcp", "r");
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "0100007F:%04lX", port);
+	while (!hit && fgets(line, sizeof(line), f)) {
+		char local[64], remote[64], st[8];
+
+		if (sscanf(line, "%*s %63s %63s %7s", local, remote, st) == 3 && !strcmp(local, want) &&
+		    !strcmp(st, "0A"))
+			hit = true;
+	}
+	fclose(f);
+	return hit;
+}
+
+/*
+ * One JSON-RPC 2.0 call on nvmf_tgt's RPC socket; @reply gets the parsed
+ * response (json_object_put() it). Return: 0, or -errno / -ETIMEDOUT after
+ * 2 s without a complete reply.
+ */
+static int spdk_rpc(const char *sock_path, const char *method, struct json_object **reply)
+{
+	struct json_tokener *tok;
+	char req[256], buf[16384];
+	int fd, ret = -EIO;
+
+	*reply = NULL;
+	fd = bench_unix_connect(sock_path, 2);
+	if (fd < 0)
+		return fd;
+	tok = json_tokener_new();
+	if (!tok) {
+		close(fd);
+		return -ENOMEM;
+	}
+	snprintf(req, sizeof(req), "{\"jsonrpc\": \"2.0\", \"method\": \"%s\", \"id\": 1}", method);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+		ret = -EIO;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0) {
+			ret = n < 0 && errno == EAGAIN ? -ETIMEDOUT : -EIO;
+			break;
+		}
+		*reply = json_tokener_parse_ex(tok, buf, (int)n);
+		if (*reply) {
+			ret = 0;
+			break;
+		}
+		if (json_tokener_get_error(tok) != json_tokener_continue)
+			break;
+	}
+out:
+	json_tokener_free(tok);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Has nvmf_tgt applied its whole configuration? nvmf_get_subsystems is
+ * answered only once initialization is done; the bench's subsystem must
+ * list its namespace and a listener (the configuration's last two calls).
+ * Listening alone is not enough: a Connect that arrives while the
+ * configuration is still being applied can be refused.
+ */
+static bool spdk_ready(const char *rpc_sock)
+{
+	struct json_object *reply, *result, *sub, *v;
+	bool ready = false;
+	size_t i;
+
+	if (spdk_rpc(rpc_sock, "nvmf_get_subsystems", &reply))
+		return false;
+	if (json_object_object_get_ex(reply, "result", &result) && json_object_is_type(result, json_type_array)) {
+		for (i = 0; i < json_object_array_length(result); i++) {
+			sub = json_object_array_get_idx(result, i);
+			if (!json_object_object_get_ex(sub, "nqn", &v) || strcmp(json_object_get_string(v), NQN))
+				continue;
+			ready = json_object_object_get_ex(sub, "namespaces", &v) &&
+				json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
+				json_object_object_get_ex(sub, "listen_addresses", &v) &&
+				json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0;
+		}
+	}
+	json_object_put(reply);
+	return ready;
+}
+
+static struct json_object *rpc(const char *method, struct json_object *params)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "method", json_object_new_string(method));
+	json_object_object_add(o, "params", params);
+	return o;
+}
+
+static struct json_object *subsys(const char *name, struct json_object *config)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "subsystem", json_object_new_string(name));
+	json_object_object_add(o, "config", config);
+	return o;
+}
+
+/*
+ * nvmf_tgt's JSON configuration (-c): posix sockets, a malloc ("ram") or
+ * null bdev of the cell's size with 512-byte blocks, the TCP transport
+ * with its defaults, one subsystem open to any host with the namespace,
+ * a listener on 127.0.0.1:@port.
+ */
+static int write_spdk_config(const struct bench_cell *c, const char *path, long port)
+{
+	struct json_object *root = json_object_new_object(), *subs = json_object_new_array();
+	struct json_object *sock = json_object_new_array(), *bdev = json_object_new_array();
+	struct json_object *nvmf = json_object_new_array(), *p, *ns, *la;
+	long size = 0;
+	char svc[16];
+	int ret;
+
+	bench_parse_size(c->target.backend_size, &size);
+	p = json_object_new_object();
+	json_object_object_add(p, "impl_name", json_object_new_string("posix"));
+	json_object_array_add(sock, rpc("sock_set_default_impl", p));
+	p = json_object_new_object();
+	json_object_object_add(p, "name", json_object_new_string("Bench0"));
+	json_object_object_add(p, "num_blocks", json_object_new_int64(size / 512));
+	json_object_object_add(p, "block_size", json_object_new_int(512));
+	json_object_array_add(bdev, rpc(!strcmp(c->target.backend, "ram") ? "bdev_malloc_create" : "bdev_null_create",
+					p));
+	p = json_object_new_object();
+	json_object_object_add(p, "trtype", json_object_new_string("TCP"));
+	json_object_array_add(nvmf, rpc("nvmf_create_transport", p));
+	p = json_object_new_object();
+	json_object_object_add(p, "nqn", json_object_new_string(NQN));
+	json_object_object_add(p, "allow_any_host", json_object_new_boolean(1));
+	json_object_object_add(p, "serial_number", json_object_new_string("NVMFBENCH0000001"));
+	json_object_object_add(p, "model_number", json_object_new_string("nvmf-bench SPDK target"));
+	json_object_array_add(nvmf, rpc("nvmf_create_subsystem", p));
+	p = json_object_new_object();
+	ns = json_object_new_object();
+	json_object_object_add(ns, "bdev_name", json_object_new_string("Bench0"));
+	json_object_object_add(p, "nqn", json_object_new_string(NQN));
+	json_object_object_add(p, "namespace", ns);
+	json_object_array_add(nvmf, rpc("nvmf_subsystem_add_ns", p));
+	p = json_object_new_object();
+	la = json_object_new_object();
+	snprintf(svc, sizeof(svc), "%ld", port);
+	json_object_object_add(la, "trtype", json_object_new_string("TCP"));
+	json_object_object_add(la, "adrfam", json_object_new_string("IPv4"));
+	json_object_object_add(la, "traddr", json_object_new_string("127.0.0.1"));
+	json_object_object_add(la, "trsvcid", json_object_new_string(svc));
+	json_object_object_add(p, "nqn", json_object_new_string(NQN));
+	json_object_object_add(p, "listen_address", la);
+	json_object_array_add(nvmf, rpc("nvmf_subsystem_add_listener", p));
+	json_object_array_add(subs, subsys("sock", sock));
+	json_object_array_add(subs, subsys("bdev", bdev));
+	json_object_array_add(subs, subsys("nvmf", nvmf));
+	json_object_object_add(root, "subsystems", subs);
+	ret = json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY) ? -EIO : 0;
+	json_object_put(root);
+	return ret;
+}
+
+/* env LD_LIBRARY_PATH=<spdk>/build/lib <spdk>/build/bin/@prog: the first argv words. */
+static void spdk_prog(const struct bench_paths *paths, const char *prog, char **argv, int *argc, char *store,
+		      size_t *off, size_t cap)
+{
+	append_arg(argv, argc, store, off, cap, "%s", paths->env);
+	append_arg(argv, argc, store, off, cap, "LD_LIBRARY_PATH=%s/build/lib", paths->spdk_dir);
+	append_arg(argv, argc, store, off, cap, "%s/build/bin/%s", paths->spdk_dir, prog);
+}
+
+/*
+ * nvmf_tgt --no-huge -s MB -m MASK --no-pci -r RPC-SOCKET -c CONFIG: the
+ * reactor runs on the target's CPUs; memory: the namespace plus 768 MiB
+ * for the transport's buffers and DPDK.
+ */
+static int build_spdk_target_argv(const struct bench_cell *c, const struct bench_paths *paths, const char *cfg,
+				  const char *rpc_sock, const struct bench_cpuset *tcpus, char **argv, char *store,
+				  size_t cap)
+{
+	size_t off = 0;
+	int argc = 0, i;
+	long size = 0;
+	char mask[300];
+
+	bench_parse_size(c->target.backend_size, &size);
+	core_mask(tcpus, mask, sizeof(mask));
+	spdk_prog(paths, "nvmf_tgt", argv, &argc, store, &off, cap);
+	append_arg(argv, &argc, store, &off, cap, "--no-huge");
+	append_arg(argv, &argc, store, &off, cap, "-s");
+	append_arg(argv, &argc, store, &off, cap, "%ld",
+		   (!strcmp(c->target.backend, "ram") ? size >> 20 : 0) + 768);
+	append_arg(argv, &argc, store, &off, cap, "-m");
+	append_arg(argv, &argc, store, &off, cap, "%s", mask);
+	append_arg(argv, &argc, store, &off, cap, "--no-pci");
+	append_arg(argv, &argc, store, &off, cap, "-r");
+	append_arg(argv, &argc, store, &off, cap, "%s", rpc_sock);
+	append_arg(argv, &argc, store, &off, cap, "-c");
+	append_arg(argv, &argc, store, &off, cap, "%s", cfg);
+	for (i = 0; i < c->target.nr_extra; i++)
+		append_arg(argv, &argc, store, &off, cap, "%s", c->target.extra[i]);
+	return argc;
+}
+
+/*
+ * spdk_nvme_perf for the cell: one process for all controllers (-r each),
+ * its queue pairs (-P) and depth (-q: spdk_nvme_perf's depth is per
+ * namespace and core, spread over the queue pairs), latency summary (-L)
+ * for the percentiles, digests as -H / -I, its cores (-c) the
+ * initiator's CPUs (default: the upper half).
+ */
+static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_paths *paths, long port,
+				long queues, long nr_r, const struct bench_cpuset *pcpus, char **argv, char *store,
+				size_t cap)
+{
+	const struct bench_perf *p = &c->perf;
+	struct bench_cpuset online, half;
+	size_t off = 0;
+	int argc = 0, i;
+	char mask[300];
+
+	if (!pcpus->nr) {
+		bench_cpuset_online(&online);
+		bench_cpuset_resolve("upper-half", &online, &half);
+		pcpus = &half;
+	}
+	core_mask(pcpus, mask, sizeof(mask));
+	spdk_prog(paths, "spdk_nvme_perf", argv, &argc, store, &off, cap);
+	append_arg(argv, &argc, store, &off, cap, "--no-huge");
+	append_arg(argv, &argc, store, &off, cap, "-s");
+	append_arg(argv, &argc, store, &off, cap, "%ld", 256 + (p->io_size * p->qd * nr_r >> 20) * 2);
+	append_arg(argv, &argc, store, &off, cap, "-c");
+	append_arg(argv, &argc, store, &off, cap, "%s", mask);
+	append_workload_args(c, port, nr_r, argv, &argc, store, &off, cap);
+	if (lround(c->warmup) > 0) {
+		append_arg(argv, &argc, store, &off, cap, "-a");
+		append_arg(argv, &argc, store, &off, cap, "%ld", lround(c->warmup));
+	}
+	append_arg(argv, &argc, store, &off, cap, "-P");
+	append_arg(argv, &argc, store, &off, cap, "%ld", queues);
+	if (strstr(p->digest, "hdr"))
+		append_arg(argv, &argc, store, &off, cap, "-H");
+	if (strstr(p->digest, "data"))
+		append_arg(argv, &argc, store, &off, cap, "-I");
+	append_arg(argv, &argc, store, &off, cap, "-L");
+	for (i = 0; i < p->nr_extra; i++)
+		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
+	return argc;
+}
+
+static int parse_spdk_perf_report(const char *path, double *v, bool *have, char *err, size_t elen)
+{
+	char *text;
+	long sz;
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	if (!f) {
+		bench_fmt(err, elen, "no report from spdk_nvme_perf (%s)", path);
+		return -EINVAL;
+	}
+	fseek(f, 0, SEEK_END);
+	sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	text = malloc(sz > 0 ? sz + 1 : 1);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	sz = (long)fread(text, 1, sz > 0 ? sz : 0, f);
+	text[sz] = 0;
+	fclose(f);
+	ret = bench_parse_spdk_perf(text, v, have);
+	free(text);
+	if (ret)
+		bench_fmt(err, elen, "spdk_nvme_perf printed no Total line (see %s)", path);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Target syscalls over the measured window (--syscalls)                  */
+
+/*
+ * perf stat -e raw_syscalls:sys_enter -x, -p PID -- sleep @window (it
+ * counts PID for as long as the sleep runs, then prints and exits: no
+ * signal can reach it before it is ready), or strace -c -f -p PID (ended
+ * with SIGINT by stop_syscall_count()).
+ */
+static pid_t start_syscall_count(const struct bench_run_opts *ro, const struct bench_paths *paths, pid_t tpid,
+				 const char *dir, double window)
+{
+	char *argv[16], store[2048], out[1100];
+	size_t off = 0;
+	int argc = 0;
+
+	if (ro->syscalls == BENCH_SYSCALLS_PERF) {
+		snprintf(out, sizeof(out), "%s/target-syscalls.csv", dir);
+		append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->perf_tool);
+		append_arg(argv, &argc, store, &off, sizeof(store), "stat");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-e");
+		append_arg(argv, &argc, store, &off, sizeof(store), "raw_syscalls:sys_enter");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-x");
+		append_arg(argv, &argc, store, &off, sizeof(store), ",");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-o");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%s", out);
+		append_arg(argv, &argc, store, &off, sizeof(store), "-p");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%d", (int)tpid);
+		append_arg(argv, &argc, store, &off, sizeof(store), "--");
+		append_arg(argv, &argc, store, &off, sizeof(store), "sleep");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%.3f", window);
+	} else if (ro->syscalls == BENCH_SYSCALLS_STRACE) {
+		snprintf(out, sizeof(out), "%s/target-strace.txt", dir);
+		append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->strace);
+		append_arg(argv, &argc, store, &off, sizeof(store), "-c");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-f");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-qq");
+		append_arg(argv, &argc, store, &off, sizeof(store), "-o");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%s", out);
+		append_arg(argv, &argc, store, &off, sizeof(store), "-p");
+		append_arg(argv, &argc, store, &off, sizeof(store), "%d", (int)tpid);
+	} else {
+		return 0;
+	}
+	snprintf(out + strlen(out) - 4, 8, ".log");
+	return bench_proc_spawn(argv, NULL, out, NULL, 0, NULL);
+}
+
+/* Collect the counter (perf ends by itself, strace on SIGINT), read its count. */
+static int stop_syscall_count(pid_t cpid, const struct bench_run_opts *ro, const char *dir, double *count)
+{
+	char path[1100], text[8192];
+	int st, ret;
+	FILE *f;
+	size_t n;
+
+	if (ro->syscalls == BENCH_SYSCALLS_STRACE)
+		kill(cpid, SIGINT);
+	if (bench_proc_wait(cpid, &st, 10))
+		return -ETIMEDOUT;
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 ro->syscalls == BENCH_SYSCALLS_PERF ? "target-syscalls.csv" : "target-strace.txt");
+	f = fopen(path, "r");
+	if (!f)
+		return -ENOENT;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	ret = bench_parse_syscall_count(text, count);
+	return ret;
+}
+
 static pid_t start_load(const struct bench_cell *c, const char *dir, const struct bench_cpuset *lcpus,
-			const struct bench_paths *paths, char *desc, size_t dlen)
+			const struct bench_paths *paths, const char *cg_procs, char *desc, size_t dlen)
 {
 	const struct bench_load *l = &c->load;
 	char cpus[512], log[1100];
@@ -492,7 +924,7 @@ static pid_t start_load(const struct bench_cell *c, const char *dir, const struc
 	if (l->kind == BENCH_LOAD_HOG) {
 		bench_fmt(desc, dlen, "hog on CPUs %s, nice %ld, load %ld%%, %ld MiB/thread", cpus, l->nice,
 			 l->load_pct, l->buffer_mb);
-		return bench_proc_spawn_hog(lcpus, (int)l->nice, l->load_pct, l->buffer_mb, log);
+		return bench_proc_spawn_hog(lcpus, (int)l->nice, l->load_pct, l->buffer_mb, log, cg_procs);
 	}
 	append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->stress_ng);
 	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu");
@@ -512,12 +944,31 @@ static pid_t start_load(const struct bench_cell *c, const char *dir, const struc
 	append_arg(argv, &argc, store, &off, sizeof(store), "-q");
 	join_argv(argv, desc, dlen);
 	snprintf(desc + strlen(desc), dlen - strlen(desc), " (nice %ld)", l->nice);
-	return bench_proc_spawn(argv, NULL, log, NULL, (int)l->nice);
+	return bench_proc_spawn(argv, NULL, log, NULL, (int)l->nice, cg_procs);
 }
 
 static bool have_exe(const char *path)
 {
 	return path && access(path, X_OK) == 0;
+}
+
+/*
+ * Has the target (@name: "nvmfd" or "nvmf_tgt") exited while starting? Then
+ * its group is reaped, *@tpid is 0 and @err says why with its log's last line.
+ */
+static bool target_exited(pid_t *tpid, const char *name, const char *logp, char *err, size_t elen)
+{
+	char tail[200];
+	int st;
+
+	if (bench_proc_poll_exit(*tpid, &st) != 1)
+		return false;
+	tail_file(logp, tail, sizeof(tail));
+	bench_fmt(err, elen, "%s exited (status %d): %s", name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		  tail);
+	bench_proc_reap_group(*tpid, NULL, 0);
+	*tpid = 0;
+	return true;
 }
 
 /**
@@ -554,7 +1005,15 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	struct run_state *rs;
 	double t_start, t0, t1, deadline, q0[QF_NR], q1[QF_NR];
 	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0, ns0 = 0, ns1 = 0;
-	bool s0 = false, s1 = false, have_ns = false;
+	uint64_t hns0 = 0, hns1 = 0, hc0 = 0, hv0 = 0, hi0 = 0, hc1 = 0, hv1 = 0, hi1 = 0;
+	bool s0 = false, s1 = false, have_ns = false, have_hns = false;
+	bool spdk_tgt = cell->target.kind == BENCH_TARGET_SPDK, spdk_perf = cell->perf.tool == BENCH_PERF_SPDK;
+	char cgp[BENCH_CG_NR][4300];
+	pid_t scpid = 0; /* syscall counter */
+	double sc_t0 = 0, sc_count = 0, sc_w = 0;
+	bool have_sc = false;
+	int port_fd = -1;
+	char rpcs[200] = ""; /* nvmf_tgt's RPC socket (unused, but it must not be SPDK's default) */
 	struct bench_sys_sample sys_pre, sys0, sys1;
 	char *err = res->err[rep];
 	int ret = -EIO, i, st, ndone = 0;
@@ -609,6 +1068,26 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		snprintf(err, sizeof(res->err[0]), "stress-ng not found (%s)", paths->stress_ng);
 		goto out_free;
 	}
+	if ((spdk_tgt || spdk_perf) && (!paths->spdk_dir || !paths->env)) {
+		snprintf(err, sizeof(res->err[0]), "SPDK is not available (--spdk DIR)");
+		goto out_free;
+	}
+	/* one nvmf-perf per controller unless one_process; spdk_nvme_perf takes them all */
+	if (spdk_perf)
+		nproc = 1;
+	/* a cpuset cgroup per role, set to this cell's CPUs (affinity only without) */
+	snprintf(res->isolation, sizeof(res->isolation), "%s", paths->cg && paths->cg->version ?
+			 (paths->cg->version == 2 ? "cpuset cgroups (v2)" : "cpuset cgroups (v1)") : "affinity only");
+	st = bench_cg_prepare(paths->cg, BENCH_CG_TARGET, &tcpus, cgp[BENCH_CG_TARGET], sizeof(cgp[0]));
+	if (!st)
+		st = bench_cg_prepare(paths->cg, BENCH_CG_INITIATOR, pcpus.nr ? &pcpus : &online,
+				      cgp[BENCH_CG_INITIATOR], sizeof(cgp[0]));
+	if (!st)
+		st = bench_cg_prepare(paths->cg, BENCH_CG_LOAD, &lcpus, cgp[BENCH_CG_LOAD], sizeof(cgp[0]));
+	if (st) {
+		snprintf(err, sizeof(res->err[0]), "cannot set the CPUs of the cpuset cgroups: %s", strerror(-st));
+		goto out_free;
+	}
 
 	/*
 	 * noise guard, before: nothing of ours runs for a quarter second, so
@@ -618,32 +1097,64 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	bench_sleep(0.25);
 	bench_sys_sample(&sys0);
 
-	/* target, pinned to its CPU set (and told it with --cpus) */
-	build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
+	/* target, pinned to its CPU set (and told it with --cpus, or -m for SPDK) */
+	if (spdk_tgt) {
+		char cfg[1100];
+
+		port_fd = reserve_port(&rs->port);
+		if (port_fd < 0) {
+			snprintf(err, sizeof(res->err[0]), "cannot reserve a port: %s", strerror(-port_fd));
+			goto out_free;
+		}
+		snprintf(cfg, sizeof(cfg), "%s/nvmf_tgt.json", dir);
+		snprintf(rpcs, sizeof(rpcs), "%s/spdk.sock", paths->sock_dir);
+		unlink(rpcs);
+		if (write_spdk_config(cell, cfg, rs->port)) {
+			bench_fmt(err, sizeof(res->err[0]), "cannot write %s", cfg);
+			goto out_free;
+		}
+		build_spdk_target_argv(cell, paths, cfg, rpcs, &tcpus, targv, tstore, sizeof(tstore));
+		snprintf(logp, sizeof(logp), "%s/nvmf_tgt.log", dir);
+	} else {
+		build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
+		snprintf(logp, sizeof(logp), "%s/nvmfd.log", dir);
+	}
 	join_argv(targv, res->target_cmd, sizeof(res->target_cmd));
-	snprintf(logp, sizeof(logp), "%s/nvmfd.log", dir);
-	tpid = bench_proc_spawn(targv, NULL, logp, &tcpus, 0);
+	tpid = bench_proc_spawn(targv, NULL, logp, &tcpus, 0, cgp[BENCH_CG_TARGET]);
 	if (tpid < 0) {
 		snprintf(err, sizeof(res->err[0]), "fork: %s", strerror(-tpid));
 		tpid = 0;
 		goto out_free;
 	}
 	t_start = bench_now();
+	/* nvmf_tgt: ready once it listens on the reserved port with its configuration applied */
+	while (spdk_tgt) {
+		if (bench_stop_sig) {
+			ret = -EINTR;
+			goto out_stop;
+		}
+		if (target_exited(&tpid, "nvmf_tgt", logp, err, sizeof(res->err[0])))
+			goto out_free;
+		if (port_listening(rs->port) && spdk_ready(rpcs))
+			break;
+		if (bench_now() - t_start > 60) {
+			snprintf(err, sizeof(res->err[0]),
+				 "nvmf_tgt did not listen on port %ld with its subsystem configured within 60 s", rs->port);
+			goto out_stop;
+		}
+		bench_sleep(0.05);
+	}
+	if (port_fd >= 0) {
+		close(port_fd);
+		port_fd = -1;
+	}
 	while (rs->port <= 0) {
 		if (bench_stop_sig) {
 			ret = -EINTR;
 			goto out_stop;
 		}
-		if (bench_proc_poll_exit(tpid, &st) == 1) {
-			char tail[200];
-
-			tail_file(logp, tail, sizeof(tail));
-			bench_fmt(err, sizeof(res->err[0]), "nvmfd exited (status %d): %s",
-				 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), tail);
-			bench_proc_reap_group(tpid, NULL, 0);
-			tpid = 0;
+		if (target_exited(&tpid, "nvmfd", logp, err, sizeof(res->err[0])))
 			goto out_free;
-		}
 		if (!bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF))
 			stats_merge(rs, rs->stats_buf);
 		if (rs->port > 0)
@@ -654,7 +1165,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		}
 		bench_sleep(0.02);
 	}
-	if (!bench_control_query(rs->sock, "config", rs->stats_buf, STATS_BUF)) {
+	if (!spdk_tgt && !bench_control_query(rs->sock, "config", rs->stats_buf, STATS_BUF)) {
 		snprintf(path, sizeof(path), "%s/nvmfd-config.json", dir);
 		write_text(path, rs->stats_buf);
 	}
@@ -662,7 +1173,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	/* contention */
 	res->load_desc[0] = 0;
 	if (cell->load.kind != BENCH_LOAD_NONE) {
-		lpid = start_load(cell, dir, &lcpus, paths, res->load_desc, sizeof(res->load_desc));
+		lpid = start_load(cell, dir, &lcpus, paths, cgp[BENCH_CG_LOAD], res->load_desc,
+				  sizeof(res->load_desc));
 		if (lpid < 0) {
 			snprintf(err, sizeof(res->err[0]), "cannot start contention: %s", strerror(-lpid));
 			lpid = 0;
@@ -680,9 +1192,13 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	}
 
 	/* initiators */
-	i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
-			    sizeof(pstore));
-	if (i < 1 || strcmp(pargv[i - 1], "--json")) {
+	if (spdk_perf)
+		i = build_spdk_perf_argv(cell, paths, rs->port, queues, nctrl, &pcpus, pargv, pstore, sizeof(pstore));
+	else
+		i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
+				    sizeof(pstore));
+	/* append_arg() drops what does not fit: the last argument shows it */
+	if (i < 1 || (spdk_perf ? !cell->perf.nr_extra && strcmp(pargv[i - 1], "-L") : strcmp(pargv[i - 1], "--json"))) {
 		snprintf(err, sizeof(res->err[0]), "nvmf-perf argument list too long");
 		goto out_stop;
 	}
@@ -694,9 +1210,9 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	for (i = 0; i < nproc; i++) {
 		char outp[1100], errp[1100];
 
-		snprintf(outp, sizeof(outp), "%s/perf-%d.json", dir, i);
+		snprintf(outp, sizeof(outp), "%s/perf-%d.%s", dir, i, spdk_perf ? "txt" : "json");
 		snprintf(errp, sizeof(errp), "%s/perf-%d.log", dir, i);
-		ppid[i] = bench_proc_spawn(pargv, outp, errp, &pcpus, 0);
+		ppid[i] = bench_proc_spawn(pargv, outp, errp, &pcpus, 0, cgp[BENCH_CG_INITIATOR]);
 		if (ppid[i] < 0) {
 			snprintf(err, sizeof(res->err[0]), "fork: %s", strerror(-ppid[i]));
 			ppid[i] = 0;
@@ -721,21 +1237,47 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 				ppid[i] = 0;
 			}
 		}
-		poll_stats(rs);
+		if (!spdk_tgt)
+			poll_stats(rs);
 		now = bench_now();
 		if (!s0 && (now >= t0 || ndone)) {
 			bench_proc_sample(tpid, &c0, &v0, &i0);
 			have_ns = bench_proc_cpu_ns(tpid, &ns0) == 0;
+			if (spdk_perf && !ndone) {
+				/* spdk_nvme_perf reports no CPU of its own: /proc of it */
+				bench_proc_sample(ppid[0], &hc0, &hv0, &hi0);
+				have_hns = bench_proc_cpu_ns(ppid[0], &hns0) == 0;
+			}
 			qsum(rs, q0);
 			t0 = now;
 			s0 = true;
+			/* a late first sample (the bench starved) still gets a window */
+			if (t1 < t0 + 0.2)
+				t1 = t0 + 0.2;
+			if (ro->syscalls != BENCH_SYSCALLS_OFF && !ndone) {
+				sc_w = t1 - t0; /* perf's window; strace's is measured */
+				sc_t0 = bench_now();
+				scpid = start_syscall_count(ro, paths, tpid, dir, sc_w);
+				if (scpid < 0)
+					scpid = 0;
+			}
 		}
-		if (s0 && !s1 && (now >= t1 || ndone)) {
+		if (s0 && !s1 && ((now = bench_now()) >= t1 || ndone)) {
 			bench_proc_sample(tpid, &c1, &v1, &i1);
 			have_ns = have_ns && bench_proc_cpu_ns(tpid, &ns1) == 0;
+			if (spdk_perf && have_hns) {
+				bench_proc_sample(ppid[0], &hc1, &hv1, &hi1);
+				have_hns = !ndone && bench_proc_cpu_ns(ppid[0], &hns1) == 0;
+			}
 			qsum(rs, q1);
 			t1 = now;
 			s1 = true;
+			if (scpid > 0) {
+				if (ro->syscalls == BENCH_SYSCALLS_STRACE)
+					sc_w = bench_now() - sc_t0;
+				have_sc = stop_syscall_count(scpid, ro, dir, &sc_count) == 0;
+				scpid = 0;
+			}
 		}
 		if (now > deadline) {
 			snprintf(err, sizeof(res->err[0]), "nvmf-perf did not finish within %.0f s",
@@ -757,7 +1299,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	snprintf(path, sizeof(path), "%s/stats-live.json", dir);
 	if (*rs->last_live)
 		write_text(path, rs->last_live);
-	if (!bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF)) {
+	if (!spdk_tgt && !bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF)) {
 		snprintf(path, sizeof(path), "%s/stats.json", dir);
 		write_text(path, rs->stats_buf);
 	}
@@ -767,13 +1309,23 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 
 			snprintf(path, sizeof(path), "%s/perf-%d.log", dir, i);
 			tail_file(path, tail, sizeof(tail));
-			bench_fmt(err, sizeof(res->err[0]), "nvmf-perf %d failed (status %d): %s", i,
+			if (!*tail) {
+				snprintf(path, sizeof(path), "%s/perf-%d.txt", dir, i);
+				tail_file(path, tail, sizeof(tail));
+			}
+			bench_fmt(err, sizeof(res->err[0]), "%s %d failed (status %d): %s",
+				  spdk_perf ? "spdk_nvme_perf" : "nvmf-perf", i,
 				 WIFEXITED(pstatus[i]) ? WEXITSTATUS(pstatus[i]) : 128 + WTERMSIG(pstatus[i]), tail);
 			goto out_stop;
 		}
 	}
-	if (parse_perf_reports(dir, (int)nproc, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
+	if (spdk_perf) {
+		snprintf(path, sizeof(path), "%s/perf-0.txt", dir);
+		if (parse_spdk_perf_report(path, res->v[rep], res->have[rep], err, sizeof(res->err[0])))
+			goto out_stop;
+	} else if (parse_perf_reports(dir, (int)nproc, res->v[rep], res->have[rep], err, sizeof(res->err[0]))) {
 		goto out_stop;
+	}
 	if (s0 && s1 && t1 > t0) {
 		double w = t1 - t0;
 		double *v = res->v[rep];
@@ -791,6 +1343,24 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			v[BM_TGT_CTXSW_IO] = v[BM_TGT_CTXSW] / ios;
 			h[BM_TGT_CPU_S_MIO] = h[BM_TGT_CTXSW_IO] = true;
 		}
+		if (cpu_s > 0) {
+			v[BM_IOPS_PER_TGT_CPU_S] = ios / cpu_s;
+			h[BM_IOPS_PER_TGT_CPU_S] = true;
+		}
+		/* the counter ran for sc_w seconds: I/Os at the run's rate */
+		if (have_sc && sc_w > 0 && v[BM_IOPS] > 0) {
+			v[BM_TGT_SYSCALLS_IO] = sc_count / (v[BM_IOPS] * sc_w);
+			h[BM_TGT_SYSCALLS_IO] = true;
+		}
+		if (spdk_perf && have_hns && hns1 >= hns0 && ios > 0) {
+			double hcpu = (double)(hns1 - hns0) / 1e9;
+
+			v[BM_HOST_CPU] = 100.0 * hcpu / w;
+			v[BM_HOST_CTXSW] = (double)(hv1 - hv0 + hi1 - hi0);
+			v[BM_HOST_CPU_S_MIO] = hcpu / ios * 1e6;
+			v[BM_HOST_CTXSW_IO] = v[BM_HOST_CTXSW] / ios;
+			h[BM_HOST_CPU] = h[BM_HOST_CTXSW] = h[BM_HOST_CPU_S_MIO] = h[BM_HOST_CTXSW_IO] = true;
+		}
 		if (rs->nr_q) {
 			double ev = q1[QF_EVENTS] - q0[QF_EVENTS];
 
@@ -807,6 +1377,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	ret = 0;
 
 out_stop:
+	if (scpid > 0)
+		bench_proc_reap_group(scpid, NULL, 1);
 	for (i = 0; i < nproc; i++)
 		if (ppid[i] > 0)
 			bench_proc_reap_group(ppid[i], NULL, 1);
@@ -832,6 +1404,14 @@ out_stop:
 		res->busy[rep] = v[BM_FOREIGN_PRE] > ro->busy_cpus || v[BM_FOREIGN_RUN] > ro->busy_cpus;
 	}
 out_free:
+	if (port_fd >= 0)
+		close(port_fd);
+	if (*rpcs) {
+		/* nvmf_tgt leaves its lock file beside the socket */
+		unlink(rpcs);
+		snprintf(path, sizeof(path), "%s.lock", rpcs);
+		unlink(path);
+	}
 	if (!strcmp(cell->target.backend, "file")) {
 		snprintf(path, sizeof(path), "%s/backing.img", dir);
 		unlink(path);

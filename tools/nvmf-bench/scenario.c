@@ -162,6 +162,19 @@ static int parse_size_str(const char *s, long *out)
 	return 0;
 }
 
+/**
+ * bench_parse_size() - a size string: integer with optional k, M or G.
+ * @s: e.g. "256M" (borrowed).
+ * @out: bytes.
+ *
+ * Return: 0, or -EINVAL if malformed or negative.
+ * Context: any.
+ */
+int bench_parse_size(const char *s, long *out)
+{
+	return parse_size_str(s, out);
+}
+
 /* Optional integer in [lo, hi]; @sizes also accepts "4k"-style strings. */
 static int get_long(struct json_object *parent, const char *key, const char *path, long *dst, long lo, long hi,
 		    bool sizes, char *err, size_t len)
@@ -502,6 +515,9 @@ static const char *const backends[] = { "null", "ram", "file", NULL };
 static const char *const patterns[] = { "read", "write", "randread", "randwrite", "rw", "randrw", NULL };
 static const char *const digests[] = { "none", "hdr", "data", "hdr,data", NULL };
 static const char *const load_kinds[] = { "none", "stress-ng", "hog", NULL };
+static const char *const target_kinds[] = { "nvmfd", "spdk", NULL };
+static const char *const perf_tools[] = { "nvmf-perf", "spdk_nvme_perf", NULL };
+static const char *const twin_kinds[] = { "none", "target", "perf", "both", NULL };
 
 #define TRY(x)                      \
 	do {                        \
@@ -552,14 +568,20 @@ static int parse_extra(struct json_object *o, const char *path, char **extra, in
 
 static int parse_target(struct json_object *o, const char *path, struct bench_target *t, char *err, size_t len)
 {
-	static const char *const keys[] = { "exec", "affinity_scope", "affinity_strict", "max_active",
+	static const char *const keys[] = { "kind", "exec", "affinity_scope", "affinity_strict", "max_active",
 					    "wq_per_ctrl", "idle_poll_us", "backend_poll", "cq_pool",
 					    "rx_budget", "tx_budget", "rx_budget_pdus", "tx_budget_pdus",
 					    "io_work_deadline_us", "io_cpu", "cpus", "backend", "backend_size",
 					    "extra_args", NULL };
+	char kind[16] = "";
 	long size;
+	int ret;
 
 	TRY(check_keys(o, path, keys, err, len));
+	ret = get_str(o, "kind", path, kind, sizeof(kind), target_kinds, err, len);
+	TRY(ret);
+	if (ret > 0)
+		t->kind = !strcmp(kind, "spdk") ? BENCH_TARGET_SPDK : BENCH_TARGET_NVMFD;
 	TRY(get_str(o, "exec", path, t->exec, sizeof(t->exec), exec_modes, err, len));
 	TRY(get_str(o, "affinity_scope", path, t->affinity_scope, sizeof(t->affinity_scope), scopes, err, len));
 	TRY(get_bool(o, "affinity_strict", path, &t->affinity_strict, err, len));
@@ -592,12 +614,17 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 
 static int parse_perf(struct json_object *o, const char *path, struct bench_perf *pf, char *err, size_t len)
 {
-	static const char *const keys[] = { "pattern", "io_size", "qd", "queues", "read_pct", "digest",
+	static const char *const keys[] = { "tool", "pattern", "io_size", "qd", "queues", "read_pct", "digest",
 					    "busy_poll", "controllers", "cpus", "timeout_ms", "rate", "one_process",
 					    "extra_args", NULL };
-	char p[256];
+	char p[256], tool[16] = "";
+	int ret;
 
 	TRY(check_keys(o, path, keys, err, len));
+	ret = get_str(o, "tool", path, tool, sizeof(tool), perf_tools, err, len);
+	TRY(ret);
+	if (ret > 0)
+		pf->tool = !strcmp(tool, "spdk_nvme_perf") ? BENCH_PERF_SPDK : BENCH_PERF_NVMF;
 	TRY(get_str(o, "pattern", path, pf->pattern, sizeof(pf->pattern), patterns, err, len));
 	TRY(get_long(o, "io_size", path, &pf->io_size, 512, 1L << 24, true, err, len));
 	if (pf->io_size % 512) {
@@ -752,6 +779,179 @@ static int parse_cell_common(struct json_object *o, const char *path, struct ben
 	return 0;
 }
 
+/*
+ * The nvmfd options of struct bench_target that SPDK's nvmf_tgt does not
+ * have: the first one set in @t, or NULL.
+ */
+static const char *nvmfd_only_target(const struct bench_target *t)
+{
+	if (*t->exec)
+		return "exec";
+	if (*t->affinity_scope)
+		return "affinity_scope";
+	if (t->affinity_strict >= 0)
+		return "affinity_strict";
+	if (t->max_active >= 0)
+		return "max_active";
+	if (t->wq_per_ctrl >= 0)
+		return "wq_per_ctrl";
+	if (t->idle_poll_us >= 0)
+		return "idle_poll_us";
+	if (t->backend_poll >= 0)
+		return "backend_poll";
+	if (*t->cq_pool)
+		return "cq_pool";
+	if (t->rx_budget >= 0)
+		return "rx_budget";
+	if (t->tx_budget >= 0)
+		return "tx_budget";
+	if (t->rx_budget_pdus >= 0)
+		return "rx_budget_pdus";
+	if (t->tx_budget_pdus >= 0)
+		return "tx_budget_pdus";
+	if (t->io_work_deadline_us >= 0)
+		return "io_work_deadline_us";
+	if (*t->io_cpu)
+		return "io_cpu";
+	return NULL;
+}
+
+/* The nvmf-perf options spdk_nvme_perf does not have: the first set, or NULL. */
+static const char *nvmf_only_perf(const struct bench_perf *p)
+{
+	if (p->rate > 0)
+		return "rate";
+	if (p->busy_poll > 0)
+		return "busy_poll";
+	return NULL;
+}
+
+/*
+ * A cell served by SPDK or driven by spdk_nvme_perf may use only what
+ * those programs have (their namespaces: a malloc or null bdev).
+ * Return: 0, or -EINVAL with the field named in @err.
+ */
+static int check_spdk_cell(const struct bench_cell *c, const char *path, char *err, size_t len)
+{
+	const char *f;
+	char p[256];
+
+	if (c->target.kind == BENCH_TARGET_SPDK) {
+		f = nvmfd_only_target(&c->target);
+		if (f) {
+			snprintf(p, sizeof(p), "%s.target.%s", path, f);
+			ferr(err, len, p, "an nvmfd option; SPDK's nvmf_tgt (target.kind \"spdk\") has no such setting");
+			return -EINVAL;
+		}
+		if (!strcmp(c->target.backend, "file")) {
+			snprintf(p, sizeof(p), "%s.target.backend", path);
+			ferr(err, len, p, "\"file\" is not available with target.kind \"spdk\" (null or ram)");
+			return -EINVAL;
+		}
+	}
+	if (c->perf.tool == BENCH_PERF_SPDK) {
+		f = nvmf_only_perf(&c->perf);
+		if (f) {
+			snprintf(p, sizeof(p), "%s.perf.%s", path, f);
+			ferr(err, len, p, "an nvmf-perf option; spdk_nvme_perf (perf.tool \"spdk_nvme_perf\") has none");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Forget the nvmfd-only settings of @t (a twin served by SPDK). */
+static void clear_nvmfd_target(struct bench_target *t)
+{
+	t->exec[0] = t->affinity_scope[0] = t->cq_pool[0] = t->io_cpu[0] = 0;
+	t->affinity_strict = t->wq_per_ctrl = t->backend_poll = -1;
+	t->max_active = t->idle_poll_us = t->rx_budget = t->tx_budget = -1;
+	t->rx_budget_pdus = t->tx_budget_pdus = t->io_work_deadline_us = -1;
+}
+
+/*
+ * The scenario's "spdk": {"twins": ...} option: after every cell of the
+ * file, a twin with the same perf and contention settings served by SPDK's
+ * nvmf_tgt ("<cell>.spdk"; nvmfd's own settings dropped) and/or driven by
+ * spdk_nvme_perf ("<cell>.spdk-perf"). Its baseline is the cell it copies,
+ * so its ratio is SPDK / nvmfd (or spdk_nvme_perf / nvmf-perf) in the same
+ * rounds. A cell whose settings SPDK cannot run (file namespace, open
+ * loop, busy poll, extra nvmf-perf arguments) gets its twin marked skipped
+ * with the reason. @cap: room in sc->cells.
+ */
+static int make_twins(struct bench_scenario *sc, size_t cap, char *err, size_t len)
+{
+	int n = sc->nr_cells, i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 2; k++) {
+			const struct bench_cell *o = &sc->cells[i];
+			const char *suffix = k ? ".spdk-perf" : ".spdk";
+			struct bench_cell *t;
+			int j;
+
+			if ((k == 0 && !sc->spdk_twin_target) || (k == 1 && !sc->spdk_twin_perf))
+				continue;
+			if (o->target.kind == BENCH_TARGET_SPDK || o->perf.tool == BENCH_PERF_SPDK)
+				continue; /* written for SPDK already */
+			if ((size_t)sc->nr_cells >= cap) {
+				snprintf(err, len, "spdk.twins: too many cells");
+				return -EINVAL;
+			}
+			if (strlen(o->name) + strlen(suffix) >= BENCH_NAME_MAX) {
+				ferr(err, len, "spdk.twins", "cell name \"%s\" is too long for a twin (\"%s%s\")",
+				     o->name, o->name, suffix);
+				return -EINVAL;
+			}
+			t = &sc->cells[sc->nr_cells];
+			if (copy_cell(t, o))
+				return -ENOMEM;
+			sc->nr_cells++;
+			snprintf(t->name, sizeof(t->name), "%s%s", o->name, suffix);
+			for (j = 0; j < sc->nr_cells - 1; j++) {
+				if (!strcmp(sc->cells[j].name, t->name)) {
+					ferr(err, len, "spdk.twins", "twin \"%s\" has the name of cells[%d]", t->name, j);
+					return -EINVAL;
+				}
+			}
+			snprintf(t->series, sizeof(t->series), "%.*s%s", (int)(BENCH_NAME_MAX - 1 - strlen(suffix)),
+				 *o->series ? o->series : o->name, k ? "-spdk-perf" : "-spdk");
+			snprintf(t->baseline, sizeof(t->baseline), "%s", o->name);
+			t->twin_of = i;
+			if (k == 0) {
+				t->target.kind = BENCH_TARGET_SPDK;
+				clear_nvmfd_target(&t->target);
+				for (j = 0; j < t->target.nr_extra; j++)
+					free(t->target.extra[j]);
+				t->target.nr_extra = 0;
+				if (!strcmp(t->target.backend, "file"))
+					snprintf(t->skip, sizeof(t->skip), "no SPDK twin of a file namespace");
+			} else {
+				t->perf.tool = BENCH_PERF_SPDK;
+				if (nvmf_only_perf(&t->perf))
+					snprintf(t->skip, sizeof(t->skip), "no spdk_nvme_perf twin: perf.%s",
+						 nvmf_only_perf(&t->perf));
+				else if (t->perf.nr_extra)
+					snprintf(t->skip, sizeof(t->skip),
+						 "no spdk_nvme_perf twin: perf.extra_args are nvmf-perf's");
+			}
+		}
+	}
+	return 0;
+}
+
+/**
+ * bench_cell_needs_spdk() - does @c run one of SPDK's programs?
+ * @c: borrowed.
+ *
+ * Return: true for target.kind "spdk" or perf.tool "spdk_nvme_perf".
+ * Context: any.
+ */
+bool bench_cell_needs_spdk(const struct bench_cell *c)
+{
+	return c->target.kind == BENCH_TARGET_SPDK || c->perf.tool == BENCH_PERF_SPDK;
+}
+
 /**
  * bench_scenario_parse() - validate a scenario JSON tree into @sc.
  * @root: the parsed file (borrowed).
@@ -766,13 +966,17 @@ static int parse_cell_common(struct json_object *o, const char *path, struct ben
 int bench_scenario_parse(struct json_object *root, const char *source, struct bench_scenario *sc, char *err,
 			 size_t errlen)
 {
-	static const char *const top_keys[] = { "name", "description", "baseline", "duration", "warmup",
-						"repeat", "columns", "pivot", "quick", "defaults", "cells", NULL };
+	static const char *const top_keys[] = { "name",	 "description", "baseline", "duration",
+						"warmup", "repeat",	 "columns",  "pivot",
+						"quick", "defaults", "cells",	 "spdk",
+						NULL };
+	static const char *const spdk_keys[] = { "twins", NULL };
 	static const char *const cell_keys[] = { "name", "group", "series", "baseline", "quick", "duration",
 						 "warmup", "repeat", "target", "perf", "contention", NULL };
 	static const char *const quick_keys[] = { "duration", "warmup", "repeat", NULL };
 	static const char *const def_keys[] = { "target", "perf", "contention", NULL };
-	struct json_object *cells, *cols, *q, *defs;
+	struct json_object *cells, *cols, *q, *defs, *spdk;
+	char twins[16] = "none";
 	struct bench_cell def;
 	char desc[2048] = "";
 	size_t i, j, n;
@@ -829,6 +1033,14 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 			goto err_def;
 		sc->quick_repeat = (int)rep;
 	}
+	ret = get_obj(root, "spdk", "", &spdk, err, errlen);
+	if (ret < 0)
+		goto err_def;
+	if (ret > 0 && (check_keys(spdk, "spdk", spdk_keys, err, errlen) ||
+			get_str(spdk, "twins", "spdk", twins, sizeof(twins), twin_kinds, err, errlen) < 0))
+		goto err_def;
+	sc->spdk_twin_target = !strcmp(twins, "target") || !strcmp(twins, "both");
+	sc->spdk_twin_perf = !strcmp(twins, "perf") || !strcmp(twins, "both");
 	ret = get_obj(root, "defaults", "", &defs, err, errlen);
 	if (ret < 0)
 		goto err_def;
@@ -893,7 +1105,8 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 		ferr(err, errlen, "cells", "at most %d cells", MAX_CELLS);
 		goto err_def;
 	}
-	sc->cells = calloc(n, sizeof(*sc->cells));
+	/* room for the SPDK twins of every cell */
+	sc->cells = calloc(3 * n, sizeof(*sc->cells));
 	if (!sc->cells)
 		goto err_nomem;
 	for (i = 0; i < n; i++) {
@@ -934,9 +1147,13 @@ int bench_scenario_parse(struct json_object *root, const char *source, struct be
 		    get_bool(co, "quick", path, &quick, err, errlen) < 0)
 			goto err_cells;
 		c->quick = quick;
-		if (parse_cell_common(co, path, c, err, errlen))
+		c->twin_of = -1;
+		if (parse_cell_common(co, path, c, err, errlen) || check_spdk_cell(c, path, err, errlen))
 			goto err_cells;
 	}
+	if (make_twins(sc, 3 * n, err, errlen))
+		goto err_cells;
+	n = sc->nr_cells;
 	/* baselines must name cells */
 	if (!*sc->baseline)
 		snprintf(sc->baseline, sizeof(sc->baseline), "%s", sc->cells[0].name);
@@ -1063,6 +1280,10 @@ void bench_scenario_apply(struct bench_scenario *sc, const struct bench_override
 	for (i = 0; i < sc->nr_cells; i++) {
 		struct bench_cell *c = &sc->cells[i];
 
+		if (*c->skip) {
+			c->repeat = 0;
+			continue;
+		}
 		if (ov->quick) {
 			if (!c->quick) {
 				c->repeat = 0;

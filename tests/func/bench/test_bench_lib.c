@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -206,7 +207,7 @@ static void test_builtins(void **state)
 	int i, total = 0;
 
 	(void)state;
-	assert_int_equal(bench_builtin_count(), 6);
+	assert_int_equal(bench_builtin_count(), 7);
 	for (i = 0; i < bench_builtin_count(); i++) {
 		struct bench_scenario sc;
 		char err[256];
@@ -217,10 +218,12 @@ static void test_builtins(void **state)
 		total += sc.nr_cells;
 		bench_scenario_free(&sc);
 	}
-	assert_int_equal(total, 12 + 6 + 4 + 3 + 8 + 32 + 2);
+	assert_int_equal(total, 12 + 6 + 4 + 3 + 8 + 32 + 2 + 8); /* ... + spdk-compare */
 	assert_null(bench_builtin_text("nope"));
 	assert_int_equal(bench_metric_lookup("p99.99"), BM_P9999);
 	assert_int_equal(bench_metric_lookup("nope"), -ENOENT);
+	assert_int_equal(bench_metric_lookup("target_syscalls_io"), BM_TGT_SYSCALLS_IO);
+	assert_int_equal(bench_metric_lookup("iops_per_target_cpu_s"), BM_IOPS_PER_TGT_CPU_S);
 }
 
 /* The noise guard's arithmetic on synthetic snapshots, and a real one. */
@@ -353,13 +356,199 @@ static void test_sockdir(void **state)
 	assert_int_equal(rmdir(base), 0);
 }
 
+/* spdk_nvme_perf's report as v25.09 prints it (-L: latency summary) */
+static void test_spdk_perf_parse(void **state)
+{
+	static const char one[] =
+		"Initializing NVMe Controllers\n"
+		"Attached to NVMeoF Controller at TCP (addr:127.0.0.1 subnqn:nqn.2026-11.io.nvmfd:bench)\n"
+		"Initialization complete. Launching workers.\n"
+		"========================================================\n"
+		"                                                  Latency(us)\n"
+		"Device Information                                                        :       IOPS      MiB/s    "
+		"Average        min        max\n"
+		"TCP (addr:127.0.0.1 subnqn:nqn.2026-11.io.nvmfd:bench) NSID 1 from core  1:    2229.82       8.71   "
+		"14607.24     175.14   72386.74\n"
+		"========================================================\n"
+		"Total                                                                     :    2229.82       8.71   "
+		"14607.24     175.14   72386.74\n"
+		"\n"
+		"Summary latency data for TCP (addr:127.0.0.1 subnqn:nqn.2026-11.io.n from core 1:\n"
+		"=================================================================================\n"
+		"  1.00000% :   185.574us\n"
+		" 10.00000% :   297.587us\n"
+		" 50.00000% :   645.329us\n"
+		" 90.00000% : 36165.172us\n"
+		" 99.00000% : 58206.668us\n"
+		" 99.90000% : 72758.335us\n"
+		" 99.99000% : 72758.335us\n"
+		" 99.99900% : 72758.335us\n";
+	/* two controllers: percentiles are IOPS-weighted over the blocks */
+	static const char two[] =
+		"Device Information   :       IOPS      MiB/s    Average        min        max\n"
+		"TCP (a) NSID 1 from core  1:    300.00       1.17      10.00       5.00      20.00\n"
+		"TCP (b) NSID 1 from core  1:    100.00       0.39      30.00       6.00      40.00\n"
+		"Total                :    400.00       1.56      15.00       5.00      40.00\n"
+		"Summary latency data for TCP (a) from core 1:\n"
+		" 50.00000% :    10.000us\n"
+		" 99.00000% :    20.000us\n"
+		"Summary latency data for TCP (b) from core 1:\n"
+		" 50.00000% :    30.000us\n"
+		" 99.00000% :    40.000us\n";
+	double v[BM_NR];
+	bool have[BM_NR];
+
+	(void)state;
+	assert_int_equal(bench_parse_spdk_perf(one, v, have), 0);
+	assert_true(have[BM_IOPS] && fabs(v[BM_IOPS] - 2229.82) < 1e-6);
+	assert_true(have[BM_MIBS] && fabs(v[BM_MIBS] - 8.71) < 1e-6);
+	assert_true(fabs(v[BM_LAT_AVG] - 14607.24) < 1e-6);
+	assert_true(fabs(v[BM_LAT_MIN] - 175.14) < 1e-6 && fabs(v[BM_LAT_MAX] - 72386.74) < 1e-6);
+	assert_true(have[BM_P50] && fabs(v[BM_P50] - 645.329) < 1e-6);
+	assert_true(have[BM_P90] && fabs(v[BM_P90] - 36165.172) < 1e-6);
+	assert_true(have[BM_P99] && fabs(v[BM_P99] - 58206.668) < 1e-6);
+	assert_true(have[BM_P999] && have[BM_P9999] && fabs(v[BM_P9999] - 72758.335) < 1e-6);
+	assert_false(have[BM_LAT_STDEV]); /* spdk_nvme_perf does not print it */
+	assert_int_equal(bench_parse_spdk_perf(two, v, have), 0);
+	assert_true(fabs(v[BM_IOPS] - 400) < 1e-9);
+	assert_true(fabs(v[BM_P50] - 15.0) < 1e-9); /* (300*10 + 100*30) / 400 */
+	assert_true(fabs(v[BM_P99] - 25.0) < 1e-9);
+	assert_false(have[BM_P90]);
+	assert_int_equal(bench_parse_spdk_perf("Initializing NVMe Controllers\nspdk_nvme_perf: errors\n", v, have),
+			 -EINVAL);
+	assert_int_equal(bench_parse_spdk_perf("", v, have), -EINVAL);
+}
+
+static void test_syscall_count(void **state)
+{
+	double n = 0;
+
+	(void)state;
+	/* perf stat -x, */
+	assert_int_equal(bench_parse_syscall_count("# started on Tue Dec  1 22:50:49 2026\n\n"
+						   "270585,,raw_syscalls:sys_enter,241217275,100.00,,\n",
+						   &n),
+			 0);
+	assert_true(n == 270585);
+	assert_int_equal(bench_parse_syscall_count("<not counted>,,raw_syscalls:sys_enter,0,0.00,,\n", &n), -EINVAL);
+	/* strace -c -f */
+	assert_int_equal(bench_parse_syscall_count("% time     seconds  usecs/call     calls    errors syscall\n"
+						   "------ ----------- ----------- --------- --------- ----------\n"
+						   " 60.00    0.000212           2       100           sendmsg\n"
+						   " 40.00    0.000142           1        45        19 recvfrom\n"
+						   "------ ----------- ----------- --------- --------- ----------\n"
+						   "100.00    0.000354           2       145        19 total\n",
+						   &n),
+			 0);
+	assert_true(n == 145);
+	assert_int_equal(bench_parse_syscall_count("", &n), -EINVAL);
+}
+
+/* target.kind / perf.tool and the scenario's spdk.twins */
+static void test_spdk_twins(void **state)
+{
+	static const char text[] =
+		"{\"name\": \"t\", \"spdk\": {\"twins\": \"both\"},"
+		" \"cells\": [{\"name\": \"a\", \"series\": \"bound\", \"target\": {\"exec\": \"bound\","
+		"   \"idle_poll_us\": 50, \"extra_args\": [\"--x\"]}, \"perf\": {\"qd\": 4}},"
+		"  {\"name\": \"f\", \"target\": {\"backend\": \"file\"}, \"perf\": {\"rate\": 100}},"
+		"  {\"name\": \"s\", \"target\": {\"kind\": \"spdk\"}, \"perf\": {\"tool\": \"spdk_nvme_perf\"}}]}";
+	struct bench_overrides ov = { .duration = -1, .warmup = -1 };
+	struct bench_scenario sc;
+	char err[256];
+	int i;
+
+	(void)state;
+	assert_int_equal(parse_text(text, &sc, err, sizeof(err)), 0);
+	/* a, f, s + a.spdk, a.spdk-perf, f.spdk, f.spdk-perf (no twins of s) */
+	assert_int_equal(sc.nr_cells, 7);
+	assert_string_equal(sc.cells[3].name, "a.spdk");
+	assert_string_equal(sc.cells[3].baseline, "a");
+	assert_string_equal(sc.cells[3].series, "bound-spdk");
+	assert_int_equal(sc.cells[3].twin_of, 0);
+	assert_int_equal(sc.cells[3].target.kind, BENCH_TARGET_SPDK);
+	assert_int_equal(sc.cells[3].perf.tool, BENCH_PERF_NVMF);
+	assert_string_equal(sc.cells[3].target.exec, ""); /* nvmfd's settings dropped */
+	assert_int_equal(sc.cells[3].target.idle_poll_us, -1);
+	assert_int_equal(sc.cells[3].target.nr_extra, 0);
+	assert_int_equal(sc.cells[3].perf.qd, 4); /* the same load */
+	assert_string_equal(sc.cells[3].skip, "");
+	assert_string_equal(sc.cells[4].name, "a.spdk-perf");
+	assert_int_equal(sc.cells[4].target.kind, BENCH_TARGET_NVMFD);
+	assert_string_equal(sc.cells[4].target.exec, "bound"); /* same nvmfd */
+	assert_int_equal(sc.cells[4].perf.tool, BENCH_PERF_SPDK);
+	assert_string_equal(sc.cells[5].name, "f.spdk");
+	assert_string_equal(sc.cells[5].skip, "no SPDK twin of a file namespace");
+	assert_string_equal(sc.cells[6].skip, "no spdk_nvme_perf twin: perf.rate");
+	assert_int_equal(sc.cells[0].twin_of, -1);
+	assert_false(bench_cell_needs_spdk(&sc.cells[0]));
+	for (i = 2; i < 7; i++)
+		assert_true(bench_cell_needs_spdk(&sc.cells[i]));
+	bench_scenario_apply(&sc, &ov);
+	assert_int_equal(sc.cells[5].repeat, 0); /* skipped cells do not run */
+	assert_int_equal(sc.cells[3].repeat, 5);
+	bench_scenario_free(&sc);
+}
+
+/* cpuset cgroups: "off" is affinity only; where writable, a child joins its role's group */
+static void test_cgroup(void **state)
+{
+	struct bench_cgroup cg;
+	struct bench_cpuset online, first;
+	char procs[1024], path[1200], line[1024], *argv[] = { (char *)"/bin/sleep", (char *)"5", NULL };
+	bool in = false;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(bench_cg_setup(&cg, "off"), 0);
+	assert_int_equal(cg.version, 0);
+	assert_string_equal(cg.why, "affinity only (--cgroup off)");
+	assert_int_equal(bench_cg_prepare(&cg, BENCH_CG_TARGET, &online, procs, sizeof(procs)), 0);
+	assert_string_equal(procs, "");
+	assert_int_equal(bench_cg_setup(&cg, "auto"), 0);
+	if (!cg.version) {
+		assert_true(strncmp(cg.why, "affinity only (", 15) == 0);
+		return; /* nothing writable here: affinity only, as the report says */
+	}
+	assert_int_equal(bench_cpuset_online(&online), 0);
+	first.nr = 1;
+	first.cpu[0] = online.cpu[0];
+	assert_int_equal(bench_cg_prepare(&cg, BENCH_CG_LOAD, &first, procs, sizeof(procs)), 0);
+	pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, procs);
+	assert_true(pid > 0);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	for (int i = 0; i < 100 && !in; i++) {
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			in |= strstr(line, "/load\n") != NULL && strstr(line, "nvmf-bench.") != NULL;
+		if (f)
+			fclose(f);
+		usleep(10000);
+	}
+	assert_true(in);
+	snprintf(path, sizeof(path), "%s/load/cpuset.cpus", cg.base);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_int_equal(atoi(line), first.cpu[0]);
+	/* busy while the child lives; removed once it is reaped */
+	assert_int_equal(bench_proc_reap_group(pid, NULL, 1), 0);
+	snprintf(path, sizeof(path), "%s", cg.base);
+	assert_int_equal(bench_cg_destroy(&cg), 0);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuset),	   cmocka_unit_test(test_count), cmocka_unit_test(test_defaults_and_quick),
 		cmocka_unit_test(test_aggregate), cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_sockdir),	   cmocka_unit_test(test_noise_guard),
-		cmocka_unit_test(test_proc_cpu),
+		cmocka_unit_test(test_proc_cpu),   cmocka_unit_test(test_spdk_perf_parse),
+		cmocka_unit_test(test_syscall_count), cmocka_unit_test(test_spdk_twins),
+		cmocka_unit_test(test_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

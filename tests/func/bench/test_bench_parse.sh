@@ -128,6 +128,63 @@ done
 "$NVMF_BENCH" --dry-run --full -r 3 "$tmp/iso.json" > "$tmp/out" && grep -q ' 3 x (30 s' "$tmp/out" &&
 	ok "--full -r 3: -r wins" || bad "--full -r 3 plan: $(cat "$tmp/out")"
 
+# the SPDK keys (issue 11 item 7): target.kind, perf.tool, the scenario's spdk.twins
+expect_bad target-kind 'cells[0].target.kind: "kernel" is not one of: nvmfd, spdk' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"kind": "kernel"}}]}'
+expect_bad perf-tool 'cells[0].perf.tool: "fio" is not one of: nvmf-perf, spdk_nvme_perf' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "fio"}}]}'
+expect_bad spdk-exec 'cells[0].target.exec: an nvmfd option' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"kind": "spdk", "exec": "bound"}}]}'
+expect_bad spdk-defaults-exec 'cells[1].target.idle_poll_us: an nvmfd option' \
+	'{"name": "x", "defaults": {"target": {"idle_poll_us": 5}}, "cells": [{"name": "a"},
+	 {"name": "b", "target": {"kind": "spdk"}}]}'
+expect_bad spdk-file 'cells[0].target.backend: "file" is not available with target.kind "spdk"' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"kind": "spdk", "backend": "file"}}]}'
+expect_bad spdk-perf-rate 'cells[0].perf.rate: an nvmf-perf option' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "rate": 1000}}]}'
+expect_bad spdk-perf-busy 'cells[0].perf.busy_poll: an nvmf-perf option' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "busy_poll": true}}]}'
+expect_bad spdk-twins 'spdk.twins: "all" is not one of: none, target, perf, both' \
+	"{\"name\": \"x\", \"spdk\": {\"twins\": \"all\"}, $C}"
+expect_bad spdk-key 'spdk.dir: unknown field' "{\"name\": \"x\", \"spdk\": {\"dir\": \"/opt\"}, $C}"
+expect_bad spdk-type 'spdk: must be an object' "{\"name\": \"x\", \"spdk\": true, $C}"
+expect_bad twin-name 'spdk.twins: cell name' \
+	'{"name": "x", "spdk": {"twins": "perf"}, "cells": [{"name": "a234567890123456789012345678901234567890123456789012345"}]}'
+expect_bad twin-clash 'spdk.twins: twin "a.spdk" has the name of cells[1]' \
+	'{"name": "x", "spdk": {"twins": "target"}, "cells": [{"name": "a"}, {"name": "a.spdk"}]}'
+# twins: one per cell and kind, skipped with a reason SPDK cannot run, all skipped without SPDK
+cat >"$tmp/twins.json" <<'J'
+{"name": "x", "spdk": {"twins": "both"}, "cells": [
+ {"name": "a", "target": {"exec": "bound"}},
+ {"name": "f", "target": {"backend": "file"}, "perf": {"rate": 2000}},
+ {"name": "s", "target": {"kind": "spdk", "backend": "ram"}}]}
+J
+env -u NVMF_BENCH_SPDK "$NVMF_BENCH" --dry-run "$tmp/twins.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && ok "twins: all skipped without SPDK is not an error" || bad "twins dry-run exit $rc: $(cat "$tmp/err")"
+for w in 'a.spdk  *skipped: SPDK not given' 'a.spdk-perf  *skipped: SPDK not given' \
+	'f.spdk  *skipped: no SPDK twin of a file namespace' 'f.spdk-perf  *skipped: no spdk_nvme_perf twin: perf.rate' \
+	's  *skipped: SPDK not given' '^  a  *5 x' '^  f  *5 x'; do
+	grep -q -- "$w" "$tmp/out" && ok "twins plan: $w" || bad "twins plan lacks '$w': $(cat "$tmp/out")"
+done
+grep -q 's.spdk' "$tmp/out" && bad "a cell written for SPDK got a twin" || ok "no twin of an SPDK cell"
+"$NVMF_BENCH" --dry-run --spdk "$tmp/no-spdk" "$tmp/twins.json" >"$tmp/out" 2>&1
+grep -q "a.spdk  *skipped: SPDK not built in $tmp/no-spdk" "$tmp/out" && ok "--spdk without a build: skipped" ||
+	bad "--spdk DIR without a build: $(cat "$tmp/out")"
+# an SPDK tree (fake binaries suffice for the plan): the twins are planned
+mkdir -p "$tmp/fake-spdk/build/bin" && touch "$tmp/fake-spdk/build/bin/nvmf_tgt" "$tmp/fake-spdk/build/bin/spdk_nvme_perf" &&
+	chmod +x "$tmp/fake-spdk/build/bin/"*
+NVMF_BENCH_SPDK="$tmp/fake-spdk" "$NVMF_BENCH" --dry-run "$tmp/twins.json" >"$tmp/out" 2>&1
+grep -q '^  a.spdk  *5 x' "$tmp/out" && grep -q '^  a.spdk-perf  *5 x' "$tmp/out" && grep -q '^  s  *5 x' "$tmp/out" &&
+	ok "NVMF_BENCH_SPDK: SPDK cells planned" || bad "NVMF_BENCH_SPDK plan: $(cat "$tmp/out")"
+env -u NVMF_BENCH_SPDK "$NVMF_BENCH" --dry-run spdk-compare >"$tmp/out" 2>&1 &&
+	[ "$(grep -c 'skipped: SPDK not given' "$tmp/out")" -eq 8 ] && ok "spdk-compare: 8 cells skipped without SPDK" ||
+	bad "spdk-compare without SPDK: $(cat "$tmp/out")"
+for a in "--cgroup v3" "--cgroup" "--syscalls ptrace" "--syscalls"; do
+	# shellcheck disable=SC2086
+	"$NVMF_BENCH" --dry-run $a "$tmp/iso.json" >/dev/null 2>&1; rc=$?
+	[ $rc -eq 2 ] && ok "bad $a: exit 2" || bad "bad $a: exit $rc"
+done
+
 # missing file and unknown built-in: exit 2 as well
 "$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'No such file' "$tmp/err" && ok "missing file" || bad "missing file: $rc $(cat "$tmp/err")"
@@ -141,7 +198,7 @@ done
 # --help is the manual
 "$NVMF_BENCH" --help > "$tmp/help"; rc=$?
 for w in --quick --repeat --out --seed --strict --busy-cpus 'no difference' 'Exit status' seed-a-unbound \
-	seed-e-host-scaling self-check-aa report.md; do
+	seed-e-host-scaling self-check-aa report.md --spdk --cgroup --syscalls spdk-compare NVMF_BENCH_SPDK; do
 	grep -qF -- "$w" "$tmp/help" || { bad "--help lacks $w"; }
 done
 [ $rc -eq 0 ] && ok "--help" || bad "--help exit $rc"
@@ -153,7 +210,8 @@ full=$(tail -1 "$tmp/plan" | awk '{print $1}')
 quick=$(tail -1 "$tmp/qplan" | awk '{print $1}')
 [ "$quick" -gt 0 ] && [ "$quick" -lt "$full" ] && ok "quick plan $quick runs < full $full" ||
 	bad "quick plan $quick vs full $full"
-for s in seed-a-unbound seed-b-cpu-heavy seed-c-idle-poll seed-d-cq-pool seed-e-host-scaling self-check-aa; do
+for s in seed-a-unbound seed-b-cpu-heavy seed-c-idle-poll seed-d-cq-pool seed-e-host-scaling self-check-aa \
+	spdk-compare; do
 	grep -q "^$s " "$tmp/plan" || bad "built-in $s missing from the plan"
 done
 "$NVMF_BENCH" --dry-run "$BENCH_TESTDIR/smoke.json" > /dev/null || bad "smoke.json does not validate"
@@ -166,7 +224,7 @@ for f in "$tmp"/scen/*.json; do
 		bad "bench/scenarios/$b differs from the built-in (run nvmf-bench --write-scenarios bench/scenarios)"
 	"$NVMF_BENCH" --dry-run "$f" > /dev/null || bad "$b does not validate as a file"
 done
-[ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 6 ] || bad "want 6 built-in scenario files"
+[ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 7 ] || bad "want 7 built-in scenario files"
 # issue 10's scenario files (exec auto, contention.workers) validate too
 for f in "$BENCH_SCENARIOS"/auto-*.json; do
 	"$NVMF_BENCH" --dry-run --quick "$f" > /dev/null && ok "$(basename "$f") validates" ||

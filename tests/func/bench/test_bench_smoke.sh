@@ -28,9 +28,12 @@ leftovers() {
 
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 
+# cgdir FILE: the cgroup directory nvmf-bench said it uses (stderr), or ""
+cgdir() { sed -n 's/^nvmf-bench: isolation: cpuset cgroups (v[12]) under \(.*\)$/\1/p' "$1"; }
+
 # 1. normal run
 out=$tmp/run1
-run_in_session -o "$out" --no-progress "$BENCH_TESTDIR/smoke.json"
+run_in_session -o "$out" --no-progress "$BENCH_TESTDIR/smoke.json" 2>"$tmp/run1.err"
 wait $bgpid
 rc=$?
 [ $rc -eq 0 ] && ok "smoke run exit 0" || bad "smoke run exit $rc"
@@ -80,6 +83,36 @@ grep -q -- '--exec unbound' "$out/cells.json" && ok "cells.json records the targ
 
 [ -e "/tmp/nvmf-bench.$sid" ] && bad "socket directory /tmp/nvmf-bench.$sid left after the run" ||
 	ok "socket directory removed after the run"
+# isolation: cpuset cgroups where writable, else affinity only; the report says which
+grep -q '^nvmf-bench: isolation: ' "$tmp/run1.err" && ok "stderr: $(grep '^nvmf-bench: isolation' "$tmp/run1.err")" ||
+	bad "no isolation line on stderr"
+grep -q '^- isolation: \(cpuset cgroups (v[12]) under\|affinity only (\)' "$out/report.md" &&
+	ok "report.md says the isolation" || bad "report.md lacks the isolation line"
+grep -q '(cpuset cgroups (v[12]))$\|(affinity only)$' "$out/report.md" && ok "report.md: isolation per cell" ||
+	bad "report.md lacks the isolation per cell"
+cg=$(cgdir "$tmp/run1.err")
+if [ -n "$cg" ]; then
+	[ -e "$cg" ] && bad "cgroup $cg left after the run" || ok "cgroup $cg removed after the run"
+fi
+# target syscalls: perf stat where it can count them (the report says which), else not counted
+if grep -q '^- target syscalls per I/O: `perf stat' "$out/report.md"; then
+	v=$(col "$csv" bound target_syscalls_io)
+	ge "$v" 0.01 && ok "perf stat: $v target syscalls per I/O" || bad "perf stat mode: target_syscalls_io '$v'"
+	[ -s "$out/raw/smoke/bound/rep1/target-syscalls.csv" ] && ok "target-syscalls.csv kept" ||
+		bad "no raw/.../target-syscalls.csv"
+else
+	grep -q '^- target syscalls per I/O: not counted' "$out/report.md" && ok "report: syscalls not counted" ||
+		bad "report.md lacks the target syscalls line"
+fi
+# --syscalls strace (opt-in): the per-syscall table and a count per I/O
+if command -v strace >/dev/null; then
+	"$NVMF_BENCH" -o "$tmp/st" --no-progress --no-plots --syscalls strace --cells bound "$BENCH_TESTDIR/smoke.json" \
+		2>"$tmp/st.err"; rc=$?
+	v=$(col "$tmp/st/cells.csv" bound target_syscalls_io)
+	[ $rc -eq 0 ] && ge "$v" 0.01 && grep -q ' total$' "$tmp/st/raw/smoke/bound/rep1/target-strace.txt" &&
+		grep -q 'strace slows the target' "$tmp/st/report.md" && ok "--syscalls strace: $v per I/O, table kept" ||
+		bad "--syscalls strace: exit $rc, '$v': $(tail -3 "$tmp/st.err")"
+fi
 
 # 2. SIGTERM in the middle of a run: exit 143, partial report, no stray
 out=$tmp/run2
@@ -90,6 +123,21 @@ for _ in $(seq 200); do
 	leftovers "$sid" | grep -q 'nvmf-perf' && break
 	sleep 0.05
 done
+cg=$(cgdir "$tmp/run2.err")
+if [ -n "$cg" ]; then
+	# the target and the initiator run in their roles' cpuset cgroups
+	for pair in nvmfd:target nvmf-perf:initiator; do
+		p=$(leftovers "$sid" | awk -v c="${pair%%:*}" '$3 == c { print $2; exit }')
+		grep -q "nvmf-bench.$sid/${pair#*:}\$" "/proc/$p/cgroup" 2>/dev/null &&
+			ok "${pair%%:*} is in the cgroup ${pair#*:}" ||
+			bad "${pair%%:*} ($p) not in $cg/${pair#*:}: $(cat "/proc/$p/cgroup" 2>&1)"
+	done
+	# the smoke cells use the default sets: lower half of the online CPUs for the target
+	n=$(getconf _NPROCESSORS_ONLN); h=$((n / 2 > 0 ? n / 2 : 1))
+	want=$([ "$h" -eq 1 ] && echo 0 || echo "0-$((h - 1))")
+	[ "$(cat "$cg/target/cpuset.cpus")" = "$want" ] && ok "cgroup target: cpuset.cpus $want" ||
+		bad "cgroup target: cpuset.cpus '$(cat "$cg/target/cpuset.cpus")', want '$want'"
+fi
 kill -TERM "$sid"
 wait $bgpid
 rc=$?
@@ -100,12 +148,15 @@ grep -q 'interrupted' "$out/report.md" && ok "report.md marks the run interrupte
 grep -q 'gnuplot' "$tmp/run2.err" && bad "--no-plots warned about gnuplot: $(grep gnuplot "$tmp/run2.err")" ||
 	ok "--no-plots: no gnuplot warning"
 [ -e "/tmp/nvmf-bench.$sid" ] && bad "socket directory left after SIGTERM" || ok "socket directory removed after SIGTERM"
+if [ -n "$cg" ]; then
+	[ -e "$cg" ] && bad "cgroup $cg left after SIGTERM" || ok "cgroup $cg removed after SIGTERM"
+fi
 
 # 3. SIGKILL in the middle of a run: its socket directory stays behind (the
 # control socket of the nvmfd it ran) and the next nvmf-bench removes it
 out=$tmp/run3
 rm -f "$tmp/sid"
-run_in_session -o "$out" --no-progress --no-plots -d 5 "$BENCH_TESTDIR/smoke.json" 2>/dev/null
+run_in_session -o "$out" --no-progress --no-plots -d 5 "$BENCH_TESTDIR/smoke.json" 2>"$tmp/run3.err"
 for _ in $(seq 200); do
 	leftovers "$sid" | grep -q 'nvmf-perf' && break
 	sleep 0.05
@@ -120,8 +171,13 @@ wait $bgpid
 for _ in $(seq 100); do [ -z "$(leftovers "$sid")" ] && break; sleep 0.05; done
 for p in $(leftovers "$sid" | awk '{ print $2 }'); do kill -KILL "$p" 2>/dev/null; done
 [ -d "/tmp/nvmf-bench.$sid" ] || bad "SIGKILL: socket directory already gone (nothing to clean)"
+cg=$(cgdir "$tmp/run3.err")
+[ -z "$cg" ] || [ -d "$cg" ] || bad "SIGKILL: cgroup $cg already gone (nothing to clean)"
 "$NVMF_BENCH" --dry-run "$BENCH_TESTDIR/smoke.json" >/dev/null 2>&1
 [ -e "/tmp/nvmf-bench.$sid" ] && bad "stale socket directory /tmp/nvmf-bench.$sid not removed" ||
 	ok "next nvmf-bench removed the stale socket directory"
+if [ -n "$cg" ]; then
+	[ -e "$cg" ] && bad "stale cgroup $cg not removed" || ok "next nvmf-bench removed the stale cgroup $cg"
+fi
 
 exit $fail
