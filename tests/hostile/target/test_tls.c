@@ -3,7 +3,9 @@
  * test_tls.c - NVMe/TCP over TLS 1.3 with PSKs against an in-process
  * target whose port requires TLS (one case: a "not required" port), with
  * a global SHA-256 PSK and a SHA-384 PSK of its own for HOST384, and a
- * TLS handshake timeout of TIMEOUT_MS.
+ * TLS handshake timeout of 10 s; the stalled and silent cases run with
+ * TIMEOUT_MS (on a loaded machine a real host may miss that too: the
+ * fresh host after them may retry).
  *
  *   io             the host library over TLS: both cipher suites, identity
  *                  versions 0, 1 and SPDK's keying of version 0 (the target
@@ -61,6 +63,7 @@
 
 static struct tf_target t;
 static char g_port[8];
+static bool g_short; /* the handshake timeout is TIMEOUT_MS */
 
 static void set_psk(struct nvmfd_cfg_psk *p, const char *psk, bool spdk)
 {
@@ -74,7 +77,7 @@ static void tweak_common(struct nvmfd_cfg *cfg, uint8_t treq)
 {
 	cfg->ports[0].tls = true;
 	cfg->ports[0].treq = treq;
-	cfg->tls_handshake_timeout_ms = TIMEOUT_MS;
+	cfg->tls_handshake_timeout_ms = g_short ? TIMEOUT_MS : 10000;
 	set_psk(&cfg->psk, PSK256, false);
 	snprintf(cfg->hosts[0], sizeof(cfg->hosts[0]), "%s", HOST384);
 	set_psk(&cfg->host_psk[0], PSK384, false);
@@ -283,7 +286,7 @@ static void case_neighbours(void)
 
 	TF_CHECK_EQ(host_connect(&ctrl, HOST256, PSK256, NVMFD_HOST_TLS_ID_V1, 1), 0);
 	t0 = now_ms();
-	while (now_ms() - t0 < 3 * TIMEOUT_MS) {
+	while (now_ms() - t0 < 1200) {
 		for (int i = 0; i < 6; i++) {
 			TF_CHECK_EQ(tc_open(&bad[i], TF_ADDR, t.port), 0);
 			if (i % 3 == 0)
@@ -453,10 +456,30 @@ static const struct {
 	{ "not_required", case_not_required },
 };
 
+/* A fresh host is still served; with the short handshake timeout a loaded
+ * machine may make it miss the deadline (closed, rightly): a few tries. */
+static void fresh_host(void)
+{
+	struct nvmfd_host_ctrl *ctrl = NULL;
+
+	for (int i = 0; g_short && i < 4; i++) {
+		int ret = host_connect(&ctrl, HOST384, PSK384, NVMFD_HOST_TLS_ID_V1, 2);
+
+		nvmfd_host_ctrl_destroy(&ctrl);
+		if (!ret)
+			break;
+		fprintf(stderr, "  fresh host missed the %u ms deadline? try %d\n", TIMEOUT_MS,
+			i + 2);
+	}
+	tls_host_io(HOST384, PSK384, NVMFD_HOST_TLS_ID_V1, "TLS_AES_256_GCM_SHA384");
+}
+
 int main(int argc, char **argv)
 {
 	bool nr = argc > 1 && !strcmp(argv[1], "not_required");
 	int ran = 0;
+
+	g_short = argc > 1 && (!strcmp(argv[1], "stalled") || !strcmp(argv[1], "silent"));
 
 	TF_CHECK_EQ(tf_start(&t, nr ? tweak_not_required : tweak_required), 0);
 	snprintf(g_port, sizeof(g_port), "%u", t.port);
@@ -465,8 +488,7 @@ int main(int argc, char **argv)
 			continue;
 		fprintf(stderr, "case %s\n", cases[i].name);
 		cases[i].fn();
-		/* a fresh TLS host is still served */
-		tls_host_io(HOST384, PSK384, NVMFD_HOST_TLS_ID_V1, "TLS_AES_256_GCM_SHA384");
+		fresh_host();
 		ran++;
 	}
 	tf_stop(&t);
