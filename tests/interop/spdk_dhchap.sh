@@ -83,9 +83,9 @@ json.dump(cfg, open(out, "w"), indent=2)
 PY
 }
 
-# start -c CONFIG: nvmfd in the background; sets PID and PORT
-# shellcheck source=../lib/nvmfd_start.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/nvmfd_start.sh"
+# nvmfd_start -c CONFIG: nvmfd in the background; sets PID and PORT
+# shellcheck source=../lib/nvmfd_proc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/nvmfd_proc.sh"
 
 stop() {
 	local rc=0
@@ -213,14 +213,14 @@ run_matrix() {
 }
 
 mkcfg "$TMP/sha256.json" "hmac(sha256)" ffdhe2048
-if start -c "$TMP/sha256.json"; then
+if nvmfd_start -c "$TMP/sha256.json"; then
 	run_matrix sha256 sha256 ffdhe2048
 	stop
 else
 	fail "nvmfd did not start with the example config"
 fi
 mkcfg "$TMP/sha512.json" "hmac(sha512)" ffdhe8192
-if start -c "$TMP/sha512.json"; then
+if nvmfd_start -c "$TMP/sha512.json"; then
 	run_matrix sha512 sha512 ffdhe8192
 	stop
 else

@@ -5,12 +5,13 @@
 # $TMP/stdout and $TMP/stderr; nvmfd_stop appends the log to
 # $TMP/all-stderr.
 
-# nvmfd_start ARGS...: run nvmfd, wait (<= 10 s) until it listens
+# nvmfd_start ARGS...: run nvmfd, wait (<= 20 s) until it listens; return 1
+# (its stderr printed) when it exits or never listens
 nvmfd_start() {
 	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	PORT=
-	for _ in $(seq 100); do
+	for _ in $(seq 200); do
 		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$PID" 2>/dev/null || break

@@ -50,9 +50,9 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# start ARGS...: nvmfd in the background; sets PID and PORT
-# shellcheck source=../../lib/nvmfd_start.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_start.sh"
+# nvmfd_start ARGS...: nvmfd in the background; sets PID and PORT
+# shellcheck source=../../lib/nvmfd_proc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_proc.sh"
 
 stop() {
 	kill -TERM "$PID" 2>/dev/null
@@ -101,7 +101,7 @@ PY
 }
 
 # --- the example config ----------------------------------------------------
-if start -c "$TMP/dhchap.json"; then
+if nvmfd_start -c "$TMP/dhchap.json"; then
 	run_matrix cfg
 	grep -q "DH-HMAC-CHAP required" "$TMP/stderr" ||
 		fail "cfg: the Connect log line does not say DH-HMAC-CHAP required"
@@ -125,7 +125,7 @@ else
 fi
 
 # --- the same with flags ----------------------------------------------------
-if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M \
+if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M \
 	--dhchap-key "$HOSTNQN=@$TMP/host.key,ctrl=@$TMP/ctrl.key,hash=sha256,dhgroup=ffdhe2048"; then
 	run_matrix flags
 	stop
@@ -135,7 +135,7 @@ fi
 
 # --- the control socket: save_config to a file keeps inline secrets (the
 # file is 0600), a reply on the socket never carries them ------------------
-if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl.sock" \
+if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl.sock" \
 	--dhchap-key "$HOSTNQN=$HKEY,ctrl=@$TMP/ctrl.key"; then
 	# the inline secret is overwritten in argv once parsed
 	tr '\0' ' ' <"/proc/$PID/cmdline" >"$TMP/cmdline"
@@ -175,7 +175,7 @@ fi
 
 # --- nvmf_subsystem_add_host with DH-HMAC-CHAP keys: the host may connect only
 # with them; errors for a ctrlr key alone, a relative @FILE, other keys --
-if start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl2.sock"; then
+if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M --control "$TMP/ctl2.sock"; then
 	python3 - "$TMP/ctl2.sock" "$HOSTNQN" "$SUBNQN" "$TMP/host.key" "$CKEY" >"$TMP/rpc2.out" 2>&1 <<'PY' ||
 import json, socket, sys
 sock, host, nqn, hkeyfile, ckey = sys.argv[1:6]
