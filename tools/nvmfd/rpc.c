@@ -997,13 +997,62 @@ static int m_resize_ns(struct call *c)
 
 /* Subsystems ------------------------------------------------------------ */
 
+/*
+ * Create subsystem @cs (its namespaces and hosts are not looked at: added
+ * afterwards through their own paths) in the target and the running config,
+ * after checking the config's own rules on the result (serial/model
+ * characters, cntlid range). Return: 0, or a negative errno / RPC code with
+ * c->msg set; nothing changed then.
+ */
+static int subsys_insert(struct call *c, const struct nvmfd_cfg_subsys *cs)
+{
+	struct nvmfd_cfg *cfg = c->r->cfg, *check = NULL;
+	struct nvmfd_cfg_subsys *bare = NULL;
+	char err[NVMFD_CFG_ERRLEN];
+	int ret;
+
+	if (cfg->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
+		return fail(c, -ENOSPC, "nvmfd has %d subsystems, the most", NVMFD_CFG_MAX_SUBSYS);
+	check = malloc(sizeof(*check));
+	bare = malloc(sizeof(*bare));
+	if (!check || !bare) {
+		ret = fail(c, -ENOMEM, "out of memory");
+		goto out;
+	}
+	*bare = *cs;
+	bare->nr_ns = 0;
+	bare->nr_hosts = 0;
+	memcpy(check, cfg, sizeof(*check));
+	check->subsys[check->nr_subsys++] = *bare;
+	ret = nvmfd_cfg_validate(check, err);
+	nvmfd_auth_wipe(check->host_dhchap, sizeof(check->host_dhchap));
+	if (ret) {
+		ret = fail(c, RPC_INVALID_PARAMS, "%s", err);
+		goto out;
+	}
+	ret = nvmfd_tgt_subsys_create(c->r->tgt, bare);
+	if (ret) {
+		ret = fail(c, ret, "subsystem '%s': %s", cs->nqn, strerror(-ret));
+		goto out;
+	}
+	nvmfd_tgt_cfg_lock(c->r->tgt);
+	cfg->subsys[cfg->nr_subsys++] = *bare;
+	nvmfd_tgt_cfg_unlock(c->r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s created (no listener yet: "
+		   "nvmf_subsystem_add_listener)", cs->nqn);
+out:
+	free(bare);
+	free(check);
+	return ret;
+}
+
 static int m_create_subsys(struct call *c)
 {
 	static const char *const keys[] = { "nqn", "serial_number", "model_number",
 					    "allow_any_host", "max_namespaces", "min_cntlid",
 					    "max_cntlid", "ana_reporting", NULL };
 	static const char *const req[] = { "nqn", NULL };
-	struct nvmfd_cfg *cfg = c->r->cfg, *check = NULL;
+	struct nvmfd_cfg *cfg = c->r->cfg;
 	struct nvmfd_cfg_subsys *cs = NULL;
 	const char *nqn, *sn, *mn;
 	char err[NVMFD_CFG_ERRLEN];
@@ -1035,8 +1084,7 @@ static int m_create_subsys(struct call *c)
 		return fail(c, RPC_INVALID_PARAMS, "params.max_namespaces: an nvmfd subsystem "
 			    "holds %d namespaces (0 or %d)", NVMFD_CFG_MAX_NS, NVMFD_CFG_MAX_NS);
 	cs = malloc(sizeof(*cs));
-	check = malloc(sizeof(*check));
-	if (!cs || !check) {
+	if (!cs) {
 		ret = fail(c, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1069,29 +1117,11 @@ static int m_create_subsys(struct call *c)
 		goto out;
 	if (given)
 		cs->cntlid_max = (uint16_t)v;
-	/* the config's own rules (serial/model characters, cntlid range) */
-	memcpy(check, cfg, sizeof(*check));
-	check->subsys[check->nr_subsys++] = *cs;
-	ret = nvmfd_cfg_validate(check, err);
-	nvmfd_auth_wipe(check->host_dhchap, sizeof(check->host_dhchap));
-	if (ret) {
-		ret = fail(c, RPC_INVALID_PARAMS, "%s", err);
-		goto out;
-	}
-	ret = nvmfd_tgt_subsys_create(c->r->tgt, cs);
-	if (ret) {
-		ret = fail(c, ret, "subsystem '%s': %s", nqn, strerror(-ret));
-		goto out;
-	}
-	nvmfd_tgt_cfg_lock(c->r->tgt);
-	cfg->subsys[cfg->nr_subsys++] = *cs;
-	nvmfd_tgt_cfg_unlock(c->r->tgt);
-	NVMFD_INFO(LOG_COMP, "subsystem %s created (no listener yet: "
-		   "nvmf_subsystem_add_listener)", nqn);
-	c->result = json_object_new_boolean(true);
+	ret = subsys_insert(c, cs);
+	if (!ret)
+		c->result = json_object_new_boolean(true);
 out:
 	free(cs);
-	free(check);
 	return ret;
 }
 
@@ -1229,6 +1259,38 @@ static json_object *bound_addr_obj(struct nvmfd_rpc *r, int pi)
 	return addr_obj(&r->cfg->ports[pi], nvmfd_tgt_listen_port(r->tgt, (unsigned int)pi));
 }
 
+/* Link subsystem @si to running listener @pi (not linked yet, room left). */
+static void port_link(struct nvmfd_rpc *r, int pi, int si)
+{
+	struct nvmfd_cfg_port *q = &r->cfg->ports[pi];
+
+	nvmfd_tgt_cfg_lock(r->tgt);
+	q->subsys_idx[q->nr_subsys++] = (unsigned int)si;
+	nvmfd_tgt_cfg_unlock(r->tgt);
+	nvmfd_tgt_discovery_changed(r->tgt);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: listening on port %u", r->cfg->subsys[si].nqn,
+		   q->portid);
+}
+
+/* Drop link @k of listener @pi (the port stays for its other subsystems)
+ * and disconnect that subsystem's controllers that came in on it (nvmet). */
+static void port_unlink(struct nvmfd_rpc *r, int pi, unsigned int k)
+{
+	struct nvmfd_cfg_port *q = &r->cfg->ports[pi];
+	unsigned int si = q->subsys_idx[k];
+	int n;
+
+	nvmfd_tgt_cfg_lock(r->tgt);
+	memmove(&q->subsys_idx[k], &q->subsys_idx[k + 1],
+		(q->nr_subsys - k - 1) * sizeof(q->subsys_idx[0]));
+	q->nr_subsys--;
+	nvmfd_tgt_cfg_unlock(r->tgt);
+	nvmfd_tgt_discovery_changed(r->tgt);
+	n = (int)nvmfd_tgt_drop_ctrls(r->tgt, q->portid, r->cfg->subsys[si].nqn);
+	NVMFD_INFO(LOG_COMP, "subsystem %s: no longer on port %u (%d controller(s) "
+		   "disconnected)", r->cfg->subsys[si].nqn, q->portid, n);
+}
+
 static int m_add_listener(struct call *c)
 {
 	struct nvmfd_cfg *cfg = c->r->cfg;
@@ -1255,12 +1317,7 @@ static int m_add_listener(struct call *c)
 		if (q->nr_subsys >= NVMFD_CFG_MAX_SUBSYS)
 			return fail(c, -ENOSPC, "port %u exports %d subsystems, the most",
 				    q->portid, NVMFD_CFG_MAX_SUBSYS);
-		nvmfd_tgt_cfg_lock(c->r->tgt);
-		q->subsys_idx[q->nr_subsys++] = (unsigned int)si;
-		nvmfd_tgt_cfg_unlock(c->r->tgt);
-		nvmfd_tgt_discovery_changed(c->r->tgt);
-		NVMFD_INFO(LOG_COMP, "subsystem %s: listening on port %u", cfg->subsys[si].nqn,
-			   q->portid);
+		port_link(c->r, pi, si);
 		c->result = bound_addr_obj(c->r, pi);
 		return 0;
 	}
@@ -1320,15 +1377,7 @@ static int m_remove_listener(struct call *c)
 	if (si >= 0 && q->nr_subsys > 1) {
 		/* the port stays for the others: unlink, and close this
 		 * subsystem's controllers that came in on it (nvmet) */
-		nvmfd_tgt_cfg_lock(c->r->tgt);
-		memmove(&q->subsys_idx[k], &q->subsys_idx[k + 1],
-			(q->nr_subsys - k - 1) * sizeof(q->subsys_idx[0]));
-		q->nr_subsys--;
-		nvmfd_tgt_cfg_unlock(c->r->tgt);
-		nvmfd_tgt_discovery_changed(c->r->tgt);
-		ret = (int)nvmfd_tgt_drop_ctrls(c->r->tgt, portid, cfg->subsys[si].nqn);
-		NVMFD_INFO(LOG_COMP, "subsystem %s: no longer on port %u (%d controller(s) "
-			   "disconnected)", cfg->subsys[si].nqn, portid, ret);
+		port_unlink(c->r, pi, k);
 		c->result = json_object_new_boolean(true);
 		return 0;
 	}
@@ -1669,26 +1718,6 @@ static bool same_device(const struct nvmfd_cfg_ns *a, const struct nvmfd_cfg_ns 
 	       a->has_nguid == b->has_nguid && !memcmp(a->nguid, b->nguid, 16);
 }
 
-/* Listener i of the running config and of @b: same address, port (the one
- * bound, for a listener given port 0, as save_config writes it) and
- * subsystems (by NQN). */
-static bool same_port(struct nvmfd_rpc *r, unsigned int i, const struct nvmfd_cfg *b)
-{
-	const struct nvmfd_cfg *a = r->cfg;
-	const struct nvmfd_cfg_port *p = &a->ports[i], *q = &b->ports[i];
-	char bound[16];
-
-	snprintf(bound, sizeof(bound), "%u", nvmfd_tgt_listen_port(r->tgt, i));
-	if (p->portid != q->portid || strcmp(p->traddr, q->traddr) ||
-	    (strcmp(p->trsvcid, q->trsvcid) && strcmp(bound, q->trsvcid)) ||
-	    p->nr_subsys != q->nr_subsys)
-		return false;
-	for (unsigned int k = 0; k < p->nr_subsys; k++)
-		if (strcmp(a->subsys[p->subsys_idx[k]].nqn, b->subsys[q->subsys_idx[k]].nqn))
-			return false;
-	return true;
-}
-
 struct tally {
 	unsigned int applied, failed, skipped;
 };
@@ -1848,12 +1877,96 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 	}
 }
 
+/*
+ * Listeners: the subsystems each running listener exports follow the file
+ * (links added, links dropped with their controllers disconnected, as
+ * nvmf_subsystem_add/remove_listener). What would open or close a socket
+ * (a listener new to the file or gone from it, dropping a listener's last
+ * link) or change a port's settings is reported and left for a restart or
+ * the control socket's listener methods.
+ */
+static void reload_ports(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
+{
+	struct nvmfd_cfg *cfg = r->cfg;
+	bool seen[NVMFD_CFG_MAX_PORTS] = { false };
+
+	for (unsigned int i = 0; i < n->nr_ports; i++) {
+		const struct nvmfd_cfg_port *np = &n->ports[i];
+		struct nvmfd_cfg_port *q;
+		int pi = find_port(r, np);
+
+		if (pi < 0) {
+			NVMFD_WARN(LOG_COMP, strchr(np->traddr, ':') ?
+				   "reload: listener [%s]:%s is new: not applied (restart, or "
+				   "nvmf_subsystem_add_listener)" :
+				   "reload: listener %s:%s is new: not applied (restart, or "
+				   "nvmf_subsystem_add_listener)", np->traddr, np->trsvcid);
+			t->skipped++;
+			continue;
+		}
+		seen[pi] = true;
+		q = &cfg->ports[pi];
+		if (q->inline_data_size != np->inline_data_size ||
+		    q->max_queue_size != np->max_queue_size || q->treq != np->treq ||
+		    q->tls != np->tls) {
+			NVMFD_WARN(LOG_COMP, "reload: port %u: changed settings (inline_data_size, "
+				   "max_queue_size, treq, tsas) need a restart: not applied",
+				   q->portid);
+			t->skipped++;
+		}
+		for (unsigned int k = 0; k < np->nr_subsys; k++) {
+			int si = find_nqn(cfg, n->subsys[np->subsys_idx[k]].nqn);
+			bool linked = false;
+
+			if (si < 0)
+				continue; /* its creation failed: counted there */
+			for (unsigned int j = 0; j < q->nr_subsys; j++)
+				linked |= q->subsys_idx[j] == (unsigned int)si;
+			if (linked)
+				continue;
+			if (q->nr_subsys >= NVMFD_CFG_MAX_SUBSYS) {
+				NVMFD_ERR(LOG_COMP, "reload: port %u exports %d subsystems, the most",
+					  q->portid, NVMFD_CFG_MAX_SUBSYS);
+				t->failed++;
+				continue;
+			}
+			port_link(r, pi, si);
+			t->applied++;
+		}
+		for (unsigned int k = q->nr_subsys; k-- > 0;) {
+			const char *nqn = cfg->subsys[q->subsys_idx[k]].nqn;
+			bool keep = false;
+
+			for (unsigned int j = 0; j < np->nr_subsys; j++)
+				keep |= !strcmp(n->subsys[np->subsys_idx[j]].nqn, nqn);
+			if (keep)
+				continue;
+			if (q->nr_subsys == 1) {
+				NVMFD_WARN(LOG_COMP, "reload: port %u: dropping its last subsystem %s "
+					   "would close it: not applied (nvmf_subsystem_remove_"
+					   "listener closes a listener)", q->portid, nqn);
+				t->skipped++;
+				continue;
+			}
+			port_unlink(r, pi, k);
+			t->applied++;
+		}
+	}
+	for (unsigned int pi = 0; pi < cfg->nr_ports; pi++)
+		if (!seen[pi]) {
+			NVMFD_WARN(LOG_COMP, "reload: listener port %u is no longer in the file: not "
+				   "applied (restart, or nvmf_subsystem_remove_listener)",
+				   cfg->ports[pi].portid);
+			t->skipped++;
+		}
+}
+
 int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 {
 	struct nvmfd_cfg *n = malloc(sizeof(*n));
-	char err[NVMFD_CFG_ERRLEN];
+	char err[NVMFD_CFG_ERRLEN], what[320];
+	struct call c = { .r = r };
 	struct tally t = { 0 };
-	bool ports_same;
 
 	if (!n)
 		return -ENOMEM;
@@ -1864,34 +1977,40 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 		free(n);
 		return -EINVAL;
 	}
-	for (unsigned int i = 0; i < n->nr_subsys; i++)
-		if (find_nqn(r->cfg, n->subsys[i].nqn) < 0) {
-			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is new: not applied (subsystems "
-				   "are fixed until a restart)", n->subsys[i].nqn);
-			t.skipped++;
-		}
-	for (unsigned int i = 0; i < r->cfg->nr_subsys; i++)
-		if (find_nqn(n, r->cfg->subsys[i].nqn) < 0) {
-			NVMFD_WARN(LOG_COMP, "reload: subsystem %s is no longer in %s: not applied "
-				   "(subsystems are fixed until a restart)", r->cfg->subsys[i].nqn,
-				   path);
-			t.skipped++;
-		}
-	ports_same = n->nr_ports == r->cfg->nr_ports;
-	for (unsigned int i = 0; ports_same && i < n->nr_ports; i++)
-		ports_same = same_port(r, i, n);
-	if (!ports_same) {
-		NVMFD_WARN(LOG_COMP, "reload: the listeners (ports, their subsystems) changed: not "
-			   "applied (listeners are fixed until a restart)");
-		t.skipped++;
+	/* subsystems gone from the file: deleted (their controllers closed,
+	 * their port links dropped), as nvmf_delete_subsystem */
+	for (unsigned int i = r->cfg->nr_subsys; i-- > 0;) {
+		json_object *params;
+
+		if (find_nqn(n, r->cfg->subsys[i].nqn) >= 0)
+			continue;
+		snprintf(what, sizeof(what), "delete subsystem %s", r->cfg->subsys[i].nqn);
+		params = json_object_new_object();
+		json_object_object_add(params, "nqn",
+				       json_object_new_string(r->cfg->subsys[i].nqn));
+		c.params = params;
+		count(&t, &c, params ? m_delete_subsys(&c) : fail(&c, -ENOMEM, "out of memory"),
+		      what);
+		json_object_put(c.result);
+		c.result = NULL;
+		c.params = NULL;
+		json_object_put(params);
 	}
 	reload_hosts(r, n, &t);
+	/* new ones: created bare, then their hosts and namespaces below */
+	for (unsigned int i = 0; i < n->nr_subsys; i++) {
+		if (find_nqn(r->cfg, n->subsys[i].nqn) >= 0)
+			continue;
+		snprintf(what, sizeof(what), "create subsystem %s", n->subsys[i].nqn);
+		count(&t, &c, subsys_insert(&c, &n->subsys[i]), what);
+	}
 	for (unsigned int i = 0; i < n->nr_subsys; i++) {
 		int oi = find_nqn(r->cfg, n->subsys[i].nqn);
 
 		if (oi >= 0)
 			reload_subsys(r, oi, &n->subsys[i], &t);
 	}
+	reload_ports(r, n, &t);
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
 	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));

@@ -24,9 +24,9 @@ checks:
   concurrent    8 clients on persistent connections, interleaved, plus one
                 idle connection held open: every request is answered with its
                 own id, and the host lists end as the clients left them.
-  sighup        SIGHUP reloads the -c file: an added namespace and host are
-                applied, a new subsystem is reported as needing a restart; a
-                broken file changes nothing.
+  sighup        SIGHUP reloads the -c file: an added namespace and host, a new
+                subsystem with its namespace and port link (then its deletion) are
+                applied; a broken file changes nothing.
   live          nvmf_create_subsystem / add_listener (port 0 reports the bound
                 port; an existing address links the subsystem) / add_ns serve
                 verified I/O; referrals on every port; the discovery log shows
@@ -529,8 +529,12 @@ def main():
         rh = "nqn.2014-08.org.nvmexpress:uuid:7e7e7e7e-0000-0000-0000-000000000007"
         d["subsystems"][0]["allowed_hosts"].append(rh)
         d["hosts"].append({"nqn": rh})
-        d["subsystems"].append({"nqn": "nqn.2026-11.io.nvmfd:later", "attr": {},
-                                "allowed_hosts": [], "namespaces": []})
+        later = "nqn.2026-11.io.nvmfd:later"
+        d["subsystems"].append({"nqn": later, "attr": {"allow_any_host": "1"},
+                                "allowed_hosts": [],
+                                "namespaces": [{"device": {"path": "ram:2M"}, "enable": 1,
+                                                "nsid": 1}]})
+        d["ports"][0]["subsystems"].append(later)
         with open(cfgp, "w") as f:
             json.dump(d, f)
         nlog = len(open(logp).read())
@@ -544,12 +548,35 @@ def main():
             time.sleep(0.1)
         c2 = Client(sock)
         sub = c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
-        check(m is not None and m.groups() == ("2", "0", "1") and
+        # namespace 7, the host, the new subsystem, its namespace, its link
+        lat = c2.call("nvmf_get_subsystems", {"nqn": later}).get("result", [{}])[0]
+        check(m is not None and m.groups() == ("5", "0", "0") and
               7 in [n["nsid"] for n in sub["namespaces"]] and
               rh in [h["nqn"] for h in sub["hosts"]] and
-              "subsystem nqn.2026-11.io.nvmfd:later is new: not applied" in open(logp).read(),
-              "sighup: namespace 7 and a host applied, the new subsystem reported: %s" %
-              (m.group(0) if m else open(logp).read()[nlog:][-500:]))
+              [n["nsid"] for n in lat.get("namespaces", [])] == [1] and
+              len(lat.get("listen_addresses", [])) == 1,
+              "sighup: namespace 7, a host, a new subsystem with its namespace and "
+              "listener applied: %s; %s" %
+              (m.group(0) if m else open(logp).read()[nlog:][-500:], lat))
+        # and gone from the file again: deleted
+        d["subsystems"] = [x for x in d["subsystems"] if x["nqn"] != later]
+        d["ports"][0]["subsystems"].remove(later)
+        with open(cfgp, "w") as f:
+            json.dump(d, f)
+        nlog = len(open(logp).read())
+        tgt.send_signal(signal.SIGHUP)
+        m = None
+        for _ in range(100):
+            m = re.search(r"reload .*: (\d+) change\(s\) applied, (\d+) failed, (\d+) not "
+                          r"applicable", open(logp).read()[nlog:])
+            if m:
+                break
+            time.sleep(0.1)
+        gone = c2.call("nvmf_get_subsystems", {"nqn": later})
+        check(m is not None and m.groups() == ("1", "0", "0") and "error" in gone and
+              c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0] == sub,
+              "sighup: a subsystem gone from the file is deleted, the others untouched: "
+              "%s %s" % (m.group(0) if m else open(logp).read()[nlog:][-500:], gone))
         with open(cfgp, "w") as f:
             f.write("{ not json")
         nlog = len(open(logp).read())
