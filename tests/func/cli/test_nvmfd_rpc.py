@@ -522,6 +522,21 @@ def main():
         c.close()
 
         # --- SIGHUP reload ------------------------------------------------
+        def reload_with(cfg_obj):
+            """Write cfg_obj to the -c file, SIGHUP, wait (<= 30 s) for the
+            reload's summary line; (match or None, log offset before it)."""
+            with open(cfgp, "w") as f:
+                json.dump(cfg_obj, f)
+            start = len(open(logp).read())
+            tgt.send_signal(signal.SIGHUP)
+            for _ in range(300):
+                found = re.search(r"reload .*: (\d+) change\(s\) applied, (\d+) failed, "
+                                  r"(\d+) not applicable", open(logp).read()[start:])
+                if found:
+                    return found, start
+                time.sleep(0.1)
+            return None, start
+
         rc, out, err = nvmfctl("save-config")
         d = json.load(open(cfgp))
         d["subsystems"][0]["namespaces"].append(
@@ -535,17 +550,7 @@ def main():
                                 "namespaces": [{"device": {"path": "ram:2M"}, "enable": 1,
                                                 "nsid": 1}]})
         d["ports"][0]["subsystems"].append(later)
-        with open(cfgp, "w") as f:
-            json.dump(d, f)
-        nlog = len(open(logp).read())
-        tgt.send_signal(signal.SIGHUP)
-        m = None
-        for _ in range(100):
-            m = re.search(r"reload .*: (\d+) change\(s\) applied, (\d+) failed, (\d+) not "
-                          r"applicable", open(logp).read()[nlog:])
-            if m:
-                break
-            time.sleep(0.1)
+        m, nlog = reload_with(d)
         c2 = Client(sock)
         sub = c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
         # namespace 7, the host, the new subsystem, its namespace, its link
@@ -561,17 +566,7 @@ def main():
         # and gone from the file again: deleted
         d["subsystems"] = [x for x in d["subsystems"] if x["nqn"] != later]
         d["ports"][0]["subsystems"].remove(later)
-        with open(cfgp, "w") as f:
-            json.dump(d, f)
-        nlog = len(open(logp).read())
-        tgt.send_signal(signal.SIGHUP)
-        m = None
-        for _ in range(100):
-            m = re.search(r"reload .*: (\d+) change\(s\) applied, (\d+) failed, (\d+) not "
-                          r"applicable", open(logp).read()[nlog:])
-            if m:
-                break
-            time.sleep(0.1)
+        m, nlog = reload_with(d)
         gone = c2.call("nvmf_get_subsystems", {"nqn": later})
         check(m is not None and m.groups() == ("1", "0", "0") and "error" in gone and
               c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0] == sub,
