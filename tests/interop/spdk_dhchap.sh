@@ -54,10 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 pass() { echo "PASS: $*"; }
 
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001
@@ -84,6 +80,7 @@ PY
 }
 
 # nvmfd_start -c CONFIG: nvmfd in the background; sets PID and PORT
+# nvmfd_start, fail (tests/lib)
 # shellcheck source=../lib/nvmfd_proc.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/nvmfd_proc.sh"
 

@@ -40,10 +40,6 @@ cleanup() {
 }
 trap cleanup EXIT
 failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5bd0f1a2-0c4e-4d8b-9a51-5bdc0de7a5e5
 SUBNQN=nqn.2026-11.io.nvmfd:spdk-tls
@@ -52,6 +48,7 @@ printf '%s' 'NVMeTLSkey-1:01:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwNf9LrZ:' 
 printf '%s' 'NVMeTLSkey-1:01:ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj/jBqb2:' >"$TMP/wrong.key"
 chmod 600 "$TMP/psk.key" "$TMP/wrong.key"
 
+# nvmfd_start, fail (tests/lib)
 # shellcheck source=../lib/nvmfd_proc.sh
 . "$(dirname "$0")/../lib/nvmfd_proc.sh"
 

@@ -3,7 +3,27 @@
 # Needs NVMFD (the binary) and TMP (a scratch directory). nvmfd_start sets
 # PID and PORT (the bound port of its 127.0.0.1 listener) and logs to
 # $TMP/stdout and $TMP/stderr; nvmfd_stop appends the log to
-# $TMP/all-stderr.
+# $TMP/all-stderr. nvmfd_test_begin makes TMP and the EXIT cleanup.
+
+# nvmfd_test_begin NAME: TMP (a fresh /tmp/nvmfd-NAME-* directory, removed
+# at exit with a still-running nvmfd killed), PID, and fail MSG, which
+# prints "FAIL: MSG" and counts it in $failures.
+nvmfd_test_begin() {
+	TMP=$(mktemp -d "/tmp/nvmfd-$1-XXXXXX")
+	PID=
+	failures=0
+	trap nvmfd_test_cleanup EXIT
+}
+
+nvmfd_test_cleanup() {
+	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
 
 # nvmfd_start ARGS...: run nvmfd, wait (<= 20 s) until it listens; return 1
 # (its stderr printed) when it exits or never listens

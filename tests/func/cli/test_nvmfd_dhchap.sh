@@ -21,18 +21,10 @@ NVMFD=${NVMFD:?NVMFD must point at the nvmfd binary}
 PERF=${NVMF_PERF:?NVMF_PERF must point at nvmf-perf}
 EX=${EXAMPLES:?EXAMPLES must point at examples/security}
 command -v python3 >/dev/null || { echo "python3 missing" >&2; exit 77; }
-TMP=$(mktemp -d /tmp/nvmfd-dhchap-XXXXXX)
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+# nvmfd_start/nvmfd_stop, the scratch directory, fail()
+# shellcheck source=../../lib/nvmfd_proc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_proc.sh"
+nvmfd_test_begin dhchap
 
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001
 SUBNQN=nqn.2026-11.io.nvmfd:secure
@@ -50,16 +42,6 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# nvmfd_start ARGS...: nvmfd in the background; sets PID and PORT
-# shellcheck source=../../lib/nvmfd_proc.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_proc.sh"
-
-stop() {
-	kill -TERM "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	PID=
-	cat "$TMP/stderr" >>"$TMP/all-stderr"
-}
 
 # perf NAME WANT_RC ARGS...: one nvmf-perf run against $PORT
 perf() {
@@ -119,7 +101,7 @@ if nvmfd_start -c "$TMP/dhchap.json"; then
 	perf rot-new 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "@$TMP/host.key"
 	perf rot-old 3 -t 1 --dhchap-secret "$HKEY"
 	echo "$HKEY" >"$TMP/host.key"
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd -c dhchap.json did not start"
 fi
@@ -128,7 +110,7 @@ fi
 if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:16M \
 	--dhchap-key "$HOSTNQN=@$TMP/host.key,ctrl=@$TMP/ctrl.key,hash=sha256,dhgroup=ffdhe2048"; then
 	run_matrix flags
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd --dhchap-key did not start"
 fi
@@ -166,7 +148,7 @@ assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
 assert json.load(open(saved))["hosts"][0]["dhchap"]["key"] == hkey
 PY
 		{ fail "control socket: $(cat "$TMP/rpc.out")"; }
-	stop
+	nvmfd_stop
 	"$NVMFD" -c "$TMP/saved.json" --print-config >/dev/null 2>&1 ||
 		fail "the saved config does not load"
 else
@@ -216,7 +198,7 @@ PY
 	perf rpc-none 3 -t 1
 	grep -q "host $HOSTNQN allowed (DH-HMAC-CHAP, bidirectional)" "$TMP/stderr" ||
 		fail "add_host with keys: no log line"
-	stop
+	nvmfd_stop
 else
 	fail "nvmfd --control (add_host) did not start"
 fi

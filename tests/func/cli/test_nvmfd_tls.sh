@@ -23,18 +23,10 @@ NVMFD=${NVMFD:?NVMFD must point at the nvmfd binary}
 PERF=${NVMF_PERF:?NVMF_PERF must point at nvmf-perf}
 EX=${EXAMPLES:?EXAMPLES must point at examples/security}
 command -v python3 >/dev/null || { echo "python3 missing" >&2; exit 77; }
-TMP=$(mktemp -d /tmp/nvmfd-tls-XXXXXX)
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+# nvmfd_start/nvmfd_stop, the scratch directory, fail()
+# shellcheck source=../../lib/nvmfd_proc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/nvmfd_proc.sh"
+nvmfd_test_begin tls
 
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0002
 HOST384=nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0384
@@ -55,8 +47,6 @@ cfg["ports"][0]["addr"]["trsvcid"] = "0"
 json.dump(cfg, open(sys.argv[2], "w"), indent=2)
 PY
 
-# shellcheck source=../../lib/nvmfd_proc.sh
-. "$(dirname "$0")/../../lib/nvmfd_proc.sh"
 
 
 # perf NAME WANT_RC HOSTNQN ARGS...: one nvmf-perf run against $PORT
