@@ -71,6 +71,7 @@ struct nvmfd_bk {
 	int fd;
 	void *mem;
 	uint64_t map_len; /* RAM: bytes mapped at mem (>= size after a shrink) */
+	struct bk_stripe_lock *stripes; /* RAM: BK_RAM_STRIPE_LOCKS locks (ram.c) */
 	bool iopoll_capable;
 	int no_iopoll;
 	int no_zero_range;

@@ -11,32 +11,195 @@
  * beyond the size) so that nvmfd_bk_resize() can grow it in place.
  * WRITE_ZEROES and DISCARD clear the range with memset; FLUSH and FUA have
  * nothing to make durable.
+ *
+ * Lending (io->lend, internal/backend.h): a READ may answer with a pointer
+ * into the mapping (io->lent) instead of copying; the transport sends from
+ * there. Single-block atomicity (NVMe: a write of one logical block is
+ * atomic with respect to other commands; doc/perf.md §7) is kept with
+ * stripe locks: the mapping is cut into BK_RAM_STRIPE-byte stripes, each
+ * hashed onto one of BK_RAM_STRIPE_LOCKS reader/writer spin locks. Writes
+ * (and WRITE_ZEROES/DISCARD) take one stripe's lock exclusively at a time
+ * while they copy into it; copying reads and the holders of a lent range
+ * (nvmfd_bk_lent_lock()) take it shared. A writer never holds two locks,
+ * so readers holding several (and taking one again) cannot deadlock; a
+ * stripe is a multiple of every block size, so no block spans two locks.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "backend/bk_int.h"
 #include "internal/backend.h"
 
+#define BK_RAM_STRIPE_SHIFT 16 /* 64 KiB stripes */
+#define BK_RAM_STRIPE (1ull << BK_RAM_STRIPE_SHIFT)
+#define BK_RAM_STRIPE_LOCKS 512u /* a power of two; 32 KiB of locks */
+#define BK_STRIPE_W 0x80000000u /* writer holds it; low bits: readers */
+
+/* One lock per cache line: locks of nearby stripes do not share lines. */
+struct bk_stripe_lock {
+	uint32_t v;
+	uint8_t pad[60];
+};
+
+/* Waiting: spin a little, then sleep 20 us at a time, so that the holder
+ * runs even if it shares our CPU at a lower priority (a lent range is held
+ * across a non-blocking send: microseconds, unless the holder is preempted). */
+static void stripe_wait(unsigned int *spins)
+{
+	struct timespec ts = { .tv_nsec = 20000 };
+
+	if (++*spins < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	nanosleep(&ts, NULL);
+}
+
+static struct bk_stripe_lock *stripe_of(struct nvmfd_bk *bk, uint64_t off)
+{
+	return &bk->stripes[(off >> BK_RAM_STRIPE_SHIFT) & (BK_RAM_STRIPE_LOCKS - 1)];
+}
+
+static void stripe_read_lock(struct bk_stripe_lock *l)
+{
+	unsigned int spins = 0;
+	uint32_t v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (!(v & BK_STRIPE_W) &&
+		    __atomic_compare_exchange_n(&l->v, &v, v + 1, true, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		if (v & BK_STRIPE_W) {
+			stripe_wait(&spins);
+			v = __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void stripe_read_unlock(struct bk_stripe_lock *l)
+{
+	__atomic_sub_fetch(&l->v, 1, __ATOMIC_RELEASE);
+}
+
+static void stripe_write_lock(struct bk_stripe_lock *l)
+{
+	unsigned int spins = 0;
+	uint32_t v = 0;
+
+	while (!__atomic_compare_exchange_n(&l->v, &v, BK_STRIPE_W, true, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		if (v)
+			stripe_wait(&spins);
+		v = 0;
+	}
+}
+
+static void stripe_write_unlock(struct bk_stripe_lock *l)
+{
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+
+/* Bytes from @off to the end of its stripe, at most @len. */
+static uint64_t stripe_chunk(uint64_t off, uint64_t len)
+{
+	uint64_t room = BK_RAM_STRIPE - (off & (BK_RAM_STRIPE - 1));
+
+	return len < room ? len : room;
+}
+
+/* Copy @len bytes at @off in or out of the mapping (or clear them: @src
+ * and @dst NULL), one stripe at a time under its lock. */
+static void ram_copy(struct nvmfd_bk *bk, uint64_t off, void *dst, const void *src, uint64_t len)
+{
+	uint8_t *mem = bk->mem;
+
+	while (len) {
+		uint64_t n = stripe_chunk(off, len);
+		struct bk_stripe_lock *l = stripe_of(bk, off);
+
+		if (dst) { /* read */
+			stripe_read_lock(l);
+			memcpy(dst, mem + off, n);
+			stripe_read_unlock(l);
+			dst = (uint8_t *)dst + n;
+		} else {
+			stripe_write_lock(l);
+			if (src)
+				memcpy(mem + off, src, n);
+			else
+				memset(mem + off, 0, n);
+			stripe_write_unlock(l);
+			if (src)
+				src = (const uint8_t *)src + n;
+		}
+		off += n;
+		len -= n;
+	}
+}
+
+/**
+ * nvmfd_bk_lent_lock() - see internal/backend.h.
+ */
+void nvmfd_bk_lent_lock(struct nvmfd_bk *bk, const void *p, uint32_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - (const uint8_t *)bk->mem);
+
+	if (!bk->stripes)
+		return; /* only RAM lends */
+	while (len) {
+		uint64_t n = stripe_chunk(off, len);
+
+		stripe_read_lock(stripe_of(bk, off));
+		off += n;
+		len -= (uint32_t)n;
+	}
+}
+
+/**
+ * nvmfd_bk_lent_unlock() - see internal/backend.h.
+ */
+void nvmfd_bk_lent_unlock(struct nvmfd_bk *bk, const void *p, uint32_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - (const uint8_t *)bk->mem);
+
+	if (!bk->stripes)
+		return;
+	while (len) {
+		uint64_t n = stripe_chunk(off, len);
+
+		stripe_read_unlock(stripe_of(bk, off));
+		off += n;
+		len -= (uint32_t)n;
+	}
+}
+
 static int ram_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
 {
-	uint8_t *p = (uint8_t *)bk->mem + io->offset;
 	int res = 0;
 
 	switch (io->op) {
 	case NVMFD_BK_READ:
-		memcpy(io->buf, p, io->len);
+		if (io->lend)
+			io->lent = (const uint8_t *)bk->mem + io->offset;
+		else
+			ram_copy(bk, io->offset, io->buf, NULL, io->len);
 		res = (int)io->len;
 		break;
 	case NVMFD_BK_WRITE:
-		memcpy(p, io->buf, io->len);
+		ram_copy(bk, io->offset, NULL, io->buf, io->len);
 		res = (int)io->len;
 		break;
 	case NVMFD_BK_WRITE_ZEROES:
 	case NVMFD_BK_DISCARD:
-		memset(p, 0, io->len);
+		ram_copy(bk, io->offset, NULL, NULL, io->len);
 		break;
 	case NVMFD_BK_FLUSH:
 		break;
@@ -57,6 +220,8 @@ static int ram_close(struct nvmfd_bk *bk)
 	if (bk->mem)
 		munmap(bk->mem, bk->map_len);
 	bk->mem = NULL;
+	free(bk->stripes);
+	bk->stripes = NULL;
 	return 0;
 }
 
@@ -94,6 +259,11 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
 	if (mprotect(mem, (size_t)opts->size, PROT_READ | PROT_WRITE) < 0) {
+		munmap(mem, (size_t)bk->map_len);
+		return -ENOMEM;
+	}
+	bk->stripes = calloc(BK_RAM_STRIPE_LOCKS, sizeof(*bk->stripes));
+	if (!bk->stripes) {
 		munmap(mem, (size_t)bk->map_len);
 		return -ENOMEM;
 	}

@@ -274,6 +274,7 @@ int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmf
 
 	io->next = NULL;
 	io->res = 0;
+	io->lent = NULL;
 	io->bk = bk;
 	io->done = 0;
 	io->flags = 0;

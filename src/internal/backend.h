@@ -86,6 +86,14 @@ typedef void (*nvmfd_bk_cb)(struct nvmfd_bk_io *io, int res);
  * @cb:     completion callback; res = bytes transferred or 0 on success,
  *          -errno on failure.
  * @priv:   caller's cookie.
+ * @lend:   READ: the caller accepts a lent buffer instead of a copy into
+ *          @buf (RAM backends lend; the others ignore it).
+ * @lent:   out, READ with @lend: NULL (the data is in @buf), or where the
+ *          backend's own memory holds the @len bytes read. The pointer
+ *          stays valid while the backend is open (the caller keeps the
+ *          namespace from being closed until it is done with it); its
+ *          bytes may be read only between nvmfd_bk_lent_lock() and
+ *          nvmfd_bk_lent_unlock() (a concurrent write waits for that).
  */
 struct nvmfd_bk_io {
 	enum nvmfd_bk_op op;
@@ -93,8 +101,10 @@ struct nvmfd_bk_io {
 	uint32_t len;
 	void *buf;
 	bool fua;
+	bool lend;
 	nvmfd_bk_cb cb;
 	void *priv;
+	const void *lent;
 	/* private */
 	struct nvmfd_bk_io *next;
 	int res;
@@ -115,6 +125,25 @@ int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out);
 int nvmfd_bk_close(struct nvmfd_bk **bk);
 
 uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk); /* bytes */
+
+/**
+ * nvmfd_bk_lent_lock() - start reading @len bytes at @p, memory a READ
+ * lent (io->lent, or a part of it), e.g. to compute a digest and send it.
+ * @bk:  the backend that lent @p.
+ * @p:   inside a lent range; @len bytes from @p stay inside it.
+ * Every logical block read between this call and nvmfd_bk_lent_unlock()
+ * is either all old or all new data with respect to any write of the
+ * backend (writes of the covered range wait; NVMe's single-block write
+ * atomicity, doc/perf.md). Hold it briefly: no blocking call (a
+ * non-blocking send is fine); taking it again (overlapping or not) before
+ * unlocking is allowed.
+ * Context: any thread.
+ */
+void nvmfd_bk_lent_lock(struct nvmfd_bk *bk, const void *p, uint32_t len);
+
+/** nvmfd_bk_lent_unlock() - end what nvmfd_bk_lent_lock() of the same
+ *  @p and @len started. Context: the thread that locked. */
+void nvmfd_bk_lent_unlock(struct nvmfd_bk *bk, const void *p, uint32_t len);
 
 /**
  * nvmfd_bk_resize() - change the size of a backend that may be serving I/O.

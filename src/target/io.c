@@ -171,6 +171,14 @@ static void io_done(struct nvmfd_bk_io *io, int res)
 {
 	struct nvmfd_tgt_req *req = io->priv;
 
+	if (io->lent && res >= 0) {
+		/* the namespace stays counted until the transport has sent
+		 * the data (nvmfd__tgt_req_release()) */
+		req->lent = io->lent;
+		account(req);
+		nvmfd__tgt_req_complete(req, NVMFD_SC_SUCCESS);
+		return;
+	}
 	nvmfd__tgt_ns_put(req->core);
 	if (res < 0) {
 		nvmfd__tgt_req_complete(req, nvmfd__status_from_errno(res, io->op));
@@ -201,6 +209,37 @@ static nvmfd_status_t dsm_check(struct nvmfd_tgt_req *req)
 }
 
 /**
+ * nvmfd__tgt_req_lent_lock() - see target/xprt.h.
+ */
+void nvmfd__tgt_req_lent_lock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len)
+{
+	struct nvmfd_tgt_ns *ns = req->core;
+
+	nvmfd_bk_lent_lock(ns->bk, (const uint8_t *)req->lent + off, len);
+}
+
+/**
+ * nvmfd__tgt_req_lent_unlock() - see target/xprt.h.
+ */
+void nvmfd__tgt_req_lent_unlock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len)
+{
+	struct nvmfd_tgt_ns *ns = req->core;
+
+	nvmfd_bk_lent_unlock(ns->bk, (const uint8_t *)req->lent + off, len);
+}
+
+/**
+ * nvmfd__tgt_req_release() - see target/xprt.h.
+ */
+void nvmfd__tgt_req_release(struct nvmfd_tgt_req *req)
+{
+	if (!req->lent)
+		return;
+	req->lent = NULL;
+	nvmfd__tgt_ns_put(req->core);
+}
+
+/**
  * nvmfd__tgt_io_execute() - start an I/O command on the backend.
  * @req: the command, accepted by nvmfd__tgt_io_init(); H2C data in req->data.
  * Context: queue owner; completes from the ring's reap (or at once on error).
@@ -223,6 +262,7 @@ void nvmfd__tgt_io_execute(struct nvmfd_tgt_req *req)
 		io->len = req->data_len;
 		io->buf = req->data;
 		io->fua = sqe->opc == NVMFD_CMD_WRITE && (sqe->cdw12 & NVMFD_RW_FUA);
+		io->lend = io->op == NVMFD_BK_READ && req->qp->lend_ok;
 		break;
 	case NVMFD_CMD_FLUSH:
 		io->op = NVMFD_BK_FLUSH;

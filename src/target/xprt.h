@@ -87,6 +87,9 @@ struct nvmfd_tgt_qp {
 	uint16_t sqhd;
 	bool connected;
 	bool sqflow_disabled; /* Connect CATTR bit 2: no SQHD, C2H SUCCESS allowed */
+	/* the transport sends READ data from lent backend memory (req->lent,
+	 * nvmfd__tgt_req_lent_lock()) and returns it (nvmfd__tgt_req_release()) */
+	bool lend_ok;
 	/* TLS: the NQNs of the PSK identity the queue's TLS session was
 	 * keyed with (Connect must name them), NULL on a plain queue;
 	 * transport memory */
@@ -123,7 +126,30 @@ struct nvmfd_tgt_req {
 	void *core; /* core private (e.g. ns pointer) */
 	uint32_t nr_sub; /* core: outstanding sub-ios (DSM ranges) */
 	nvmfd_status_t sub_status;
+	/* READ on a qp with lend_ok: NULL (the data is in data), or the
+	 * backend memory holding data_len bytes, valid until
+	 * nvmfd__tgt_req_release(); the transport must set it NULL for a new
+	 * command */
+	const void *lent;
 };
+
+/**
+ * nvmfd__tgt_req_lent_lock() - start reading @len bytes at @off of
+ * req->lent (digest, send): each logical block read until the matching
+ * nvmfd__tgt_req_lent_unlock() is all old or all new with respect to
+ * concurrent writes, which wait. Hold it briefly (no blocking call; a
+ * non-blocking send is fine); it may be taken again before unlocking.
+ * Context: queue owner.
+ */
+void nvmfd__tgt_req_lent_lock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len);
+void nvmfd__tgt_req_lent_unlock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len);
+
+/**
+ * nvmfd__tgt_req_release() - the transport is done with req->lent (sent,
+ * or the command dropped): the backend memory may go away (namespace
+ * removal waits for this). No-op when nothing is lent. Context: queue owner.
+ */
+void nvmfd__tgt_req_release(struct nvmfd_tgt_req *req);
 
 /**
  * nvmfd__tgt_qp_init() - prepare the core part of a new queue.

@@ -169,6 +169,8 @@ static struct tcp_req *tcp_req_get(struct tcp_queue *q)
 	r->h2c_rcvd = 0;
 	r->c2h_off = 0;
 	r->c2h_success = false;
+	r->lend_held = false;
+	r->req.lent = NULL;
 	r->req.xfer = NVMFD_XFER_NONE;
 	r->req.data_len = 0;
 	r->req.in_capsule = false;
@@ -181,6 +183,9 @@ static struct tcp_req *tcp_req_get(struct tcp_queue *q)
 
 static void tcp_req_put(struct tcp_queue *q, struct tcp_req *r)
 {
+	/* lent data still locked: tcp_lent_settle() returns it after unlocking */
+	if (!r->lend_held)
+		nvmfd__tgt_req_release(&r->req);
 	tcp_req_set_state(q, r, TCP_REQ_FREE);
 	assert(q->nr_free < q->nr_reqs);
 	r->next_free = q->free_head;
@@ -411,6 +416,11 @@ static int tcp_rx_icreq(struct tcp_queue *q)
 	q->maxr2t = le32toh(ic->maxr2t);
 	q->hdgst = dgst & NVMFD_TCP_DGST_HDR;
 	q->ddgst = dgst & NVMFD_TCP_DGST_DATA;
+	/* READ data straight from RAM namespaces (doc/perf.md §7): not under
+	 * TLS (SSL_write() may want the same bytes again after a short
+	 * write), and only when a logical block never spans two C2HData
+	 * (each PDU is one snapshot of its blocks) */
+	q->qp.lend_ok = !q->tls && !(q->c2h_chunk & 4095u);
 	/* Echo the digests the host asked for, CPDA 0 (Linux hosts reject others). */
 	nvmfd_tx_pdu_set(&q->ic_tx, q->ic_pdu,
 			 (uint32_t)nvmfd_pdu_build_icresp(q->ic_pdu, 0, dgst, q->maxh2cdata), NULL,
@@ -644,6 +654,64 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 /* Transmit path                                                       */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The @len bytes of @r's next C2HData when the READ's data is lent by the
+ * backend (doc/perf.md §7): inside tcp_tx()'s send window they are sent
+ * from the backend's memory, locked (its digest computed and the kernel's
+ * copy made under the lock) until tcp_lent_settle(); outside it (the
+ * C2HTermReq's best-effort sends, other send paths) they are copied into
+ * the slot under the lock and sent from there.
+ */
+static const uint8_t *tcp_lent_data(struct tcp_queue *q, struct tcp_req *r, uint32_t len)
+{
+	const uint8_t *lent = (const uint8_t *)r->req.lent + r->c2h_off;
+	uint8_t *slot = (uint8_t *)r->req.data + r->c2h_off;
+
+	assert(!r->lend_held);
+	nvmfd__tgt_req_lent_lock(&r->req, r->c2h_off, len);
+	if (q->lend_window && q->nr_held < TCP_TX_BATCH) {
+		r->lend_held = true;
+		r->held_off = r->c2h_off;
+		r->held_len = len;
+		q->held[q->nr_held++] = r;
+		return lent;
+	}
+	memcpy(slot, lent, len);
+	nvmfd__tgt_req_lent_unlock(&r->req, r->c2h_off, len);
+	return slot;
+}
+
+/*
+ * End of a send window: unlock the lent data of the C2HData PDUs prepared
+ * in it. A PDU the socket did not take at all is unbuilt (built again,
+ * digest included, in a later window); one cut short is copied into its
+ * slot first and finished from there, so its bytes stay one snapshot. A
+ * slot freed meanwhile returns its lent buffer now.
+ */
+static void tcp_lent_settle(struct tcp_queue *q)
+{
+	for (uint32_t i = 0; i < q->nr_held; i++) {
+		struct tcp_req *r = q->held[i];
+		struct nvmfd_tx_pdu *p = &r->tx;
+
+		if (p->queued && p->built && p->sent < p->total) {
+			if (p->sent == 0) {
+				nvmfd_tx_pdu_clear(p);
+			} else {
+				uint8_t *slot = (uint8_t *)r->req.data + r->held_off;
+
+				memcpy(slot, (const uint8_t *)r->req.lent + r->held_off, r->held_len);
+				p->seg[1].iov_base = slot;
+			}
+		}
+		nvmfd__tgt_req_lent_unlock(&r->req, r->held_off, r->held_len);
+		r->lend_held = false;
+		if (r->state == TCP_REQ_FREE)
+			nvmfd__tgt_req_release(&r->req);
+	}
+	q->nr_held = 0;
+}
+
 /* txq prepare: build the current PDU of slot @p (lazily: the C2HData
  * header and data digest only when the gather reaches it). */
 static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
@@ -651,6 +719,7 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 	struct tcp_queue *q = owner;
 	struct tcp_req *r = container_of(p, struct tcp_req, tx);
 	const struct nvmfd_tgt_req *req = &r->req;
+	const uint8_t *src;
 	uint32_t len, hlen;
 	uint8_t flags;
 	bool last;
@@ -677,14 +746,14 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		hlen = (uint32_t)nvmfd_pdu_build_data(r->hdr, NVMFD_TCP_C2H_DATA, flags, req->sqe.cid,
 						      0, r->c2h_off, len, q->hdgst, q->ddgst);
 		r->pdu_dlen = len;
+		src = req->lent ? tcp_lent_data(q, r, len) : (const uint8_t *)req->data + r->c2h_off;
 		if (q->ddgst) {
-			uint32_t dg = htole32(nvmfd_digest((const uint8_t *)req->data + r->c2h_off,
-							   len));
+			uint32_t dg = htole32(nvmfd_digest(src, len));
 
 			memcpy(r->ddgst, &dg, sizeof(dg));
 		}
-		nvmfd_tx_pdu_set(p, r->hdr, hlen, (const uint8_t *)req->data + r->c2h_off, len,
-				 r->ddgst, q->ddgst ? NVMFD_TCP_DIGEST_LEN : 0);
+		nvmfd_tx_pdu_set(p, r->hdr, hlen, src, len, r->ddgst,
+				 q->ddgst ? NVMFD_TCP_DIGEST_LEN : 0);
 		if (last && !r->c2h_success) {
 			/* The CQE is final since tcp_queue_response(): the
 			 * CapsuleResp goes right behind the last C2HData, in
@@ -774,7 +843,11 @@ static int tcp_tx(struct tcp_queue *q, bool *progress)
 		if (q->tx_budget.pdus_max && q->tx_budget.pdus_max - q->tx_budget.pdus < max_pdus)
 			max_pdus = tcp_max_u32(1, (uint32_t)(q->tx_budget.pdus_max -
 							     q->tx_budget.pdus));
+		/* lent READ data is sent from the backend within this window */
+		q->lend_window = true;
 		n = nvmfd_txq_xmit(&q->txq, q->fd, max_pdus, q->txops, q, &npdu);
+		q->lend_window = false;
+		tcp_lent_settle(q);
 		if (n == -EAGAIN) {
 			TCP_STAT_ADD(q, eagain_sends, 1);
 			q->tx_blocked = true;

@@ -74,6 +74,10 @@ struct tcp_req {
 	uint32_t c2h_off; /* offset of the next C2HData chunk */
 	bool c2h_success; /* last C2HData carries SUCCESS, no CapsuleResp */
 	uint32_t pdu_dlen; /* data bytes of the C2HData being sent */
+	/* the C2HData being sent comes from lent backend memory, locked
+	 * (req.lent, bytes [held_off, +held_len)) until tcp_lent_settle() */
+	bool lend_held;
+	uint32_t held_off, held_len;
 	uint8_t hdr[sizeof(struct nvmfd_tcp_data) + NVMFD_TCP_DIGEST_LEN];
 	uint8_t ddgst[NVMFD_TCP_DIGEST_LEN];
 	/* the CapsuleResp sent behind the last C2HData (the txq trailer) */
@@ -177,6 +181,11 @@ struct tcp_queue {
 	uint32_t term_len;
 	bool term_pending; /* term_pdu holds a C2HTermReq to send */
 	bool tx_blocked; /* last send returned -EAGAIN */
+	/* tcp_tx()'s send window: C2HData prepared meanwhile go out from lent
+	 * backend memory (held[]) instead of a copy in the slot */
+	bool lend_window;
+	uint32_t nr_held;
+	struct tcp_req *held[TCP_TX_BATCH];
 	bool requeued; /* the next pass comes from our own re-queue */
 	bool running; /* listed and queued: only io_work touches the slots now */
 	/* --exec auto and the setup-deadline stall check (tcp_auto.c);

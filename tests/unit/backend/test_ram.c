@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* test_ram.c - RAM backend: data, zeroes, errors, ring behaviour. */
+/* test_ram.c - RAM backend: data, zeroes, errors, ring behaviour, lent
+ * reads and single-block atomicity against concurrent writes. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <time.h>
+
 #include "bk_test.h"
 
 static int setup_ram(void **state)
@@ -101,6 +106,151 @@ static void test_ram_deferred(void **state)
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 }
 
+/* A READ asking to borrow gets a pointer into the namespace (no copy into
+ * buf); one not asking gets the copy, as before. */
+static void test_ram_lend(void **state)
+{
+	struct bkt_ctx *c = *state;
+	struct bkt_io t;
+
+	bkt_pattern(c->wbuf, 16384, 7);
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, 65536 - 8192, 16384, c->wbuf, false), 16384);
+	memset(c->rbuf, 0xaa, 16384);
+	bkt_init_io(&t, NVMFD_BK_READ, 65536 - 8192, 16384, c->rbuf);
+	t.io.lend = true;
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), 0);
+	bkt_wait_count(c->ring, &t.ncb, 1);
+	assert_int_equal(t.res, 16384);
+	assert_non_null(t.io.lent);
+	nvmfd_bk_lent_lock(c->bk, t.io.lent, 16384);
+	nvmfd_bk_lent_lock(c->bk, (const uint8_t *)t.io.lent + 4096, 512); /* again: allowed */
+	assert_memory_equal(t.io.lent, c->wbuf, 16384);
+	nvmfd_bk_lent_unlock(c->bk, (const uint8_t *)t.io.lent + 4096, 512);
+	nvmfd_bk_lent_unlock(c->bk, t.io.lent, 16384);
+	for (int i = 0; i < 16384; i++)
+		assert_int_equal(c->rbuf[i], 0xaa); /* nothing copied */
+
+	bkt_init_io(&t, NVMFD_BK_READ, 65536 - 8192, 16384, c->rbuf);
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), 0);
+	bkt_wait_count(c->ring, &t.ncb, 1);
+	assert_null(t.io.lent);
+	assert_memory_equal(c->rbuf, c->wbuf, 16384);
+}
+
+struct ram_writer {
+	struct nvmfd_bk *bk;
+	uint64_t off;
+	uint32_t len;
+	uint32_t rounds; /* writes of generation 1, 2, ... (byte value) */
+	uint8_t *buf;
+	int done; /* atomic: the last write returned */
+};
+
+/* Write @rounds generations over the range, each filling every byte with
+ * its number; on its own ring (a ring has one owner thread). */
+static void *ram_writer_main(void *arg)
+{
+	struct ram_writer *w = arg;
+	struct nvmfd_bk_ring *ring = bkt_ring(4, false);
+
+	for (uint32_t g = 1; g <= w->rounds; g++) {
+		struct bkt_io t;
+
+		memset(w->buf, (int)(g & 0xff), w->len);
+		bkt_init_io(&t, NVMFD_BK_WRITE, w->off, w->len, w->buf);
+		assert_int_equal(nvmfd_bk_submit(ring, w->bk, &t.io), 0);
+		bkt_wait_count(ring, &t.ncb, 1);
+		assert_int_equal(t.res, (int)w->len);
+	}
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	nvmfd_bk_ring_destroy(&ring);
+	return NULL;
+}
+
+/* While a lent range is locked, a write into it waits (the range keeps
+ * its bytes); a write elsewhere (another stripe lock) does not. */
+static void test_ram_lent_lock_holds_writes(void **state)
+{
+	struct bkt_ctx *c = *state;
+	struct ram_writer w = { .bk = c->bk, .off = 4096, .len = 4096, .rounds = 1 };
+	struct ram_writer far = { .bk = c->bk, .off = 65536 + 4096, .len = 4096, .rounds = 1 };
+	struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+	struct bkt_io t;
+	pthread_t th;
+
+	w.buf = malloc(w.len);
+	far.buf = malloc(far.len);
+	assert_non_null(w.buf);
+	assert_non_null(far.buf);
+	bkt_init_io(&t, NVMFD_BK_READ, 0, 16384, c->rbuf);
+	t.io.lend = true;
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), 0);
+	bkt_wait_count(c->ring, &t.ncb, 1);
+	assert_non_null(t.io.lent);
+	nvmfd_bk_lent_lock(c->bk, t.io.lent, 16384);
+
+	/* another stripe: completes while we hold ours */
+	assert_int_equal(pthread_create(&th, NULL, ram_writer_main, &far), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(far.done, 1);
+
+	assert_int_equal(pthread_create(&th, NULL, ram_writer_main, &w), 0);
+	nanosleep(&ts, NULL); /* give it every chance to (wrongly) go through */
+	assert_int_equal(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
+	assert_true(bkt_is_zero((const uint8_t *)t.io.lent + 4096, 4096));
+	nvmfd_bk_lent_unlock(c->bk, t.io.lent, 16384);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.done, 1);
+	for (int i = 0; i < 4096; i++)
+		assert_int_equal(((const uint8_t *)t.io.lent)[4096 + i], 1);
+	free(w.buf);
+	free(far.buf);
+}
+
+/* Each logical block of a read is all old or all new while a writer
+ * rewrites the range over and over (NVMe: a one-block write is atomic
+ * with respect to other commands): copied reads, and lent reads looked at
+ * under their lock. The range spans a stripe boundary. Before the stripe
+ * locks, concurrent memcpy()s could mix generations inside a block. */
+static void test_ram_block_atomic(void **state)
+{
+	struct bkt_ctx *c = *state;
+	struct ram_writer w = { .bk = c->bk, .off = 65536 - 32768, .len = 65536, .rounds = 3000 };
+	uint32_t lbs = 1u << nvmfd_bk_lba_shift(c->bk);
+	uint64_t reads = 0;
+	pthread_t th;
+
+	w.buf = malloc(w.len);
+	assert_non_null(w.buf);
+	assert_int_equal(pthread_create(&th, NULL, ram_writer_main, &w), 0);
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) || reads < 2) {
+		struct bkt_io t;
+		const uint8_t *d;
+		bool lend = reads & 1;
+
+		bkt_init_io(&t, NVMFD_BK_READ, w.off, w.len, c->rbuf);
+		t.io.lend = lend;
+		assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), 0);
+		bkt_wait_count(c->ring, &t.ncb, 1);
+		assert_int_equal(t.res, (int)w.len);
+		d = lend ? t.io.lent : c->rbuf;
+		assert_non_null(d);
+		if (lend)
+			nvmfd_bk_lent_lock(c->bk, d, w.len);
+		for (uint32_t b = 0; b < w.len; b += lbs)
+			for (uint32_t i = 1; i < lbs; i++)
+				if (d[b + i] != d[b]) {
+					fail_msg("read %" PRIu64 ": block at +%u mixes generations %u and %u",
+						 reads, b, d[b], d[b + i]);
+				}
+		if (lend)
+			nvmfd_bk_lent_unlock(c->bk, d, w.len);
+		reads++;
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	free(w.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +259,10 @@ int main(void)
 		BKT_GENERIC_TESTS(setup_ram_4k),
 		cmocka_unit_test_setup_teardown(test_ram_fresh_and_4k, setup_ram_4k, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_deferred, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_lend, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_lent_lock_holds_writes, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_block_atomic, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_block_atomic, setup_ram_4k, bkt_teardown),
 	};
 
 	return cmocka_run_group_tests_name("backend-ram", tests, NULL, NULL);
