@@ -19,8 +19,9 @@
 # command: on a machine loaded by others, SCHED_FIFO keeps their runnable
 # tasks from adding scheduler wake-up delay to every I/O (the kernel's RT
 # throttling still leaves them 5 % of each CPU; runs are short).
-# Per run: IOPS and the target's CPU time per I/O (us, from the schedstat
-# of all its threads over the nvmf-perf run, connection setup included).
+# Per run: IOPS, the target's CPU time per I/O (us, from the schedstat
+# of all its threads over the nvmf-perf run, connection setup included)
+# and the p50 latency (us).
 #
 # Target pinned with --cpus 0, initiator with --cpus 1 (2-CPU machine);
 # RAM namespace, written once before the runs of a target (so reads copy
@@ -43,7 +44,7 @@ cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'
 }
 
-run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO"
+run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO P50_US"
 	local bin=$1 wl=$2 log=$work/tgt.log port iops c0 c1 trid dig
 	[ "$3" = A ] && dig=${DIGEST_A-${DIGEST:-}} || dig=${DIGEST_B-${DIGEST:-}}
 	rm -f "$log" # no stale port from the previous target's log
@@ -59,19 +60,19 @@ run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO"
 	"$bin/nvmf-perf" -r "$trid" -w write -o 131072 -q 16 -t 1 --cpus 1 >/dev/null 2>&1 || true
 	c0=$(cpu_ns $pid)
 	# shellcheck disable=SC2046
-	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") -t "$SECS" --warmup 1 --cpus 1 --json \
+	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") ${PERF_ARGS:-} -t "$SECS" --warmup 1 --cpus 1 --json \
 		${dig:+--digest $dig} >"$work/perf.json" 2>"$work/perf.err"; then
 		c1=$(cpu_ns $pid)
-		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2)) if ios > 0 else print("FAILED FAILED")' "$work/perf.json" "$c0" "$c1")
+		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2), round((d.get("latency_us") or {}).get("p50", 0), 1)) if ios > 0 else print("FAILED FAILED FAILED")' "$work/perf.json" "$c0" "$c1")
 	else
-		iops="FAILED FAILED"
+		iops="FAILED FAILED FAILED"
 		echo "nvmf-perf ($bin) failed: $(tail -2 "$work/perf.err" | tr '\n' ' ')" >&2
 	fi
 	kill -TERM $pid; wait $pid 2>/dev/null || true
 	echo "$iops"
 }
 
-echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} (A ${DIGEST_A-${DIGEST:-none}}, B ${DIGEST_B-${DIGEST:-none}}) prio=${PRIO:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} (A ${DIGEST_A-${DIGEST:-none}}, B ${DIGEST_B-${DIGEST:-none}}) prio=${PRIO:-none} perf_args=${PERF_ARGS:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 for wl in $WORKLOADS; do
 	: >"$work/a.$wl"; : >"$work/b.$wl"
 	for r in $(seq "$ROUNDS"); do
@@ -80,7 +81,8 @@ for wl in $WORKLOADS; do
 			if [ $w = A ]; then v=$(run_one "$A" "$wl" A); else v=$(run_one "$B" "$wl" B); fi
 			# a failed run drops the whole round (pairs stay pairs)
 			echo "$v" >>"$work/$([ $w = A ] && echo a || echo b).$wl"
-			echo "$wl round $r $w: ${v% *} IOPS, ${v#* } target-us/io (load $(cut -d' ' -f1 /proc/loadavg))"
+			read -r v_iops v_cpu v_p50 <<<"$v"
+			echo "$wl round $r $w: $v_iops IOPS, $v_cpu target-us/io, p50 $v_p50 us (load $(cut -d' ' -f1 /proc/loadavg))"
 		done
 	done
 	python3 - "$work/a.$wl" "$work/b.$wl" "$wl" <<'PY'
@@ -107,7 +109,7 @@ def ci(rs):
             best = (rs[k - 1], rs[n - k], conf)
     return best
 
-for i, name in ((0, "IOPS"), (1, "target us/io")):
+for i, name in ((0, "IOPS"), (1, "target us/io"), (2, "p50 us")):
     a = [x[i] for x, _ in pairs]
     b = [y[i] for _, y in pairs]
     r = [y[i] / x[i] for x, y in pairs if x[i] > 0]

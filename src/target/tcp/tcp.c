@@ -1174,7 +1174,14 @@ void tcp_io_work(struct nvmfd_work *w)
 		nvmfd_rt_queue_work(&q->io_work);
 		return;
 	}
-	if (nvmfd_idle_poll_update(&q->idle, any, nvmfd_now_ns())) {
+	/* Purely event driven (no idle-poll period): the loop above ended on a
+	 * step that found nothing (recv() said EAGAIN or a short read drained
+	 * the socket, the reap was empty), so sleep now. nvmet's one more pass
+	 * after progress would only learn EAGAIN again (a recv() and a pass
+	 * per wake-up); with the edge-triggered watches every later byte or
+	 * completion is a new edge that runs us again. With a period the extra
+	 * pass stays: it starts the idle-poll timer. */
+	if (nvmfd_idle_poll_update(&q->idle, any && q->idle.period_ns, nvmfd_now_ns())) {
 		/* progress: one more pass (nvmet requeues while ops > 0);
 		 * no progress: idle polling within its period */
 		if (!any)

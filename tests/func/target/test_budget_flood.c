@@ -20,6 +20,19 @@
  * has read no byte), i.e. rx makes progress under a tx backlog. Then all
  * reads are collected and checked, the 32 writes read back.
  *
+ * tx flood over written data, then overwritten (a second I/O queue, header
+ * and data digests): 128 reads of 256 KiB of a written pattern are sent and
+ * nothing is read; then an in-capsule 4 KiB write into the range of every
+ * read. The reads' data is sent from the RAM namespace itself (lent, not
+ * copied; doc/perf.md §7), and reads and writes are concurrent commands,
+ * so NVMe lets each logical block be old or new data: every 512-byte
+ * block of every read must be one or the other (and every data digest
+ * right: the digest is computed under the same lock as the kernel's copy,
+ * and a PDU the socket did not take is built again later). Some reads
+ * must show new data, which a target copying at read time would never
+ * send: the reads still waiting when the writes ran went out after them.
+ * The written blocks read back new.
+ *
  * Waits are bounded (TC_TIMEOUT_MS per receive, 10 s for counters); no
  * assertion depends on timing.
  */
@@ -106,7 +119,7 @@ static void get_stats(struct tf_target *t, const struct tc_conn *c, struct qstat
 			found = q;
 	}
 	TF_CHECK(found);
-	TF_CHECK_EQ(jget(found, "qid"), 1);
+	TF_CHECK(jget(found, "qid") >= 1);
 	s->commands = jget(found, "commands");
 	s->completions = jget(found, "completions");
 	s->pdus_rx = jget(found, "pdus_rx");
@@ -336,6 +349,107 @@ static void tx_flood(struct tf_target *t, struct tc_conn *io)
 	}
 }
 
+/* Wait (bounded) until the queue has received @n commands since @s0. */
+static void wait_commands(struct tf_target *t, struct tc_conn *io, const struct qstats *s0,
+			  int64_t n)
+{
+	struct qstats s;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		get_stats(t, io, &s);
+		if (s.commands - s0->commands == n)
+			return;
+		usleep(10000);
+	}
+	TF_CHECK_EQ(s.commands - s0->commands, n);
+}
+
+#define OVW_OFF (64u << 10) /* where each read's range is overwritten */
+
+static void tx_flood_overwrite(struct tf_target *t, struct tc_conn *io)
+{
+	uint8_t **rbuf = calloc(2 * NR + 1, sizeof(*rbuf));
+	uint8_t *old = malloc(RLEN), (*neu)[WLEN] = malloc((size_t)NR * WLEN);
+	uint64_t base = 0; /* rewritten first: what earlier phases left does not matter */
+	uint32_t nlb = RLEN / 512;
+	unsigned int c2h = 0, reads_new = 0;
+	bool seen[2 * NR + 1] = { false };
+	struct nvmfd_sqe sqe;
+	struct nvmfd_cqe cqe;
+	struct qstats s0;
+	int i, rcvbuf = 256 << 10;
+
+	TF_CHECK(rbuf && old && neu);
+	for (i = 1; i <= NR; i++) {
+		tc_pattern(old, RLEN, 5000u + (uint32_t)i);
+		TF_CHECK_EQ(tc_rw(io, true, 1, base + (uint64_t)i * nlb, nlb, old, RLEN, 0, &cqe), 0);
+		TF_CHECK_EQ(tc_status(&cqe), 0);
+		tc_pattern(neu[i - 1], WLEN, 6000u + (uint32_t)i);
+	}
+	TF_CHECK_EQ(setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	settled_stats(t, io, &s0);
+	for (i = 1; i <= NR; i++) {
+		rbuf[i] = malloc(RLEN);
+		TF_CHECK(rbuf[i]);
+		fill_sqe(&sqe, NVMFD_CMD_READ, (uint16_t)i, base + (uint64_t)i * nlb, RLEN);
+		TF_CHECK_EQ(tc_send_cmd(io, &sqe, NULL, 0, RLEN), 0);
+	}
+	wait_commands(t, io, &s0, NR); /* every read has run (and lent its data) */
+	for (i = 1; i <= NR; i++) {
+		fill_sqe(&sqe, NVMFD_CMD_WRITE, (uint16_t)(NR + i),
+			 base + (uint64_t)i * nlb + OVW_OFF / 512, WLEN);
+		TF_CHECK_EQ(tc_send_cmd(io, &sqe, neu[i - 1], WLEN, WLEN), 0);
+	}
+	wait_commands(t, io, &s0, 2 * NR); /* the writes ran, the reads still wait */
+
+	io->cid_data = rbuf;
+	io->cid_data_n = NR + 1;
+	io->cid_data_cap = RLEN;
+	for (i = 0; i < 2 * NR; i++) {
+		uint16_t cid = recv_rsp(io, &c2h); /* a digest error fails here */
+
+		TF_CHECK(cid >= 1 && cid <= 2 * NR);
+		TF_CHECK(!seen[cid]);
+		seen[cid] = true;
+	}
+	io->cid_data = NULL;
+	io->cid_data_n = 0;
+	for (i = 1; i <= NR; i++) {
+		bool any_new = false;
+
+		tc_pattern(old, RLEN, 5000u + (uint32_t)i);
+		for (uint32_t off = 0; off < RLEN; off += 512) {
+			const uint8_t *b = rbuf[i] + off;
+			bool in_ovw = off >= OVW_OFF && off < OVW_OFF + WLEN;
+
+			if (!memcmp(b, old + off, 512))
+				continue;
+			if (in_ovw && !memcmp(b, neu[i - 1] + (off - OVW_OFF), 512)) {
+				any_new = true;
+				continue;
+			}
+			fprintf(stderr, "read %d: block +%u is neither old nor new data\n", i, off);
+			TF_CHECK(false);
+		}
+		reads_new += any_new;
+		free(rbuf[i]);
+	}
+	fprintf(stderr, "tx flood over written data: %u of %d reads sent the new data of the "
+		"concurrent write\n", reads_new, NR);
+	TF_CHECK(reads_new > 0);
+	for (i = 1; i <= NR; i += 9) {
+		uint8_t chk[WLEN];
+
+		TF_CHECK_EQ(tc_rw(io, false, 1, base + (uint64_t)i * nlb + OVW_OFF / 512, WLEN / 512,
+				  chk, WLEN, 0, &cqe), 0);
+		TF_CHECK_EQ(tc_status(&cqe), 0);
+		TF_CHECK(!memcmp(chk, neu[i - 1], WLEN));
+	}
+	free(rbuf);
+	free(old);
+	free(neu);
+}
+
 int main(void)
 {
 	struct tf_target t;
@@ -349,6 +463,11 @@ int main(void)
 	io.icd_max = WLEN;
 	rx_flood(&t, &io);
 	tx_flood(&t, &io);
+	tc_close(&io);
+	TF_CHECK_EQ(tc_io_connect(&io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 2, QSIZE - 1, 0, true,
+				  true), 0);
+	io.icd_max = WLEN;
+	tx_flood_overwrite(&t, &io);
 	tc_close(&io);
 	tc_close(&adm);
 	tf_stop(&t);
