@@ -7,7 +7,7 @@
  * (edge-triggered) or spins on recv(), reads the 72 bytes and answers
  * with one send(). Prints the round-trip p10/p50/p90 and the target
  * thread's CPU time per round trip. What nvmfd adds at QD1 is its
- * latency minus this floor (doc/perf.md §8).
+ * latency minus this floor (doc/perf.md §6).
  *
  *   cc -O2 -pthread -o /tmp/tcp-floor bench/tcp-floor.c
  *   chrt -f 5 /tmp/tcp-floor [TARGET_SPIN [HOST_SPIN [ROUND_TRIPS]]]
