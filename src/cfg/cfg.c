@@ -2176,6 +2176,21 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 	return 0;
 }
 
+/* nvmfd_cfg_ram_bytes() (cfg.h): the RAM namespaces' bytes together. */
+uint64_t nvmfd_cfg_ram_bytes(const struct nvmfd_cfg *cfg)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+		for (unsigned int j = 0; j < cfg->subsys[i].nr_ns; j++) {
+			const struct nvmfd_cfg_ns *ns = &cfg->subsys[i].ns[j];
+
+			if (ns->bk.type == NVMFD_BK_RAM)
+				sum = ns->bk.size > UINT64_MAX - sum ? UINT64_MAX : sum + ns->bk.size;
+		}
+	return sum;
+}
+
 /**
  * nvmfd_cfg_check_ram() - RAM namespaces against the machine's memory.
  * @cfg:       validated configuration.
@@ -2194,8 +2209,8 @@ int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_
 {
 	const struct nvmfd_cfg_subsys *bs = NULL;
 	const struct nvmfd_cfg_ns *big = NULL;
+	uint64_t sum = nvmfd_cfg_ram_bytes(cfg);
 	char need[32], have[32];
-	uint64_t sum = 0;
 
 	*warn = false;
 	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
@@ -2206,7 +2221,6 @@ int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_
 
 			if (ns->bk.type != NVMFD_BK_RAM)
 				continue;
-			sum = ns->bk.size > UINT64_MAX - sum ? UINT64_MAX : sum + ns->bk.size;
 			if (!big || ns->bk.size > big->bk.size) {
 				big = ns;
 				bs = s;

@@ -350,6 +350,12 @@ int nvmfd_cfg_parse_scope(const char *s);
 int nvmfd_cfg_parse_place(const char *s);
 
 /**
+ * nvmfd_cfg_ram_bytes() - bytes of all RAM namespaces of @cfg together
+ * (saturating at UINT64_MAX).
+ */
+uint64_t nvmfd_cfg_ram_bytes(const struct nvmfd_cfg *cfg);
+
+/**
  * nvmfd_cfg_check_ram() - refuse RAM namespaces that together exceed
  * @total_ram bytes (-ENOMEM, @err names the largest one and both sizes);
  * set *@warn and fill @err when they exceed @avail_ram (0 = unknown).

@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -510,6 +511,29 @@ static int m_get_methods(struct call *c);
 
 /* Namespaces ------------------------------------------------------------ */
 
+/*
+ * RAM namespaces together must fit in the machine's memory, the rule nvmfd
+ * applies at start (nvmfd_cfg_check_ram()): refuse @grow more bytes of RAM
+ * namespace on top of the running config when the sum would exceed the
+ * physical memory (the mapping reserves no memory, so nothing else would
+ * stop it before hosts' writes run the machine out of memory).
+ * Return: 0, or -ENOMEM with c->msg set.
+ */
+static int ram_fits(struct call *c, uint64_t grow)
+{
+	uint64_t sum = nvmfd_cfg_ram_bytes(c->r->cfg), total, need;
+	struct sysinfo si;
+
+	if (!grow || sysinfo(&si))
+		return 0;
+	total = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
+	need = sum > UINT64_MAX - grow ? UINT64_MAX : sum + grow;
+	if (need <= total)
+		return 0;
+	return fail(c, -ENOMEM, "ram namespaces would need %" PRIu64 " MiB together but the "
+		    "machine has %" PRIu64 " MiB", need >> 20, total >> 20);
+}
+
 /* Add @cn (NSID set) to subsystem @si: target first, then the config. */
 static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 {
@@ -523,6 +547,11 @@ static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
 		return fail(c, -ENOSPC, "subsystem '%s' has %d namespaces, the most", s->nqn,
 			    NVMFD_CFG_MAX_NS);
+	if (cn->bk.type == NVMFD_BK_RAM) {
+		ret = ram_fits(c, cn->bk.size);
+		if (ret)
+			return ret;
+	}
 	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
 	if (ret == -EBUSY)
 		return fail(c, ret, "%s is in use: another process exports it (or it is mounted, "
@@ -972,6 +1001,11 @@ static int m_resize_ns(struct call *c)
 	if (size && (size & ((1ull << (cn->bk.lba_shift ? cn->bk.lba_shift : 9)) - 1)))
 		return fail(c, RPC_INVALID_PARAMS, "size %" PRIu64 " is not a multiple of the "
 			    "block size", size);
+	if (cn->bk.type == NVMFD_BK_RAM && size > cn->bk.size) {
+		ret = ram_fits(c, size - cn->bk.size);
+		if (ret)
+			return ret;
+	}
 	ret = nvmfd_tgt_ns_resize(c->r->tgt, (unsigned int)si, nsid, size, &now);
 	if (ret == -EINVAL && size && cn->bk.type == NVMFD_BK_FILE)
 		return fail(c, ret, "namespace %u: a file namespace only grows (shrinking would "

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_nvmfd_edges.py - defects found by driving nvmfd, nvmfctl and
+nvmf-perf as a new user trying to break them.
+
+  test_nvmfd_edges.py NVMFD NVMFCTL NVMF_PERF
+
+Checks, each a regression test of a defect seen:
+  ram-rpc       nvmfd refuses at start RAM namespaces that together exceed
+                the machine's memory, but nvmf_subsystem_add_ns and
+                nvmfd_subsystem_resize_ns took them (the mapping reserves
+                nothing, so hosts' writes would later run the machine out of
+                memory): both now answer -ENOMEM naming both sizes, and the
+                subsystem is unchanged.
+Exit: 0 pass, 1 fail.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+NQN = "nqn.2026-11.io.nvmfd:edges"
+TIMEOUT = 60
+
+
+def wait_log(path, pattern, proc, tries=200):
+    pat = re.compile(pattern)
+    for _ in range(tries):
+        with open(path) as f:
+            m = pat.search(f.read())
+        if m:
+            return m
+        if proc is not None and proc.poll() is not None:
+            with open(path) as f:
+                return pat.search(f.read())
+        time.sleep(0.1)
+    return None
+
+
+def start(argv, logpath, ready=r"listening on 127\.0\.0\.1:(\d+)"):
+    log = open(logpath, "w")
+    proc = subprocess.Popen(argv, stdout=log, stderr=log)
+    log.close()
+    m = wait_log(logpath, ready, proc)
+    if not m or proc.poll() is not None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        return None
+    return proc
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) << 10
+    return 0
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: test_nvmfd_edges.py NVMFD NVMFCTL NVMF_PERF")
+        return 1
+    nvmfd, nvmfctl, perf = sys.argv[1:4]
+    work = tempfile.mkdtemp(prefix="nvmfd-edges.")
+    fails = []
+
+    def check(cond, what):
+        print(("PASS: " if cond else "FAIL: ") + what)
+        if not cond:
+            fails.append(what)
+
+    def ctl(sock, *args):
+        p = subprocess.run([nvmfctl, "-s", sock] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        return p.returncode, p.stdout, p.stderr
+
+    base = [nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "--allow-any-host", "--log-level", "info"]
+    procs = []
+    try:
+        # --- ram-rpc ----------------------------------------------------
+        sock = os.path.join(work, "ram.sock")
+        tgt = start(base + ["-n", "ram:4M", "--control", sock],
+                    os.path.join(work, "ram.log"), r"control socket at")
+        check(tgt is not None, "ram-rpc: nvmfd starts")
+        if tgt:
+            procs.append(tgt)
+            # twice the machine's memory, in whole GiB
+            big = "%dG" % (2 * mem_total() // (1 << 30) + 2)
+            _, before, _ = ctl(sock, "--json", "get-subsystems", NQN)
+            rc, out, err = ctl(sock, "add-ns", NQN, "ram:" + big)
+            check(rc == 1 and "machine has" in err and "code -12" in err,
+                  "ram-rpc: add-ns ram:%s refused: rc %d %s" % (big, rc, err.strip()))
+            rc, out, err = ctl(sock, "resize-ns", NQN, "1", big)
+            check(rc == 1 and "code -12" in err,
+                  "ram-rpc: resize-ns 1 %s refused: rc %d %s" % (big, rc, err.strip()))
+            _, after, _ = ctl(sock, "--json", "get-subsystems", NQN)
+            check(before and before == after, "ram-rpc: the subsystem is unchanged")
+            # what fits still works: grow and shrink the namespace
+            rc, out, err = ctl(sock, "resize-ns", NQN, "1", "8M")
+            check(rc == 0 and out.strip() == str(8 << 20),
+                  "ram-rpc: resize-ns 1 8M still works: rc %d %s%s" % (rc, out, err))
+            rc, out, err = ctl(sock, "add-ns", NQN, "ram:4M")
+            check(rc == 0 and out.strip() == "2",
+                  "ram-rpc: add-ns ram:4M still works: rc %d %s%s" % (rc, out, err))
+            check(stop(tgt) == 0, "ram-rpc: nvmfd exits 0")
+    finally:
+        for p in procs:
+            stop(p)
+        if fails:
+            print("work directory kept: " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print("%d failure(s)" % len(fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
