@@ -12,6 +12,11 @@ Checks, each a regression test of a defect seen:
                 nothing, so hosts' writes would later run the machine out of
                 memory): both now answer -ENOMEM naming both sizes, and the
                 subsystem is unchanged.
+  secret-link   a DH-HMAC-CHAP key or PSK file given as a symbolic link
+                (secret files are opened with O_NOFOLLOW) was refused as "Too
+                many levels of symbolic links"; nvmfd (--dhchap-key, --psk)
+                and nvmf-perf (--dhchap-secret, --psk) now say it is a
+                symbolic link, exit 2; the file itself still loads.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -120,6 +125,44 @@ def main():
             check(rc == 0 and out.strip() == "2",
                   "ram-rpc: add-ns ram:4M still works: rc %d %s%s" % (rc, out, err))
             check(stop(tgt) == 0, "ram-rpc: nvmfd exits 0")
+        # --- secret-link --------------------------------------------------
+        # the public example secrets of examples/security
+        keys = {"dhchap": "DHHC-1:01:2Og2dLuwcPJAJOiwDwc6LlKQ3uyig1W3J1wNCT2lrPRBMAPp:",
+                "psk": "NVMeTLSkey-1:01:9+nXzjNMxHtv7HObDQRekZjdhhmeTbAEHNIEAokb90sDI5zm:"}
+        host = "nqn.2014-08.org.nvmexpress:uuid:7c9a8d36-2b1e-4f0a-9e55-0d5ec0de00ed"
+        for kind, secret in keys.items():
+            real = os.path.join(work, kind + ".key")
+            link = os.path.join(work, kind + "-link.key")
+            with open(os.open(real, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(secret + "\n")
+            os.symlink(real, link)
+            if kind == "dhchap":
+                tflags = ["-s", NQN, "-n", "ram:1M", "--dhchap-key", host + "=@%s"]
+                pflags = ["--dhchap-secret", "@%s"]
+            else:
+                tflags = ["--tls", "-s", NQN, "-n", "ram:1M", "--allow-host", host,
+                          "--psk", host + "=@%s"]
+                pflags = ["--tls", "--psk", "@%s"]
+            for path, good in ((link, False), (real, True)):
+                argv = [nvmfd, "-l", "127.0.0.1:0"] + [a.replace("%s", path) for a in tflags]
+                p = subprocess.run(argv + ["--print-config"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+                if good:
+                    check(p.returncode == 0, "secret-link: nvmfd loads the %s file itself: "
+                          "rc %d %s" % (kind, p.returncode, p.stderr.strip()))
+                else:
+                    check(p.returncode == 2 and "symbolic link" in p.stderr and
+                          "levels" not in p.stderr,
+                          "secret-link: nvmfd names the %s symlink: rc %d %s"
+                          % (kind, p.returncode, p.stderr.strip()))
+            # nvmf-perf refuses while parsing options, before any connect
+            argv = [perf, "-r", "traddr:127.0.0.1 trsvcid:9 subnqn:" + NQN, "-t", "1"]
+            p = subprocess.run(argv + [a.replace("%s", link) for a in pflags],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=TIMEOUT)
+            check(p.returncode == 2 and "symbolic link" in p.stderr,
+                  "secret-link: nvmf-perf names the %s symlink: rc %d %s"
+                  % (kind, p.returncode, p.stderr.strip()))
     finally:
         for p in procs:
             stop(p)
