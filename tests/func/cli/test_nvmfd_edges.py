@@ -17,6 +17,11 @@ Checks, each a regression test of a defect seen:
                 many levels of symbolic links"; nvmfd (--dhchap-key, --psk)
                 and nvmf-perf (--dhchap-secret, --psk) now say it is a
                 symbolic link, exit 2; the file itself still loads.
+  dhchap-any    --dhchap-key on a subsystem with --allow-any-host was
+                silently never asked for (such a subsystem does not
+                authenticate, as nvmet): nvmfd now logs one WARN naming the
+                subsystem and host, and none for a subsystem that lists the
+                host without allowing any.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -163,6 +168,23 @@ def main():
             check(p.returncode == 2 and "symbolic link" in p.stderr,
                   "secret-link: nvmf-perf names the %s symlink: rc %d %s"
                   % (kind, p.returncode, p.stderr.strip()))
+        # --- dhchap-any ---------------------------------------------------
+        hk = os.path.join(work, "dhchap.key")
+        logp = os.path.join(work, "any.log")
+        any_nqn = NQN + "-any"
+        tgt = start([nvmfd, "-l", "127.0.0.1:0", "--log-level", "info",
+                     "-s", any_nqn, "-n", "ram:1M", "--dhchap-key", host + "=@" + hk,
+                     "--allow-any-host",
+                     "-s", NQN, "-n", "ram:1M", "--dhchap-key", host + "=@" + hk], logp)
+        check(tgt is not None, "dhchap-any: nvmfd starts")
+        if tgt:
+            procs.append(tgt)
+            stop(tgt)
+            with open(logp) as f:
+                warns = [l for l in f if "WARN" in l and "DH-HMAC-CHAP key is not used" in l]
+            check(len(warns) == 1 and any_nqn + " allows any host" in warns[0] and
+                  host in warns[0], "dhchap-any: one WARN for the allow-any subsystem: %s"
+                  % warns)
     finally:
         for p in procs:
             stop(p)
