@@ -187,7 +187,7 @@ static const char usage_text[] =
 "                           clients at once): JSON-RPC 2.0, one request per\n"
 "                           line, SPDK's method names (nvmf_get_subsystems,\n"
 "                           nvmf_subsystem_add_ns, save_config, ...; see\n"
-"                           nvmfctl(1) and doc/rpc.md). The older one-line\n"
+"                           nvmfctl(8) and doc/rpc.md). The older one-line\n"
 "                           requests still work, one per connection:\n"
 "                             {\"cmd\":\"stats\"}   the statistics JSON\n"
 "                             {\"cmd\":\"config\"}  the effective config JSON\n"
