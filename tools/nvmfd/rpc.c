@@ -11,7 +11,10 @@
  * Every method validates all of its parameters and checks every limit
  * before it changes anything, so a request that fails changes nothing.
  * Replies are written with a 1 s send timeout: a client that does not read
- * only stalls the control thread that long, then it is dropped.
+ * only stalls the control thread that long, then it is dropped. When all
+ * NVMFD_RPC_MAX_CLIENTS slots are taken, a new client replaces the one idle
+ * longest if that one sent nothing for RPC_IDLE_EVICT_MS (connections left
+ * open by stopped or leaking clients would otherwise lock everyone out).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,7 @@
 
 #include "internal/auth.h"
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "internal/target.h"
 #include "rpc.h"
 
@@ -44,6 +48,8 @@
 /* the first line of a connection (old-style requests are short) */
 #define RPC_FIRST_LINE_MAX 4096
 #define RPC_SEND_TIMEOUT_MS 1000
+/* a client idle this long gives up its slot to a new one when all are taken */
+#define RPC_IDLE_EVICT_MS 5000
 #define RPC_API_VERSION 1
 
 /* JSON-RPC 2.0 error codes; methods also answer -errno (as SPDK does). */
@@ -57,6 +63,7 @@ enum client_mode { MODE_NEW, MODE_RPC };
 struct client {
 	int fd; /* -1: free slot */
 	enum client_mode mode;
+	uint64_t active_ns; /* accepted or last received bytes, nvmfd__mono_ns() */
 	size_t len;
 	char buf[RPC_LINE_MAX];
 };
@@ -2130,6 +2137,7 @@ static void client_read(struct nvmfd_rpc *r, struct client *cl)
 		client_close(cl);
 		return;
 	}
+	cl->active_ns = nvmfd__mono_ns();
 	cl->len += (size_t)n;
 	if (!client_lines(r, cl, false)) {
 		client_close(cl);
@@ -2168,13 +2176,27 @@ static void accept_one(struct nvmfd_rpc *r)
 		if (r->clients[i].fd < 0)
 			cl = &r->clients[i];
 	if (!cl) {
-		legacy_error(fd, "too many control connections (16): try again later");
-		close(fd);
-		return;
+		uint64_t now = nvmfd__mono_ns();
+		struct client *idle = &r->clients[0];
+
+		for (int i = 1; i < NVMFD_RPC_MAX_CLIENTS; i++)
+			if (r->clients[i].active_ns < idle->active_ns)
+				idle = &r->clients[i];
+		if (now - idle->active_ns < (uint64_t)RPC_IDLE_EVICT_MS * 1000000u) {
+			legacy_error(fd, "too many control connections (16): try again later");
+			close(fd);
+			return;
+		}
+		NVMFD_WARN(LOG_COMP, "control socket: all %d connections taken: closing one idle "
+				     "for %" PRIu64 " s for a new client",
+			   NVMFD_RPC_MAX_CLIENTS, (now - idle->active_ns) / 1000000000u);
+		client_close(idle);
+		cl = idle;
 	}
 	cl->fd = fd;
 	cl->len = 0;
 	cl->mode = MODE_NEW;
+	cl->active_ns = nvmfd__mono_ns();
 }
 
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,

@@ -22,12 +22,19 @@ Checks, each a regression test of a defect seen:
                 authenticate, as nvmet): nvmfd now logs one WARN naming the
                 subsystem and host, and none for a subsystem that lists the
                 host without allowing any.
+  ctl-idle      16 control connections that never send anything held every
+                slot for ever: nvmfctl then failed until nvmfd restarted.
+                While the idle ones are younger than 5 s a 17th is still
+                refused ("too many control connections"); after that it
+                takes the slot of the one idle longest (which sees EOF) and
+                is answered, and a client that kept talking keeps its slot.
 Exit: 0 pass, 1 fail.
 """
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -185,6 +192,74 @@ def main():
             check(len(warns) == 1 and any_nqn + " allows any host" in warns[0] and
                   host in warns[0], "dhchap-any: one WARN for the allow-any subsystem: %s"
                   % warns)
+        # --- ctl-idle -----------------------------------------------------
+        sock = os.path.join(work, "idle.sock")
+        tgt = start(base + ["-n", "ram:1M", "--control", sock],
+                    os.path.join(work, "idle.log"), r"control socket at")
+        check(tgt is not None, "ctl-idle: nvmfd starts")
+        if tgt:
+            procs.append(tgt)
+
+            def conn():
+                c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                c.connect(sock)  # blocking: waits while the backlog is full
+                c.settimeout(10)
+                return c
+
+            ver = (json.dumps({"jsonrpc": "2.0", "method": "nvmfd_get_version", "id": 1})
+                   + "\n").encode()
+
+            def ask(c):
+                c.sendall(ver)
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                return data
+
+            talker = conn()
+            check(b'"result"' in ask(talker), "ctl-idle: a talking client is answered")
+            t0 = time.monotonic()
+            idle = [conn() for _ in range(15)]
+            time.sleep(0.3)
+            # every slot taken, none idle long: refused
+            late = conn()
+            data = b""
+            try:
+                late.sendall(ver)
+                while True:
+                    chunk = late.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            late.close()
+            if time.monotonic() - t0 < 4:
+                check(b"too many control connections" in data,
+                      "ctl-idle: a 17th client is refused while the others are fresh: %r"
+                      % data)
+            else:
+                print("SKIP: ctl-idle: the machine took 4 s to open 16 connections")
+            # the talker stays active, the idle ones age past 5 s
+            for _ in range(6):
+                time.sleep(1)
+                ask(talker)
+            c = conn()
+            got = ask(c)
+            check(b'"result"' in got, "ctl-idle: after 5 s a new client gets a slot: %r" % got)
+            idle[0].settimeout(5)
+            try:
+                eof = idle[0].recv(10) == b""
+            except OSError:
+                eof = False
+            check(eof, "ctl-idle: the client idle longest was closed")
+            check(b'"result"' in ask(talker), "ctl-idle: the talking client kept its slot")
+            for x in idle + [c, talker]:
+                x.close()
+            check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
     finally:
         for p in procs:
             stop(p)
