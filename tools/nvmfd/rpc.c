@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,10 +404,15 @@ static int config_text(struct nvmfd_rpc *r, char **out, size_t *len, bool secret
  * the directory. Return: 0 or -errno (@path untouched then). */
 static int write_atomic(const char *path, const char *text, size_t len)
 {
-	char tmp[4200], dir[4200];
+	char tmp[4200], dir[4200], real[PATH_MAX];
 	int fd, dfd, ret = 0;
 	size_t off = 0;
 
+	/* a symbolic link (say /etc/nvmfd/nvmfd.json -> a managed file) keeps
+	 * pointing at the file it names: the rename replaces that file, not
+	 * the link */
+	if (realpath(path, real))
+		path = real;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkstemp(tmp);

@@ -28,6 +28,11 @@ Checks, each a regression test of a defect seen:
                 refused ("too many control connections"); after that it
                 takes the slot of the one idle longest (which sees EOF) and
                 is answered, and a client that kept talking keeps its slot.
+  save-link     nvmfd -c LINK (a symbolic link to the config file):
+                save_config without a file name replaced the link with a
+                regular file and left the file it named stale; now the
+                named file is replaced (atomically, mode 0600) and the link
+                stays a link to it.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -260,6 +265,38 @@ def main():
             for x in idle + [c, talker]:
                 x.close()
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
+        # --- save-link ----------------------------------------------------
+        sock = os.path.join(work, "link.sock")
+        realdir = os.path.join(work, "managed")
+        os.mkdir(realdir)
+        realcfg = os.path.join(realdir, "nvmfd.json")
+        p = subprocess.run(base + ["-n", "ram:1M", "--print-config"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        with open(realcfg, "w") as f:
+            f.write(p.stdout)
+        link = os.path.join(work, "nvmfd.json")
+        os.symlink(realcfg, link)
+        tgt = start([nvmfd, "-c", link, "--control", sock], os.path.join(work, "link.log"),
+                    r"control socket at")
+        check(tgt is not None, "save-link: nvmfd starts from a linked config")
+        if tgt:
+            procs.append(tgt)
+            rc, out, err = ctl(sock, "add-ns", NQN, "ram:2M")
+            check(rc == 0, "save-link: add-ns: rc %d %s" % (rc, err))
+            rc, out, err = ctl(sock, "save-config")
+            check(rc == 0, "save-link: save-config: rc %d %s" % (rc, err))
+            check(os.path.islink(link) and os.readlink(link) == realcfg,
+                  "save-link: the link is still a link to the managed file")
+            with open(realcfg) as f:
+                saved = json.load(f)
+            paths = [n["device"]["path"] for s_ in saved["subsystems"] for n in s_["namespaces"]]
+            check("ram:2M" in paths, "save-link: the managed file has the new namespace: %s"
+                  % paths)
+            check(os.stat(realcfg).st_mode & 0o777 == 0o600, "save-link: mode 0600")
+            check(not [x for x in os.listdir(realdir) if ".tmp." in x] and
+                  not [x for x in os.listdir(work) if ".tmp." in x],
+                  "save-link: no temporary file left")
+            check(stop(tgt) == 0, "save-link: nvmfd exits 0")
     finally:
         for p in procs:
             stop(p)
