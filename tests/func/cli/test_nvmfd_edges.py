@@ -233,7 +233,8 @@ def main():
             late = conn()
             data = b""
             try:
-                late.sendall(ver)
+                # the refusal comes at accept: read it (sending first could
+                # meet the closed socket, EPIPE, before the line is read)
                 while True:
                     chunk = late.recv(4096)
                     if not chunk:
