@@ -641,6 +641,10 @@ static int m_add_ns(struct call *c)
 			    cn.nsid);
 	if (given)
 		cn.nsid = nsid;
+	if ((cn.bk.type == NVMFD_BK_FILE || cn.bk.type == NVMFD_BK_BDEV) && cn.path[0] != '/')
+		return fail(c, RPC_INVALID_PARAMS, "'%s': give an absolute path (a relative one "
+			    "would be taken from nvmfd's working directory, not the caller's)",
+			    cn.path);
 	if (cn.nsid > 1024)
 		return fail(c, RPC_INVALID_PARAMS, "nsid %u: at most 1024", cn.nsid);
 	if (!cn.nsid) {

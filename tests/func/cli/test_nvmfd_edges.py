@@ -33,6 +33,11 @@ Checks, each a regression test of a defect seen:
                 regular file and left the file it named stale; now the
                 named file is replaced (atomically, mode 0600) and the link
                 stays a link to it.
+  rel-path      nvmfctl add-ns NQN file:REL,size=.. from another directory
+                created REL in nvmfd's working directory (and saved it
+                relative): nvmfctl now sends the path made absolute from its
+                own directory, and nvmf_subsystem_add_ns refuses a relative
+                file: or bdev: path (-32602) instead of guessing.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -99,7 +104,7 @@ def main():
     if len(sys.argv) != 4:
         print("usage: test_nvmfd_edges.py NVMFD NVMFCTL NVMF_PERF")
         return 1
-    nvmfd, nvmfctl, perf = sys.argv[1:4]
+    nvmfd, nvmfctl, perf = (os.path.abspath(a) for a in sys.argv[1:4])
     work = tempfile.mkdtemp(prefix="nvmfd-edges.")
     fails = []
 
@@ -298,6 +303,36 @@ def main():
                   not [x for x in os.listdir(work) if ".tmp." in x],
                   "save-link: no temporary file left")
             check(stop(tgt) == 0, "save-link: nvmfd exits 0")
+        # --- rel-path -----------------------------------------------------
+        sock = os.path.join(work, "rel.sock")
+        tdir = os.path.join(work, "nvmfd-cwd")
+        cdir = os.path.join(work, "caller-cwd")
+        os.mkdir(tdir)
+        os.mkdir(cdir)
+        log = open(os.path.join(work, "rel.log"), "w")
+        tgt = subprocess.Popen(base + ["-n", "ram:1M", "--control", sock], stdout=log,
+                               stderr=log, cwd=tdir)
+        log.close()
+        if not wait_log(os.path.join(work, "rel.log"), r"control socket at", tgt):
+            check(False, "rel-path: nvmfd starts")
+        else:
+            procs.append(tgt)
+            p = subprocess.run([nvmfctl, "-s", sock, "add-ns", NQN, "file:rel.img,size=1M"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=TIMEOUT, cwd=cdir)
+            check(p.returncode == 0 and os.path.exists(os.path.join(cdir, "rel.img")) and
+                  not os.path.exists(os.path.join(tdir, "rel.img")),
+                  "rel-path: nvmfctl add-ns file:rel.img lands in the caller's directory: "
+                  "rc %d %s" % (p.returncode, p.stderr.strip()))
+            rc, out, err = ctl(sock, "get-subsystems", NQN)
+            check(os.path.join(cdir, "rel.img") in out,
+                  "rel-path: the namespace is recorded with its absolute path: %s" % out)
+            rc, out, err = ctl(sock, "call", "nvmf_subsystem_add_ns", json.dumps(
+                {"nqn": NQN, "namespace": {"bdev_name": "file:other.img,size=1M"}}))
+            check(rc == 1 and "absolute path" in err and "-32602" in err and
+                  not os.path.exists(os.path.join(tdir, "other.img")),
+                  "rel-path: a relative path sent raw is refused: rc %d %s" % (rc, err.strip()))
+            check(stop(tgt) == 0, "rel-path: nvmfd exits 0")
     finally:
         for p in procs:
             stop(p)
