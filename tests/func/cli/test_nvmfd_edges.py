@@ -42,7 +42,6 @@ Exit: 0 pass, 1 fail.
 """
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -54,42 +53,13 @@ NQN = "nqn.2026-11.io.nvmfd:edges"
 TIMEOUT = 60
 
 
-def wait_log(path, pattern, proc, tries=200):
-    pat = re.compile(pattern)
-    for _ in range(tries):
-        with open(path) as f:
-            m = pat.search(f.read())
-        if m:
-            return m
-        if proc is not None and proc.poll() is not None:
-            with open(path) as f:
-                return pat.search(f.read())
-        time.sleep(0.1)
-    return None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+from nvmfd_proc import stop  # noqa: E402
+from nvmfd_proc import start as start_log  # noqa: E402
 
 
 def start(argv, logpath, ready=r"listening on 127\.0\.0\.1:(\d+)"):
-    log = open(logpath, "w")
-    proc = subprocess.Popen(argv, stdout=log, stderr=log)
-    log.close()
-    m = wait_log(logpath, ready, proc)
-    if not m or proc.poll() is not None:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        return None
-    return proc
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return proc.returncode
+    return start_log(argv, logpath, ready, tries=200)[0]
 
 
 def mem_total():
@@ -309,13 +279,10 @@ def main():
         cdir = os.path.join(work, "caller-cwd")
         os.mkdir(tdir)
         os.mkdir(cdir)
-        log = open(os.path.join(work, "rel.log"), "w")
-        tgt = subprocess.Popen(base + ["-n", "ram:1M", "--control", sock], stdout=log,
-                               stderr=log, cwd=tdir)
-        log.close()
-        if not wait_log(os.path.join(work, "rel.log"), r"control socket at", tgt):
-            check(False, "rel-path: nvmfd starts")
-        else:
+        tgt, _ = start_log(base + ["-n", "ram:1M", "--control", sock],
+                           os.path.join(work, "rel.log"), r"control socket at", 200, tdir)
+        check(tgt is not None, "rel-path: nvmfd starts")
+        if tgt:
             procs.append(tgt)
             p = subprocess.run([nvmfctl, "-s", sock, "add-ns", NQN, "file:rel.img,size=1M"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
