@@ -1945,10 +1945,25 @@ static bool cfg_printable(const char *s)
 	return true;
 }
 
+int nvmfd_cfg_check_ns_size(const struct nvmfd_cfg_ns *ns, uint64_t size,
+			    char err[NVMFD_CFG_ERRLEN])
+{
+	unsigned int shift = ns->bk.lba_shift ? ns->bk.lba_shift : 9;
+
+	if (size & ((1ull << shift) - 1))
+		return cfg_err(err, "size %" PRIu64 " is not a multiple of the %u-byte block size",
+			       size, 1u << shift);
+	if (size > NVMFD_CFG_NS_SIZE_MAX)
+		return cfg_err(err, "size %" PRIu64 " is larger than %" PRIu64 " bytes (8 EiB, the "
+				    "largest file offset)",
+			       size, (uint64_t)NVMFD_CFG_NS_SIZE_MAX);
+	return 0;
+}
+
 static int cfg_validate_ns(const struct nvmfd_cfg_subsys *s, unsigned int i, char *err)
 {
 	const struct nvmfd_cfg_ns *ns = &s->ns[i];
-	unsigned int shift = ns->bk.lba_shift ? ns->bk.lba_shift : 9;
+	char msg[NVMFD_CFG_ERRLEN];
 
 	if (ns->nsid < 1 || ns->nsid > CFG_NSID_MAX)
 		return cfg_err(err, "subsystem '%s' namespace %u: nsid %u out of range 1..%d",
@@ -1975,11 +1990,8 @@ static int cfg_validate_ns(const struct nvmfd_cfg_subsys *s, unsigned int i, cha
 		return cfg_err(err, "subsystem '%s' nsid %u: bad backend type %d", s->nqn,
 			       ns->nsid, (int)ns->bk.type);
 	}
-	if (ns->bk.size & ((1ull << shift) - 1))
-		return cfg_err(err,
-			       "subsystem '%s' nsid %u: size %" PRIu64
-			       " is not a multiple of the %u-byte block size",
-			       s->nqn, ns->nsid, ns->bk.size, 1u << shift);
+	if (nvmfd_cfg_check_ns_size(ns, ns->bk.size, msg))
+		return cfg_err(err, "subsystem '%s' nsid %u: %s", s->nqn, ns->nsid, msg);
 	return 0;
 }
 

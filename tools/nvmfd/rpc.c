@@ -641,6 +641,8 @@ static int m_add_ns(struct call *c)
 			    cn.nsid);
 	if (given)
 		cn.nsid = nsid;
+	if (cn.bk.size && nvmfd_cfg_check_ns_size(&cn, cn.bk.size, err))
+		return fail(c, RPC_INVALID_PARAMS, "namespace '%s': %s", spec, err);
 	if ((cn.bk.type == NVMFD_BK_FILE || cn.bk.type == NVMFD_BK_BDEV) && cn.path[0] != '/')
 		return fail(c, RPC_INVALID_PARAMS, "'%s': give an absolute path (a relative one "
 			    "would be taken from nvmfd's working directory, not the caller's)",
@@ -986,6 +988,7 @@ static int m_resize_ns(struct call *c)
 	static const char *const req[] = { "nqn", "nsid", NULL };
 	struct nvmfd_cfg_subsys *s;
 	struct nvmfd_cfg_ns *cn = NULL;
+	char err[NVMFD_CFG_ERRLEN];
 	uint64_t size = 0, now = 0;
 	uint32_t nsid;
 	json_object *v;
@@ -1015,9 +1018,8 @@ static int m_resize_ns(struct call *c)
 	if (size && cn->bk.type == NVMFD_BK_BDEV)
 		return fail(c, RPC_INVALID_PARAMS, "namespace %u is a block device: its size is "
 			    "the device's; resize without \"size\" re-reads it", nsid);
-	if (size && (size & ((1ull << (cn->bk.lba_shift ? cn->bk.lba_shift : 9)) - 1)))
-		return fail(c, RPC_INVALID_PARAMS, "size %" PRIu64 " is not a multiple of the "
-			    "block size", size);
+	if (size && nvmfd_cfg_check_ns_size(cn, size, err))
+		return fail(c, RPC_INVALID_PARAMS, "namespace %u: %s", nsid, err);
 	if (cn->bk.type == NVMFD_BK_RAM && size > cn->bk.size) {
 		ret = ram_fits(c, size - cn->bk.size);
 		if (ret)

@@ -38,6 +38,13 @@ Checks, each a regression test of a defect seen:
                 relative): nvmfctl now sends the path made absolute from its
                 own directory, and nvmf_subsystem_add_ns refuses a relative
                 file: or bdev: path (-32602) instead of guessing.
+  ns-size       a null namespace of 8 EiB or more (nvmfd -n null:16000000T,
+                resize-ns to 16000000T or 2^64-512 bytes) was taken and the
+                reply printed a negative size; the size must fit a file
+                offset (at most 2^63-1 bytes): refused at start (exit 2)
+                and over RPC (-32602); 8388607T still works. add-ns
+                ram:513 said only "Invalid argument": now it names the
+                block size, as nvmfd -n does.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -300,6 +307,33 @@ def main():
                   not os.path.exists(os.path.join(tdir, "other.img")),
                   "rel-path: a relative path sent raw is refused: rc %d %s" % (rc, err.strip()))
             check(stop(tgt) == 0, "rel-path: nvmfd exits 0")
+        # --- ns-size ------------------------------------------------------
+        p = subprocess.run(base + ["-n", "null:16000000T", "--print-config"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=TIMEOUT)
+        check(p.returncode == 2 and "largest file offset" in p.stderr,
+              "ns-size: -n null:16000000T is refused: rc %d %s" % (p.returncode,
+                                                                  p.stderr.strip()))
+        sock = os.path.join(work, "size.sock")
+        tgt = start(base + ["-n", "null:1G", "--control", sock],
+                    os.path.join(work, "size.log"), r"control socket at")
+        check(tgt is not None, "ns-size: nvmfd starts")
+        if tgt:
+            procs.append(tgt)
+            for v in ("16000000T", "8388608T", str((1 << 64) - 512)):
+                rc, out, err = ctl(sock, "resize-ns", NQN, "1", v)
+                check(rc == 1 and "-32602" in err and not out.startswith("-"),
+                      "ns-size: resize-ns 1 %s refused: rc %d %s%s" % (v, rc, out, err.strip()))
+            rc, out, err = ctl(sock, "resize-ns", NQN, "1", "8388607T")
+            check(rc == 0 and out.strip() == str(8388607 << 40),
+                  "ns-size: resize-ns 1 8388607T: rc %d %s%s" % (rc, out, err.strip()))
+            rc, out, err = ctl(sock, "add-ns", NQN, "null:9000000T")
+            check(rc == 1 and "largest file offset" in err,
+                  "ns-size: add-ns null:9000000T refused: rc %d %s" % (rc, err.strip()))
+            rc, out, err = ctl(sock, "add-ns", NQN, "ram:513")
+            check(rc == 1 and "not a multiple of the 512-byte block size" in err,
+                  "ns-size: add-ns ram:513 names the block size: rc %d %s" % (rc, err.strip()))
+            check(stop(tgt) == 0, "ns-size: nvmfd exits 0")
     finally:
         for p in procs:
             stop(p)
