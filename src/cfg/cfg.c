@@ -1945,10 +1945,25 @@ static bool cfg_printable(const char *s)
 	return true;
 }
 
+int nvmfd_cfg_check_ns_size(const struct nvmfd_cfg_ns *ns, uint64_t size,
+			    char err[NVMFD_CFG_ERRLEN])
+{
+	unsigned int shift = ns->bk.lba_shift ? ns->bk.lba_shift : 9;
+
+	if (size & ((1ull << shift) - 1))
+		return cfg_err(err, "size %" PRIu64 " is not a multiple of the %u-byte block size",
+			       size, 1u << shift);
+	if (size > NVMFD_CFG_NS_SIZE_MAX)
+		return cfg_err(err, "size %" PRIu64 " is larger than %" PRIu64 " bytes (8 EiB, the "
+				    "largest file offset)",
+			       size, (uint64_t)NVMFD_CFG_NS_SIZE_MAX);
+	return 0;
+}
+
 static int cfg_validate_ns(const struct nvmfd_cfg_subsys *s, unsigned int i, char *err)
 {
 	const struct nvmfd_cfg_ns *ns = &s->ns[i];
-	unsigned int shift = ns->bk.lba_shift ? ns->bk.lba_shift : 9;
+	char msg[NVMFD_CFG_ERRLEN];
 
 	if (ns->nsid < 1 || ns->nsid > CFG_NSID_MAX)
 		return cfg_err(err, "subsystem '%s' namespace %u: nsid %u out of range 1..%d",
@@ -1975,11 +1990,8 @@ static int cfg_validate_ns(const struct nvmfd_cfg_subsys *s, unsigned int i, cha
 		return cfg_err(err, "subsystem '%s' nsid %u: bad backend type %d", s->nqn,
 			       ns->nsid, (int)ns->bk.type);
 	}
-	if (ns->bk.size & ((1ull << shift) - 1))
-		return cfg_err(err,
-			       "subsystem '%s' nsid %u: size %" PRIu64
-			       " is not a multiple of the %u-byte block size",
-			       s->nqn, ns->nsid, ns->bk.size, 1u << shift);
+	if (nvmfd_cfg_check_ns_size(ns, ns->bk.size, msg))
+		return cfg_err(err, "subsystem '%s' nsid %u: %s", s->nqn, ns->nsid, msg);
 	return 0;
 }
 
@@ -2176,6 +2188,21 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 	return 0;
 }
 
+/* nvmfd_cfg_ram_bytes() (cfg.h): the RAM namespaces' bytes together. */
+uint64_t nvmfd_cfg_ram_bytes(const struct nvmfd_cfg *cfg)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++)
+		for (unsigned int j = 0; j < cfg->subsys[i].nr_ns; j++) {
+			const struct nvmfd_cfg_ns *ns = &cfg->subsys[i].ns[j];
+
+			if (ns->bk.type == NVMFD_BK_RAM)
+				sum = ns->bk.size > UINT64_MAX - sum ? UINT64_MAX : sum + ns->bk.size;
+		}
+	return sum;
+}
+
 /**
  * nvmfd_cfg_check_ram() - RAM namespaces against the machine's memory.
  * @cfg:       validated configuration.
@@ -2194,8 +2221,8 @@ int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_
 {
 	const struct nvmfd_cfg_subsys *bs = NULL;
 	const struct nvmfd_cfg_ns *big = NULL;
+	uint64_t sum = nvmfd_cfg_ram_bytes(cfg);
 	char need[32], have[32];
-	uint64_t sum = 0;
 
 	*warn = false;
 	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
@@ -2206,7 +2233,6 @@ int nvmfd_cfg_check_ram(const struct nvmfd_cfg *cfg, uint64_t total_ram, uint64_
 
 			if (ns->bk.type != NVMFD_BK_RAM)
 				continue;
-			sum = ns->bk.size > UINT64_MAX - sum ? UINT64_MAX : sum + ns->bk.size;
 			if (!big || ns->bk.size > big->bk.size) {
 				big = ns;
 				bs = s;

@@ -349,6 +349,24 @@ int nvmfd_cfg_parse_scope(const char *s);
 /** nvmfd_cfg_parse_place() - "rr|least-loaded|incoming-cpu" -> enum nvmfd_rt_place, or -EINVAL. */
 int nvmfd_cfg_parse_place(const char *s);
 
+/* Largest namespace in bytes: a file offset (off_t) must hold every byte. */
+#define NVMFD_CFG_NS_SIZE_MAX ((uint64_t)INT64_MAX)
+
+/**
+ * nvmfd_cfg_check_ns_size() - @size as the size of namespace @ns: a
+ * multiple of its block size and at most NVMFD_CFG_NS_SIZE_MAX.
+ * Return: 0, or -EINVAL with @err saying which (without naming the
+ * namespace: the caller prefixes that).
+ */
+int nvmfd_cfg_check_ns_size(const struct nvmfd_cfg_ns *ns, uint64_t size,
+			    char err[NVMFD_CFG_ERRLEN]);
+
+/**
+ * nvmfd_cfg_ram_bytes() - bytes of all RAM namespaces of @cfg together
+ * (saturating at UINT64_MAX).
+ */
+uint64_t nvmfd_cfg_ram_bytes(const struct nvmfd_cfg *cfg);
+
 /**
  * nvmfd_cfg_check_ram() - refuse RAM namespaces that together exceed
  * @total_ram bytes (-ENOMEM, @err names the largest one and both sizes);

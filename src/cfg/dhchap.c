@@ -72,6 +72,10 @@ int nvmfd__cfg_secret_read(const char *val, const char *base_dir, const char *wh
 				      "%s: %s: not a regular file, or group/other may access it "
 				      "(a secret file must be mode 0600 or stricter)",
 				      what, file);
+		if (ret == -ELOOP)
+			return cfg_err(err, "%s: %s: a symbolic link (secret files are opened "
+					   "without following links: name the file itself)",
+				      what, file);
 		if (ret == -ENODATA)
 			return cfg_err(err, "%s: %s: empty", what, file);
 		if (ret == -ENAMETOOLONG)

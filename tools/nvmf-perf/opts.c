@@ -310,6 +310,10 @@ static int parse_secret(const char *opt, const char *arg, char *dst, size_t dlen
 			return seterr(err, len,
 				      "%s: '%s' must be a regular file with no group/other "
 				      "permissions (chmod 600)", opt, arg + 1);
+		if (ret == -ELOOP)
+			return seterr(err, len,
+				      "%s: '%s' is a symbolic link (secret files are opened "
+				      "without following links: name the file itself)", opt, arg + 1);
 		if (ret < 0 && ret != -ENAMETOOLONG && ret != -ENODATA)
 			return seterr(err, len, "%s: cannot read '%s': %s", opt, arg + 1,
 				      strerror(-ret));

@@ -376,7 +376,21 @@ int main(int argc, char **argv)
 		method = "nvmf_subsystem_add_ns";
 		params = json_object_new_object();
 		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
-		json_object_object_add(ns, "bdev_name", json_object_new_string(a[1]));
+		if ((!strncmp(a[1], "file:", 5) || !strncmp(a[1], "bdev:", 5)) && a[1][5] &&
+		    a[1][5] != '/') {
+			/* a relative path is the caller's: nvmfd's working
+			 * directory is its own ("/" under systemd) */
+			char cwd[2048], spec[4400];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				usage_die("add-ns: cannot resolve '%s': %s", a[1], strerror(errno));
+			if (snprintf(spec, sizeof(spec), "%.5s%s/%s", a[1], cwd, a[1] + 5) >=
+			    (int)sizeof(spec))
+				usage_die("add-ns: '%s': path too long", a[1]);
+			json_object_object_add(ns, "bdev_name", json_object_new_string(spec));
+		} else {
+			json_object_object_add(ns, "bdev_name", json_object_new_string(a[1]));
+		}
 		if (nargs == 3)
 			json_object_object_add(ns, "nsid", json_object_new_int64(parse_nsid(a[2])));
 		json_object_object_add(params, "namespace", ns);

@@ -187,7 +187,7 @@ static const char usage_text[] =
 "                           clients at once): JSON-RPC 2.0, one request per\n"
 "                           line, SPDK's method names (nvmf_get_subsystems,\n"
 "                           nvmf_subsystem_add_ns, save_config, ...; see\n"
-"                           nvmfctl(1) and doc/rpc.md). The older one-line\n"
+"                           nvmfctl(8) and doc/rpc.md). The older one-line\n"
 "                           requests still work, one per connection:\n"
 "                             {\"cmd\":\"stats\"}   the statistics JSON\n"
 "                             {\"cmd\":\"config\"}  the effective config JSON\n"
@@ -1160,6 +1160,31 @@ static void check_machine(const struct nvmfd_cfg *cfg)
 		usage_die("invalid configuration: %s", err);
 }
 
+/*
+ * A subsystem that allows any host does not authenticate (as nvmet), so a
+ * DH-HMAC-CHAP key of a host it lists is never asked for there: say so
+ * once per such host and subsystem rather than leave the key silently
+ * unused.
+ */
+static void warn_unused_dhchap(const struct nvmfd_cfg *cfg)
+{
+	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
+		const struct nvmfd_cfg_subsys *s = &cfg->subsys[i];
+
+		if (!s->allow_any_host)
+			continue;
+		for (unsigned int j = 0; j < s->nr_hosts; j++) {
+			int h = nvmfd_cfg_host_find(cfg, s->hosts[j]);
+
+			if (h >= 0 && cfg->host_dhchap[h].key[0])
+				NVMFD_WARN(LOG_COMP, "subsystem %s allows any host, so it does not "
+						     "authenticate: host %s's DH-HMAC-CHAP key is not "
+						     "used there (drop allow_any_host to require it)",
+					   s->nqn, s->hosts[j]);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct nvmfd_cfg *cfg = &g_cfg;
@@ -1209,6 +1234,7 @@ int main(int argc, char **argv)
 	}
 	/* what this machine can give (not for --print-config: nothing runs) */
 	check_machine(cfg);
+	warn_unused_dhchap(cfg);
 	if (cli.used_defaults)
 		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
 				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "

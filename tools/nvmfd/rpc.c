@@ -11,12 +11,16 @@
  * Every method validates all of its parameters and checks every limit
  * before it changes anything, so a request that fails changes nothing.
  * Replies are written with a 1 s send timeout: a client that does not read
- * only stalls the control thread that long, then it is dropped.
+ * only stalls the control thread that long, then it is dropped. When all
+ * NVMFD_RPC_MAX_CLIENTS slots are taken, a new client replaces the one idle
+ * longest if that one sent nothing for RPC_IDLE_EVICT_MS (connections left
+ * open by stopped or leaking clients would otherwise lock everyone out).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -31,6 +36,7 @@
 
 #include "internal/auth.h"
 #include "internal/log.h"
+#include "internal/proc.h"
 #include "internal/target.h"
 #include "rpc.h"
 
@@ -43,6 +49,8 @@
 /* the first line of a connection (old-style requests are short) */
 #define RPC_FIRST_LINE_MAX 4096
 #define RPC_SEND_TIMEOUT_MS 1000
+/* a client idle this long gives up its slot to a new one when all are taken */
+#define RPC_IDLE_EVICT_MS 5000
 #define RPC_API_VERSION 1
 
 /* JSON-RPC 2.0 error codes; methods also answer -errno (as SPDK does). */
@@ -56,6 +64,7 @@ enum client_mode { MODE_NEW, MODE_RPC };
 struct client {
 	int fd; /* -1: free slot */
 	enum client_mode mode;
+	uint64_t active_ns; /* accepted or last received bytes, nvmfd__mono_ns() */
 	size_t len;
 	char buf[RPC_LINE_MAX];
 };
@@ -395,10 +404,15 @@ static int config_text(struct nvmfd_rpc *r, char **out, size_t *len, bool secret
  * the directory. Return: 0 or -errno (@path untouched then). */
 static int write_atomic(const char *path, const char *text, size_t len)
 {
-	char tmp[4200], dir[4200];
+	char tmp[4200], dir[4200], real[PATH_MAX];
 	int fd, dfd, ret = 0;
 	size_t off = 0;
 
+	/* a symbolic link (say /etc/nvmfd/nvmfd.json -> a managed file) keeps
+	 * pointing at the file it names: the rename replaces that file, not
+	 * the link */
+	if (realpath(path, real))
+		path = real;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkstemp(tmp);
@@ -510,6 +524,29 @@ static int m_get_methods(struct call *c);
 
 /* Namespaces ------------------------------------------------------------ */
 
+/*
+ * RAM namespaces together must fit in the machine's memory, the rule nvmfd
+ * applies at start (nvmfd_cfg_check_ram()): refuse @grow more bytes of RAM
+ * namespace on top of the running config when the sum would exceed the
+ * physical memory (the mapping reserves no memory, so nothing else would
+ * stop it before hosts' writes run the machine out of memory).
+ * Return: 0, or -ENOMEM with c->msg set.
+ */
+static int ram_fits(struct call *c, uint64_t grow)
+{
+	uint64_t sum = nvmfd_cfg_ram_bytes(c->r->cfg), total, need;
+	struct sysinfo si;
+
+	if (!grow || sysinfo(&si))
+		return 0;
+	total = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
+	need = sum > UINT64_MAX - grow ? UINT64_MAX : sum + grow;
+	if (need <= total)
+		return 0;
+	return fail(c, -ENOMEM, "ram namespaces would need %" PRIu64 " MiB together but the "
+		    "machine has %" PRIu64 " MiB", need >> 20, total >> 20);
+}
+
 /* Add @cn (NSID set) to subsystem @si: target first, then the config. */
 static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 {
@@ -523,6 +560,11 @@ static int ns_add(struct call *c, int si, struct nvmfd_cfg_ns *cn)
 	if (s->nr_ns >= NVMFD_CFG_MAX_NS)
 		return fail(c, -ENOSPC, "subsystem '%s' has %d namespaces, the most", s->nqn,
 			    NVMFD_CFG_MAX_NS);
+	if (cn->bk.type == NVMFD_BK_RAM) {
+		ret = ram_fits(c, cn->bk.size);
+		if (ret)
+			return ret;
+	}
 	ret = nvmfd_tgt_ns_add(c->r->tgt, (unsigned int)si, cn);
 	if (ret == -EBUSY)
 		return fail(c, ret, "%s is in use: another process exports it (or it is mounted, "
@@ -599,6 +641,12 @@ static int m_add_ns(struct call *c)
 			    cn.nsid);
 	if (given)
 		cn.nsid = nsid;
+	if (cn.bk.size && nvmfd_cfg_check_ns_size(&cn, cn.bk.size, err))
+		return fail(c, RPC_INVALID_PARAMS, "namespace '%s': %s", spec, err);
+	if ((cn.bk.type == NVMFD_BK_FILE || cn.bk.type == NVMFD_BK_BDEV) && cn.path[0] != '/')
+		return fail(c, RPC_INVALID_PARAMS, "'%s': give an absolute path (a relative one "
+			    "would be taken from nvmfd's working directory, not the caller's)",
+			    cn.path);
 	if (cn.nsid > 1024)
 		return fail(c, RPC_INVALID_PARAMS, "nsid %u: at most 1024", cn.nsid);
 	if (!cn.nsid) {
@@ -940,6 +988,7 @@ static int m_resize_ns(struct call *c)
 	static const char *const req[] = { "nqn", "nsid", NULL };
 	struct nvmfd_cfg_subsys *s;
 	struct nvmfd_cfg_ns *cn = NULL;
+	char err[NVMFD_CFG_ERRLEN];
 	uint64_t size = 0, now = 0;
 	uint32_t nsid;
 	json_object *v;
@@ -969,9 +1018,13 @@ static int m_resize_ns(struct call *c)
 	if (size && cn->bk.type == NVMFD_BK_BDEV)
 		return fail(c, RPC_INVALID_PARAMS, "namespace %u is a block device: its size is "
 			    "the device's; resize without \"size\" re-reads it", nsid);
-	if (size && (size & ((1ull << (cn->bk.lba_shift ? cn->bk.lba_shift : 9)) - 1)))
-		return fail(c, RPC_INVALID_PARAMS, "size %" PRIu64 " is not a multiple of the "
-			    "block size", size);
+	if (size && nvmfd_cfg_check_ns_size(cn, size, err))
+		return fail(c, RPC_INVALID_PARAMS, "namespace %u: %s", nsid, err);
+	if (cn->bk.type == NVMFD_BK_RAM && size > cn->bk.size) {
+		ret = ram_fits(c, size - cn->bk.size);
+		if (ret)
+			return ret;
+	}
 	ret = nvmfd_tgt_ns_resize(c->r->tgt, (unsigned int)si, nsid, size, &now);
 	if (ret == -EINVAL && size && cn->bk.type == NVMFD_BK_FILE)
 		return fail(c, ret, "namespace %u: a file namespace only grows (shrinking would "
@@ -2096,6 +2149,7 @@ static void client_read(struct nvmfd_rpc *r, struct client *cl)
 		client_close(cl);
 		return;
 	}
+	cl->active_ns = nvmfd__mono_ns();
 	cl->len += (size_t)n;
 	if (!client_lines(r, cl, false)) {
 		client_close(cl);
@@ -2134,13 +2188,27 @@ static void accept_one(struct nvmfd_rpc *r)
 		if (r->clients[i].fd < 0)
 			cl = &r->clients[i];
 	if (!cl) {
-		legacy_error(fd, "too many control connections (16): try again later");
-		close(fd);
-		return;
+		uint64_t now = nvmfd__mono_ns();
+		struct client *idle = &r->clients[0];
+
+		for (int i = 1; i < NVMFD_RPC_MAX_CLIENTS; i++)
+			if (r->clients[i].active_ns < idle->active_ns)
+				idle = &r->clients[i];
+		if (now - idle->active_ns < (uint64_t)RPC_IDLE_EVICT_MS * 1000000u) {
+			legacy_error(fd, "too many control connections (16): try again later");
+			close(fd);
+			return;
+		}
+		NVMFD_WARN(LOG_COMP, "control socket: all %d connections taken: closing one idle "
+				     "for %" PRIu64 " s for a new client",
+			   NVMFD_RPC_MAX_CLIENTS, (now - idle->active_ns) / 1000000000u);
+		client_close(idle);
+		cl = idle;
 	}
 	cl->fd = fd;
 	cl->len = 0;
 	cl->mode = MODE_NEW;
+	cl->active_ns = nvmfd__mono_ns();
 }
 
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,

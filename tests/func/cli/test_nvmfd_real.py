@@ -48,41 +48,14 @@ NQN = "nqn.2026-11.io.nvmfd:real"
 TIMEOUT = 60
 
 
-def wait_log(path, pattern, proc, tries=100):
-    pat = re.compile(pattern)
-    for _ in range(tries):
-        with open(path) as f:
-            m = pat.search(f.read())
-        if m:
-            return m
-        if proc is not None and proc.poll() is not None:
-            with open(path) as f:
-                return pat.search(f.read())
-        time.sleep(0.1)
-    return None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+from nvmfd_proc import stop, wait_log  # noqa: E402
+from nvmfd_proc import start as start_log  # noqa: E402
 
 
 def start(argv, logpath):
-    log = open(logpath, "w")
-    proc = subprocess.Popen(argv, stdout=log, stderr=log)
-    log.close()
-    m = wait_log(logpath, r"listening on 127\.0\.0\.1:(\d+)", proc)
-    if not m or proc.poll() is not None:
-        proc.kill()
-        proc.wait()
-        return None, 0
-    return proc, int(m.group(1))
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return proc.returncode
+    proc, m = start_log(argv, logpath)
+    return proc, int(m.group(1)) if m else 0
 
 
 def ctl(path, req):
