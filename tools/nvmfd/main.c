@@ -323,6 +323,7 @@ struct cli {
 	uint32_t max_queue_size;
 	unsigned int first_cli_port; /* ports/subsystems before these came from -c */
 	unsigned int first_cli_subsys;
+	bool affinity_given; /* --affinity-scope or --affinity-strict on the command line */
 };
 
 static void usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -770,9 +771,11 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 				usage_die("--affinity-scope '%s': expected cpu, smt, cache, numa or system",
 					  optarg);
 			ex->rt.scope = (enum nvmfd_rt_scope)v;
+			cli->affinity_given = true;
 			break;
 		case OPT_AFFINITY_STRICT:
 			ex->rt.strict = true;
+			cli->affinity_given = true;
 			break;
 		case OPT_MAX_ACTIVE:
 			ex->rt.max_active = flag_u32(c, optarg, 1, 1u << 20);
@@ -1166,6 +1169,24 @@ static void check_machine(const struct nvmfd_cfg *cfg)
  * once per such host and subsystem rather than leave the key silently
  * unused.
  */
+static void warn_unused_dhchap(const struct nvmfd_cfg *cfg);
+
+/*
+ * --affinity-scope and --affinity-strict shape unbound pools only: a bound
+ * pool runs on its io_cpu and auto's escape pool always spans every CPU
+ * (src/target/target.c). Given with another mode they would do nothing, so
+ * say so rather than start as if they applied.
+ */
+static void warn_unused_affinity(const struct nvmfd_cfg *cfg, const struct cli *cli)
+{
+	const struct nvmfd_cfg_exec *ex = &cfg->exec;
+
+	if (cli->affinity_given && (ex->exec_auto || ex->rt.mode != NVMFD_RT_UNBOUND))
+		NVMFD_WARN(LOG_COMP, "--affinity-scope/--affinity-strict apply to --exec unbound "
+				     "only; ignored with --exec %s",
+			   ex->exec_auto ? "auto" : "bound");
+}
+
 static void warn_unused_dhchap(const struct nvmfd_cfg *cfg)
 {
 	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
@@ -1235,6 +1256,7 @@ int main(int argc, char **argv)
 	/* what this machine can give (not for --print-config: nothing runs) */
 	check_machine(cfg);
 	warn_unused_dhchap(cfg);
+	warn_unused_affinity(cfg, &cli);
 	if (cli.used_defaults)
 		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
 				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "

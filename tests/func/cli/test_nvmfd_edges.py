@@ -179,6 +179,21 @@ def main():
             check(len(warns) == 1 and any_nqn + " allows any host" in warns[0] and
                   host in warns[0], "dhchap-any: one WARN for the allow-any subsystem: %s"
                   % warns)
+        # --- affinity-unused ----------------------------------------------
+        # --affinity-scope/--affinity-strict shape unbound pools only: with
+        # bound or auto they are named as ignored; with unbound, no WARN
+        for mode, want in (("bound", 1), ("auto", 1), ("unbound", 0)):
+            logp = os.path.join(work, "aff-%s.log" % mode)
+            tgt = start(base + ["-n", "ram:1M", "--exec", mode, "--affinity-scope", "cpu",
+                                "--affinity-strict"], logp)
+            check(tgt is not None, "affinity-unused: nvmfd --exec %s starts" % mode)
+            if tgt:
+                procs.append(tgt)
+                stop(tgt)
+                with open(logp) as f:
+                    warns = [l for l in f if "WARN" in l and "--affinity-scope" in l]
+                check(len(warns) == want and (not want or "--exec " + mode in warns[0]),
+                      "affinity-unused: %d WARN with --exec %s: %s" % (want, mode, warns))
         # --- ctl-idle -----------------------------------------------------
         sock = os.path.join(work, "idle.sock")
         tgt = start(base + ["-n", "ram:1M", "--control", sock],
