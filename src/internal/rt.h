@@ -632,7 +632,6 @@ enum nvmfd_auto_reason {
 	NVMFD_AUTO_R_IDLE, /* polling off: no arrivals or long gaps */
 	NVMFD_AUTO_R_CONTENDED, /* polling off: CPU contended */
 	NVMFD_AUTO_R_GAPS, /* polling period re-fitted to the gaps */
-	NVMFD_AUTO_R_NOWHERE, /* contended, but no CPU is better: stayed */
 	NVMFD_AUTO_R_STARVING_PEER, /* budgets tightened: a peer waits for us */
 	NVMFD_AUTO_R_PEER_CALM, /* budgets eased: the peers' wait is short */
 	NVMFD_AUTO__NREASON,
@@ -783,8 +782,12 @@ struct nvmfd_auto_sample {
  * @poll_time_ns: time spent polling, ns.
  * @budget_shift: byte budgets and pass deadline are divided by 2^this.
  * @budget_changes: changes of @budget_shift.
+ * @budget_reason: reason of the last budget change (placement and polling
+ *                share @last_reason).
  * @stays:        samples in which the queue was contended but stayed
  *                because no CPU was better.
+ * @staying:      such an episode is going on (its first sample returns
+ *                true from nvmfd_auto_update(), for a log line).
  * private: the rest (the stats show hold_ns and poll_hold_ns, the
  * current back-offs).
  */
@@ -800,7 +803,9 @@ struct nvmfd_auto {
 	uint64_t poll_time_ns;
 	unsigned int budget_shift;
 	uint64_t budget_changes;
+	enum nvmfd_auto_reason budget_reason;
 	uint64_t stays;
+	bool staying;
 	/* private */
 	uint64_t last_ns;
 	uint64_t since_ns; /* placement entered */
@@ -824,8 +829,9 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k);
 
 /**
  * nvmfd_auto_update() - account one sample and decide.
- * Return: true when placement or polling changed (read a->place,
- *         a->poll_us, a->last_reason). A sample whose clock goes backwards
+ * Return: true when placement, polling or the budgets changed (read
+ *         a->place, a->poll_us, a->last_reason, a->budget_shift), or a
+ *         "contended, nowhere better" episode began (a->staying). A sample whose clock goes backwards
  *         accounts no time. Context: the queue's controller owner only.
  */
 bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s);
@@ -847,7 +853,7 @@ const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r);
 /** nvmfd_auto_stats_obj() - {"mode", "poll_us", "moves", "poll_changes",
  *  "starvations", "last_reason", "time_ms": {bound, moved, unbound},
  *  "poll_time_ms", "hold_ms", "poll_hold_ms", "budget_shift",
- *  "budget_changes", "stays"} as a new json-c object
+ *  "budget_changes", "budget_reason", "stays"} as a new json-c object
  *  (NULL: out of memory). */
 json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a);
 

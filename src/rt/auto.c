@@ -112,12 +112,14 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		home_calm = home_calm && s->home.known && s->home.contention <= k->pressure_lo;
 	}
 	a->hot = qdelay || pressed ? a->hot + 1 : 0;
+	if (!a->hot)
+		a->staying = false;
 	if (a->hot >= k->window && !in_hold) {
 		if (percpu && !s->alt_cpu && !s->better_cpu) {
 			/* every CPU is as loaded: a move would gain nothing */
 			a->stays++;
-			if (a->last_reason != NVMFD_AUTO_R_NOWHERE) {
-				a->last_reason = NVMFD_AUTO_R_NOWHERE;
+			if (!a->staying) {
+				a->staying = true; /* a new episode: worth a log line */
 				return true;
 			}
 			return false;
@@ -250,7 +252,7 @@ static bool set_budget(struct nvmfd_auto *a, unsigned int shift, enum nvmfd_auto
 	a->budget_shift = shift;
 	a->budget_changes++;
 	a->budget_ns = now;
-	a->last_reason = r;
+	a->budget_reason = r;
 	a->starving = a->calm = 0;
 	return true;
 }
@@ -311,7 +313,7 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 	[NVMFD_AUTO_R_QUEUE_DELAY] = "queue_delay", [NVMFD_AUTO_R_PRESSURE] = "pressure",
 	[NVMFD_AUTO_R_RECOVERED] = "recovered",	  [NVMFD_AUTO_R_LATENCY] = "latency",
 	[NVMFD_AUTO_R_IDLE] = "idle",		  [NVMFD_AUTO_R_CONTENDED] = "contended",
-	[NVMFD_AUTO_R_GAPS] = "gaps",		  [NVMFD_AUTO_R_NOWHERE] = "nowhere_better",
+	[NVMFD_AUTO_R_GAPS] = "gaps",
 	[NVMFD_AUTO_R_STARVING_PEER] = "starving_peer", [NVMFD_AUTO_R_PEER_CALM] = "peer_calm",
 };
 
@@ -348,6 +350,8 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 	json_object_object_add(o, "poll_hold_ms", json_object_new_uint64(a->poll_hold_ns / MS));
 	json_object_object_add(o, "budget_shift", json_object_new_int((int)a->budget_shift));
 	json_object_object_add(o, "budget_changes", json_object_new_uint64(a->budget_changes));
+	json_object_object_add(o, "budget_reason",
+			       json_object_new_string(nvmfd_auto_reason_name(a->budget_reason)));
 	json_object_object_add(o, "stays", json_object_new_uint64(a->stays));
 	return o;
 }

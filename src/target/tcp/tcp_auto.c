@@ -554,7 +554,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	struct nvmfd_rt *esc = nvmfd__tgt_rt_escape(port->tgt);
 	struct nvmfd_auto_sample s = { .now_ns = now_ns, .pending_ns = pending_ns };
 	enum nvmfd_auto_place before = q->ctl.place;
-	enum nvmfd_auto_reason why = q->ctl.last_reason;
+	bool staying = q->ctl.staying;
 	unsigned int shift = q->ctl.budget_shift;
 	uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
 	uint64_t qdelay = __atomic_load_n(&q->io_work.queue_delay_ns, __ATOMIC_RELAXED);
@@ -609,10 +609,10 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 				     "queue %u peer %s: byte budgets and pass deadline / %u: %s "
 				     "(a queue on its worker waited %" PRIu64 " us)",
 				     q->id, q->qp.peer_addr, 1u << q->ctl.budget_shift,
-				     nvmfd_auto_reason_name(q->ctl.last_reason),
+				     nvmfd_auto_reason_name(q->ctl.budget_reason),
 				     s.peer_delay_ns / 1000u);
 	}
-	if (q->ctl.last_reason == NVMFD_AUTO_R_NOWHERE && why != NVMFD_AUTO_R_NOWHERE)
+	if (q->ctl.staying && !staying)
 		NVMFD_INFO_RATELIMIT(TCP_COMP,
 				     "queue %u peer %s: cpu %d contended (run delay %.2f, others "
 				     "wait %.2f) but no CPU is better: stays",
