@@ -734,7 +734,7 @@ void tcp_auto_queue_json(struct tcp_queue *q, json_object *o)
 						 __atomic_load_n(&q->run_cpu, __ATOMIC_RELAXED)));
 	json_object_object_add(e, "cpl_events_s", json_object_new_uint64(q->cpl_eps));
 	/* the completion source, chosen at creation (or as configured) */
-	json_object_object_add(e, "cq", json_object_new_string(q->cq_shared ? "shared" : "queue"));
+	json_object_object_add(e, "cq", json_object_new_string(q->cq_shared ? "shared" : "per-queue"));
 	json_object_object_add(e, "cq_decided", json_object_new_boolean(q->cq_auto));
 	json_object_object_add(e, "cq_peers", json_object_new_int((int)q->cq_peers));
 	json_object_object_add(e, "cq_peer_events_s", json_object_new_uint64(q->cq_peer_eps));

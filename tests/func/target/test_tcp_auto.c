@@ -48,11 +48,14 @@ static void tweak_auto(struct nvmfd_cfg *cfg)
 	cfg->exec.exec_auto = true;
 }
 
-/* shared completion rings: their completion work runs unbound in auto */
+/* shared completion rings: their completion work runs unbound in auto
+ * (--auto-no-cq: every queue takes the configured shared ring; auto's own
+ * choice would give these lightly loaded queues rings of their own) */
 static void tweak_auto_cq_shared(struct nvmfd_cfg *cfg)
 {
 	tweak_auto(cfg);
 	cfg->exec.cq_pool_shared = true;
+	cfg->exec.auto_no_cq = true;
 }
 
 static void tweak_bound_short_icreq(struct nvmfd_cfg *cfg)
@@ -138,6 +141,17 @@ static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *
 	q = ex_queue(root, &io1);
 	TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[g_ncpus > 1 ? 1 : 0]);
 	TF_CHECK(json_object_object_get_ex(q, "exec", NULL));
+	/* the completion source: with --auto-no-cq as configured (shared),
+	 * else auto's choice at creation, a ring of its own for a queue
+	 * created with few completion events on its CPU */
+	{
+		bool decided = json_object_get_boolean(ex_get(ex_get(q, "exec"), "cq_decided"));
+		const char *want = decided ? "per-queue" : "shared";
+
+		TF_CHECK(decided == !*what);
+		TF_CHECK(!strcmp(exec_str(q, "cq"), want));
+		TF_CHECK(!strcmp(json_object_get_string(ex_get(q, "cq_pool")), want));
+	}
 	json_object_put(root);
 
 	gate_open(&g);
