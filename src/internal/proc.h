@@ -55,6 +55,7 @@ int nvmfd__proc_task_sched(int pid, int tid, uint64_t *exec_ns, uint64_t *run_de
  * @online:       the CPU has a line in /proc/stat.
  * @idle_ns:      idle + iowait time (/proc/stat, clock ticks: the
  *                resolution is 1 / sysconf(_SC_CLK_TCK), 10 ms at 100 Hz).
+ * @nice_ns:      user time of niced tasks (nice > 0), ns.
  * @total_ns:     user + nice + system + idle + iowait + irq + softirq +
  *                steal, ns.
  * @run_delay_ns: time tasks spent runnable and waiting on this CPU's run
@@ -64,6 +65,7 @@ int nvmfd__proc_task_sched(int pid, int tid, uint64_t *exec_ns, uint64_t *run_de
 struct nvmfd_proc_cpu {
 	bool online;
 	uint64_t idle_ns;
+	uint64_t nice_ns;
 	uint64_t total_ns;
 	uint64_t run_delay_ns;
 };

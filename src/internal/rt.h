@@ -708,8 +708,9 @@ struct nvmfd_auto_knobs {
  * @known:      the fields are measured (else the per-CPU rules are off).
  * @idle:       share (0..1) of the tick the CPU was idle.
  * @others:     share (0..1) it ran tasks other than this process's
- *              workers there: 1 - @others is the headroom a poller of
- *              ours could take without taking it from anyone.
+ *              workers there, niced ones (nice > 0) left out: 1 - @others
+ *              is the headroom a poller of ours could take without taking
+ *              it from anyone who would not yield it anyway.
  * @contention: how much tasks other than ours waited to run on it, per
  *              wall ns (0..1): the CPU's run-queue delay (schedstat)
  *              minus our workers'; without schedstat, @others when the

@@ -177,6 +177,7 @@ int nvmfd__proc_cpus(const char *stat_path, const char *schedstat_path, struct n
 		for (int i = 0; i < k && i < 8; i++)
 			total += v[i];
 		cpus[c].online = true;
+		cpus[c].nice_ns = v[1] * tick_ns;
 		cpus[c].idle_ns = (v[3] + v[4]) * tick_ns;
 		cpus[c].total_ns = total * tick_ns;
 		if ((unsigned int)c + 1 > n)

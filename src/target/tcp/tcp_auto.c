@@ -48,6 +48,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
 #include "internal/log.h"
 #include "internal/proc.h"
 #include "target/tcp/tcp_int.h"
@@ -147,6 +149,8 @@ int tcp_auto_port_init(struct tcp_port *port)
 	}
 	for (unsigned int i = 0; i < port->napools; i++)
 		port->apools[i].cpu = -1;
+	errno = 0;
+	port->niced = getpriority(PRIO_PROCESS, 0) > 0 && !errno;
 	return 0;
 }
 
@@ -226,7 +230,9 @@ static double clamp01(double v)
 
 /*
  * Step 1b: every CPU's idle share, the share run by others (busy minus
- * our bound workers there) and the waits of others on its run queue
+ * our bound workers there, minus niced background work: tasks at nice > 0
+ * yield to a nice-0 poller, so their time is headroom) and the waits of
+ * others on its run queue
  * (/proc/schedstat minus our workers' run delay; without schedstat: the
  * others' share when no idle time was left), smoothed 1/2 per tick (the
  * /proc/stat resolution is a clock tick, 10 % of a 100 ms tick at 100 Hz).
@@ -254,7 +260,17 @@ static void tcp_auto_sample_cpus(struct tcp_port *port, uint64_t now_ns)
 					      clamp01((double)(r->idle_ns - ac->prev.idle_ns) / dt) :
 					      ac->now.idle; /* iowait may run backwards */
 			double ours = clamp01((double)ac->ours_exec_ns / (double)wall);
-			double others = clamp01(1.0 - idle - ours), delay = 0;
+			double bg = r->nice_ns >= ac->prev.nice_ns ?
+					    (double)(r->nice_ns - ac->prev.nice_ns) / dt :
+					    0;
+			double others, delay = 0;
+
+			/* niced tasks (nice > 0) yield to a nice-0 poller: their
+			 * time is headroom, not others' (unless it is ours: a
+			 * target run under nice counts there itself) */
+			if (port->niced)
+				bg = bg > ours ? bg - ours : 0;
+			others = clamp01(1.0 - idle - ours - bg);
 
 			if (has_delay && r->run_delay_ns >= ac->prev.run_delay_ns)
 				delay = clamp01(((double)(r->run_delay_ns - ac->prev.run_delay_ns) -

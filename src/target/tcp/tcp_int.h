@@ -297,6 +297,7 @@ struct tcp_port {
 	struct nvmfd_proc_cpu *cpu_read; /* scratch for nvmfd__proc_cpus() */
 	unsigned int ncpus;
 	bool has_delay; /* /proc/schedstat read */
+	bool niced; /* this process runs at nice > 0 (its time is "nice") */
 	uint64_t cpus_at_ns;
 };
 

@@ -144,19 +144,6 @@ static bool rt_throttled(void)
 	return v >= 0;
 }
 
-/* Stop the target: every connection sees a clean EOF. */
-static void stop_and_close_all(struct tf_target *t, struct tc_conn *a, struct tc_conn *b,
-			       struct tc_conn *c)
-{
-	struct tc_conn *all[] = { a, b, c };
-
-	tf_stop(t);
-	for (int i = 0; i < 3; i++) {
-		TF_CHECK_EQ(tc_wait_eof(all[i]), 0);
-		tc_close(all[i]);
-	}
-}
-
 /* An admin command (Identify Controller) completes. */
 static void admin_works(struct tc_conn *adm)
 {
@@ -204,7 +191,7 @@ static int run(bool auto_mode)
 	if (!hog_start(&h)) {
 		fprintf(stderr, "SCHED_FIFO refused: skipped\n");
 		hog_end(&h);
-		stop_and_close_all(&t, &adm, &io1, &io2);
+		ex_stop_and_close(&t, (struct tc_conn *[]){ &adm, &io1, &io2 }, 3);
 		return 77;
 	}
 	fprintf(stderr, "%s: SCHED_FIFO hog on cpu %d (io1's io_cpu)\n",
@@ -245,20 +232,13 @@ static int run(bool auto_mode)
 	n2 += ex_rw(&io2, 2, 6);
 	ex_wait_completions(&t, &io1, n1);
 	ex_wait_completions(&t, &io2, n2);
-	stop_and_close_all(&t, &adm, &io1, &io2);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &adm, &io1, &io2 }, 3);
 	return 0;
 }
 
 int main(void)
 {
-	cpu_set_t set;
-	int n = 0;
-
-	TF_CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &set))
-			g_cpus[n++] = c;
-	if (n < 2) {
+	if (ex_two_cpus(g_cpus) < 2) {
 		fprintf(stderr, "needs 2 CPUs: skipped\n");
 		return 77;
 	}

@@ -122,6 +122,7 @@ static void test_cpus_parse(void **state)
 	assert_true(c[0].online && !c[1].online && c[2].online);
 	assert_true(c[0].idle_ns == 405 * tick);
 	assert_true(c[0].total_ns == 557 * tick);
+	assert_true(c[0].nice_ns == 0 && c[2].nice_ns == 1 * tick);
 	/* steal counts, guest (already in user) does not */
 	assert_true(c[2].total_ns == 860 * tick);
 	assert_true(c[1].total_ns == 0);
