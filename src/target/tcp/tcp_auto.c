@@ -224,6 +224,9 @@ static double clamp01(double v)
 	return v < 0 ? 0 : v > 1.0 ? 1.0 : v;
 }
 
+/* The per-CPU reading's period while no queue needs a decision. */
+#define TCP_AUTO_CPUS_IDLE_NS 1000000000ull
+
 /* A CPU with no idle time left (at most this share idle): without
  * schedstat, whatever others run there is taken as their contention. */
 #define TCP_AUTO_IDLE_LO 0.1
@@ -243,8 +246,14 @@ static void tcp_auto_sample_cpus(struct tcp_port *port, uint64_t now_ns)
 {
 	uint64_t wall = port->cpus_at_ns && now_ns > port->cpus_at_ns ? now_ns - port->cpus_at_ns : 0;
 	bool has_delay;
-	int n = nvmfd__proc_cpus(NULL, NULL, port->cpu_read, port->ncpus, &has_delay);
+	int n;
 
+	/* nothing to decide (no command, no poller, every queue home): once
+	 * a second is enough, and keeps an idle target cheap */
+	if (!__atomic_load_n(&port->cpus_wanted, __ATOMIC_RELAXED) && wall &&
+	    wall < TCP_AUTO_CPUS_IDLE_NS)
+		return;
+	n = nvmfd__proc_cpus(NULL, NULL, port->cpu_read, port->ncpus, &has_delay);
 	if (n < 0)
 		return; /* no /proc/stat: the per-CPU rules stay off */
 	/* the stats and the accept work read the results under the lock */
@@ -512,6 +521,7 @@ static unsigned int tcp_auto_cur_pool(struct tcp_queue *q, unsigned int *home)
 void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 {
 	struct tcp_queue *q;
+	bool wanted;
 
 	if (!tcp_auto_on(port) || !port->apools || !nvmfd__tgt_rt_escape(port->tgt))
 		return;
@@ -523,6 +533,7 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 		port->acpus[c].queues = 0;
 		port->acpus[c].cpl_eps = 0;
 	}
+	wanted = false;
 	for (q = port->queues; q; q = q->next) {
 		uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
 		uint64_t qdelay = __atomic_load_n(&q->io_work.queue_delay_ns, __ATOMIC_RELAXED);
@@ -555,7 +566,11 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 			port->acpus[q->io_cpu].queues++;
 			port->acpus[q->io_cpu].cpl_eps += q->cpl_eps;
 		}
+		/* the next tick's controllers need fresh per-CPU signals */
+		wanted = wanted || TCP_STAT_LOAD(q, cmds) != q->ctl_cmds || q->ctl.poll_us ||
+			 q->ctl.place != NVMFD_AUTO_BOUND;
 	}
+	__atomic_store_n(&port->cpus_wanted, wanted, __ATOMIC_RELAXED);
 }
 
 /*

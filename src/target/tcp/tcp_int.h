@@ -298,6 +298,7 @@ struct tcp_port {
 	unsigned int ncpus;
 	bool has_delay; /* /proc/schedstat read */
 	bool niced; /* this process runs at nice > 0 (its time is "nice") */
+	bool cpus_wanted; /* atomic: a queue had commands, polls or is away */
 	uint64_t cpus_at_ns;
 };
 
