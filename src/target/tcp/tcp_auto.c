@@ -224,6 +224,10 @@ static double clamp01(double v)
 	return v < 0 ? 0 : v > 1.0 ? 1.0 : v;
 }
 
+/* A pool whose workers ran at least this share of the tick is active:
+ * their run delay describes its CPU (tcp_auto_level()). */
+#define TCP_AUTO_ACTIVE 0.02
+
 /* The per-CPU reading's period while no queue needs a decision. */
 #define TCP_AUTO_CPUS_IDLE_NS 1000000000ull
 
@@ -319,7 +323,7 @@ void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns)
 		struct nvmfd_rt_pool_sched ps;
 		unsigned int idx;
 		struct nvmfd_rt *rt = apool_rt(port, i, &idx);
-		double worst = 0;
+		double worst = 0, ran = 0;
 
 		if (nvmfd_rt_pool_sched(rt, idx, &ps))
 			continue;
@@ -336,6 +340,9 @@ void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns)
 			    (double)(now_ns - ap->at_ns);
 			if (p > worst)
 				worst = p;
+			if (ps.exec_ns[w] >= ap->exec_ns[w])
+				ran += (double)(ps.exec_ns[w] - ap->exec_ns[w]) /
+				       (double)(now_ns - ap->at_ns);
 			/* a bound pool's workers run on its CPU only */
 			if (ap->cpu >= 0 && (unsigned int)ap->cpu < port->ncpus &&
 			    ps.exec_ns[w] >= ap->exec_ns[w]) {
@@ -344,8 +351,10 @@ void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns)
 					ps.run_delay_ns[w] - ap->run_delay_ns[w];
 			}
 		}
-		if (ap->at_ns && now_ns > ap->at_ns)
+		if (ap->at_ns && now_ns > ap->at_ns) {
 			ap->pressure = worst > 1.0 ? 1.0 : worst;
+			ap->busy = ran;
+		}
 		/* a pool whose run queue does not move is fully contended,
 		 * whatever its workers' run delay says (a worker stuck in one
 		 * item is not waiting for the CPU) */
@@ -485,16 +494,31 @@ static int tcp_auto_alt_pool(struct tcp_port *port, unsigned int skip1, unsigned
 	return best;
 }
 
-/* Another bound pool's CPU is less contended than @level by @margin. */
-static bool tcp_auto_better_cpu(struct tcp_port *port, unsigned int skip, double level,
-				double margin)
+/* How contended pool @i's CPU is for a queue of ours: where our workers
+ * ran in the last tick, their own run delay (what a queue there waits,
+ * whatever the priorities of the others); else the CPU's contention. The
+ * same measure for every pool, the current one included, so that two
+ * CPUs cannot each look better than the other. */
+static double tcp_auto_level(struct tcp_port *port, unsigned int i)
 {
-	for (unsigned int i = 0; i < port->nbound; i++) {
-		struct nvmfd_auto_cpu c = tcp_auto_cpu_of(port, port->apools[i].cpu);
+	const struct tcp_auto_pool *ap = &port->apools[i];
+	struct nvmfd_auto_cpu c;
 
-		if (i != skip && c.known && c.contention + margin <= level)
+	if (ap->busy >= TCP_AUTO_ACTIVE || i >= port->nbound)
+		return ap->pressure;
+	c = tcp_auto_cpu_of(port, ap->cpu);
+	return c.known ? c.contention : ap->pressure;
+}
+
+/* Another bound pool's CPU is less contended than pool @cur's by @margin. */
+static bool tcp_auto_better_cpu(struct tcp_port *port, unsigned int cur, double margin)
+{
+	double level = tcp_auto_level(port, cur);
+
+	for (unsigned int i = 0; i < port->nbound; i++)
+		if (i != cur && port->apools[i].cpu >= 0 &&
+		    tcp_auto_level(port, i) + margin <= level)
 			return true;
-	}
 	return false;
 }
 
@@ -616,10 +640,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		s.cpu.known = false; /* all per-CPU or none */
 	alt = tcp_auto_alt_pool(port, home, cur, q->ctl.k.pressure_lo);
 	s.alt_cpu = alt >= 0;
-	s.better_cpu = s.cpu.known &&
-		       tcp_auto_better_cpu(port, cur,
-					   s.cpu.contention > s.pressure ? s.cpu.contention : s.pressure,
-					   q->ctl.k.better_margin);
+	s.better_cpu = s.cpu.known && tcp_auto_better_cpu(port, cur, q->ctl.k.better_margin);
 	/* heavy: a quarter of its passes, and at least two, ran to the
 	 * deadline with work left */
 	s.heavy = q->ctl_ns && passes > q->ctl_passes && dl >= q->ctl_dl + 2 &&

@@ -235,6 +235,7 @@ struct tcp_auto_pool {
 	unsigned int nworkers;
 	int cpu; /* a bound pool's CPU (-1: unbound, or not known yet) */
 	double pressure; /* the most any worker's run delay grew per wall ns */
+	double busy; /* its workers' time on a CPU per wall ns, last tick */
 	/* the tick's two longest mean queue delays of queues running here
 	 * (tcp_auto_port_tick()), for each queue's peer_delay_ns */
 	uint64_t qd1, qd2;
