@@ -714,7 +714,8 @@ struct nvmfd_auto_knobs {
  * @contention: how much tasks other than ours waited to run on it, per
  *              wall ns (0..1): the CPU's run-queue delay (schedstat)
  *              minus our workers'; without schedstat, @others when the
- *              CPU had no idle time left (@idle <= pressure_lo), else 0.
+ *              CPU had no room left for a nice-0 task (idle plus niced
+ *              time <= 0.1), else 0.
  */
 struct nvmfd_auto_cpu {
 	bool known;

@@ -231,8 +231,9 @@ static double clamp01(double v)
 /* The per-CPU reading's period while no queue needs a decision. */
 #define TCP_AUTO_CPUS_IDLE_NS 1000000000ull
 
-/* A CPU with no idle time left (at most this share idle): without
- * schedstat, whatever others run there is taken as their contention. */
+/* A CPU with no room left for a nice-0 task (at most this share idle or
+ * niced): without schedstat, whatever others run there is taken as their
+ * contention. */
 #define TCP_AUTO_IDLE_LO 0.1
 
 /*
@@ -276,7 +277,7 @@ static void tcp_auto_sample_cpus(struct tcp_port *port, uint64_t now_ns)
 			double bg = r->nice_ns >= ac->prev.nice_ns ?
 					    (double)(r->nice_ns - ac->prev.nice_ns) / dt :
 					    0;
-			double others, delay = 0;
+			double others, head, delay = 0;
 
 			/* niced tasks (nice > 0) yield to a nice-0 poller: their
 			 * time is headroom, not others' (unless it is ours: a
@@ -284,6 +285,7 @@ static void tcp_auto_sample_cpus(struct tcp_port *port, uint64_t now_ns)
 			if (port->niced)
 				bg = bg > ours ? bg - ours : 0;
 			others = clamp01(1.0 - idle - ours - bg);
+			head = clamp01(idle + bg);
 
 			if (has_delay && r->run_delay_ns >= ac->prev.run_delay_ns)
 				delay = clamp01(((double)(r->run_delay_ns - ac->prev.run_delay_ns) -
@@ -291,13 +293,17 @@ static void tcp_auto_sample_cpus(struct tcp_port *port, uint64_t now_ns)
 						(double)wall);
 			if (ac->now.known) {
 				idle = (ac->now.idle + idle) / 2;
+				head = (ac->head + head) / 2;
 				others = (ac->now.others + others) / 2;
 				delay = (ac->delay + delay) / 2;
 			}
 			ac->now.idle = idle;
 			ac->now.others = others;
 			ac->delay = delay;
-			ac->now.contention = has_delay ? delay : idle <= TCP_AUTO_IDLE_LO ? others : 0;
+			ac->head = head;
+			/* without schedstat: others wait when the CPU had no
+			 * room left for a nice-0 task (idle or niced time) */
+			ac->now.contention = has_delay ? delay : head <= TCP_AUTO_IDLE_LO ? others : 0;
 			ac->now.known = true;
 		} else if (!r->online) {
 			ac->now.known = false;

@@ -249,6 +249,7 @@ struct tcp_auto_cpu {
 	uint64_t ours_exec_ns, ours_delay_ns; /* our bound workers there, this tick */
 	struct nvmfd_auto_cpu now; /* smoothed over ticks (EWMA 1/2) */
 	double delay; /* smoothed run-queue delay of others (schedstat) */
+	double head; /* smoothed idle + niced share: room for a nice-0 task */
 	unsigned int queues; /* live queues whose io_cpu it is (port->lock) */
 	uint64_t cpl_eps; /* their completion events per second (port->lock) */
 };
