@@ -11,14 +11,21 @@
  *     share of the tick it waited for its CPU; the pool's pressure is its
  *     worst worker's; 1.0 when the pool's run-queue head has waited for
  *     the starvation bound; one schedstat read per worker, nothing else)
- *     and the PSI "some" share of the tick (the cgroup's cpu.pressure when
- *     there is one, else /proc/pressure/cpu), before taking port->lock (no
- *     /proc read under it);
- *  2. under port->lock, measures how long each queue's work has waited
+ *     and our workers' time on each CPU, then every CPU's idle share, the
+ *     share others run there (niced work left out) and their contention
+ *     (/proc/stat, /proc/schedstat; tcp_auto_sample_cpus()), and the PSI
+ *     "some" share of the tick (recorded only), before taking port->lock
+ *     (no /proc read under it);
+ *  2. under port->lock, takes each queue's tick figures (queue delay,
+ *     completion events/s, per pool the longest waits: tcp_auto_port_tick()),
+ *     then measures how long each queue's work has waited
  *     for the target (tcp_auto_stall_ns(): its io_work queued without
  *     running, or input unread while it made no pass), and feeds each
  *     queue's controller (src/rt/auto.c) with that, its mean queue delay,
- *     the pressures and its command rate, and lists the queues whose
+ *     the pressures, the signals of its CPU and io_cpu, whether another
+ *     CPU is better, its command rate, whether its passes run to their
+ *     deadline and how long its worker's other queues wait, and lists the
+ *     queues whose
  *     placement changed (q->rescuing keeps the release work from freeing
  *     them);
  *  3. after dropping the lock, moves each listed queue's io_work
@@ -27,9 +34,13 @@
  * Polling: unless --auto-no-poll (or a fixed --idle-poll-us, which then
  * applies as in the other modes), the controller's idle-poll period is
  * published in q->auto_poll_us and io_work takes it at the start of its
- * next pass (tcp_auto_apply_poll()); backend completion polling follows
- * it (tcp_backend_polling()). Its inputs here: the mean command gap over
- * the tick, the slots in use as queue depth, the pool pressure and PSI.
+ * next pass (tcp_auto_apply()); backend completion polling follows it
+ * (tcp_backend_polling()). Its inputs here: the mean command gap over the
+ * tick, the slots in use as queue depth, the worker's run delay and the
+ * CPU's signals. Budgets: the controller's budget shift is published in
+ * q->auto_budget_shift and taken the same way (byte budgets and the pass
+ * deadline divided). Completion source: chosen once, when the queue is
+ * created (tcp_auto_cq_source()).
  *
  * Stalls, in every exec mode (step 2 runs for all): the setup deadlines
  * (ICReq, Connect) and the keep-alive check (ops->stall_ns) ask first
