@@ -247,12 +247,27 @@ static void cq_ring_put(struct nvmfd_cq_pool *pool, struct cq_ring *r)
 	free(r);
 }
 
+bool nvmfd_cq_pool_can_share(const struct nvmfd_cq_pool *pool)
+{
+	return pool->opts.shared || pool->rt;
+}
+
 int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 		  nvmfd_cq_notify_fn notify, void *arg, struct nvmfd_cq **out)
 {
+	return nvmfd_cq_open_src(pool, io_cpu, depth, NVMFD_CQ_SRC_POOL, notify, arg, out);
+}
+
+int nvmfd_cq_open_src(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
+		      enum nvmfd_cq_src src, nvmfd_cq_notify_fn notify, void *arg,
+		      struct nvmfd_cq **out)
+{
+	bool shared = src == NVMFD_CQ_SRC_POOL ? pool->opts.shared : src == NVMFD_CQ_SRC_SHARED;
 	struct nvmfd_cq *cq;
 	int ret;
 
+	if (shared && !pool->rt)
+		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
@@ -261,7 +276,7 @@ int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 	cq->notify = notify;
 	cq->arg = arg;
 	pthread_mutex_lock(&pool->lock);
-	if (pool->opts.shared) {
+	if (shared) {
 		ret = cq_ring_get_locked(pool, io_cpu, depth, &cq->shared);
 		if (!ret)
 			cq->ring = cq->shared->ring;

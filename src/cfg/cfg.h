@@ -147,6 +147,8 @@ struct nvmfd_cfg_exec {
 	bool auto_bound; /* auto never leaves a queue's io_cpu (reports only) */
 	bool auto_no_poll; /* auto never idle-polls (also when idle_poll_us > 0:
 			    * that fixed period applies instead) */
+	bool auto_no_budget; /* auto never changes the rx/tx byte budgets */
+	bool auto_no_cq; /* auto keeps cq_pool's completion source per queue */
 	uint32_t auto_starve_ms; /* queued-not-run bound for a rescue (default 50) */
 	bool wq_per_ctrl;
 	uint32_t idle_poll_us; /* 0 = event driven */

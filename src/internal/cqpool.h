@@ -88,6 +88,29 @@ bool nvmfd_cq_pool_shared(const struct nvmfd_cq_pool *pool);
  */
 typedef void (*nvmfd_cq_notify_fn)(void *arg);
 
+/** nvmfd_cq_pool_can_share() - shared rings may exist: shared mode, or a
+ *  per-queue pool created with a runtime (nvmfd_cq_open_src()). */
+bool nvmfd_cq_pool_can_share(const struct nvmfd_cq_pool *pool);
+
+/* Where one context's completions come from (nvmfd_cq_open_src()). */
+enum nvmfd_cq_src {
+	NVMFD_CQ_SRC_POOL, /* the pool's mode */
+	NVMFD_CQ_SRC_QUEUE, /* a ring of its own */
+	NVMFD_CQ_SRC_SHARED, /* the shared ring of its io_cpu */
+};
+
+/**
+ * nvmfd_cq_open_src() - nvmfd_cq_open() with the source chosen for this
+ * context: a pool of either mode serves both kinds when it has a runtime
+ * (the shared rings' completion work runs there). Fixed for the
+ * context's life: its ios complete on the ring they were submitted to.
+ * Return: as nvmfd_cq_open(); -EINVAL for NVMFD_CQ_SRC_SHARED without a
+ * runtime.
+ */
+int nvmfd_cq_open_src(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
+		      enum nvmfd_cq_src src, nvmfd_cq_notify_fn notify, void *arg,
+		      struct nvmfd_cq **out);
+
 /**
  * nvmfd_cq_open() - a completion context for a queue on @io_cpu.
  * @depth:  most ios the queue has in flight (its command slots).

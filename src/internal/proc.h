@@ -6,6 +6,7 @@
 #ifndef NVMFD_INTERNAL_PROC_H
 #define NVMFD_INTERNAL_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,46 @@ int nvmfd__proc_task_stat(int pid, int tid, struct nvmfd_task_stat *st);
  * Return: 0, -errno (thread gone, schedstat not available), -ENODATA.
  */
 int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns);
+
+/**
+ * nvmfd__proc_task_sched() - time on a CPU (schedstat field 1) and run
+ * delay (field 2) of thread @tid of process @pid (as
+ * nvmfd__proc_task_run_delay()), ns; one small read.
+ * Return: 0, -errno, -ENODATA.
+ */
+int nvmfd__proc_task_sched(int pid, int tid, uint64_t *exec_ns, uint64_t *run_delay_ns);
+
+/**
+ * struct nvmfd_proc_cpu - one CPU's counters since boot.
+ * @online:       the CPU has a line in /proc/stat.
+ * @idle_ns:      idle + iowait time (/proc/stat, clock ticks: the
+ *                resolution is 1 / sysconf(_SC_CLK_TCK), 10 ms at 100 Hz).
+ * @nice_ns:      user time of niced tasks (nice > 0), ns.
+ * @total_ns:     user + nice + system + idle + iowait + irq + softirq +
+ *                steal, ns.
+ * @run_delay_ns: time tasks spent runnable and waiting on this CPU's run
+ *                queue (/proc/schedstat, "cpuN" field 8), ns; 0 when the
+ *                kernel has no CONFIG_SCHEDSTATS.
+ */
+struct nvmfd_proc_cpu {
+	bool online;
+	uint64_t idle_ns;
+	uint64_t nice_ns;
+	uint64_t total_ns;
+	uint64_t run_delay_ns;
+};
+
+/**
+ * nvmfd__proc_cpus() - per-CPU counters into @cpus[0..@max), indexed by
+ * CPU number (CPUs >= @max are left out; offline ones stay zero).
+ * @stat_path, @schedstat_path: NULL for /proc/stat and /proc/schedstat
+ * (other paths for tests). *@has_delay: run_delay_ns was read (the
+ * schedstat file exists and parsed).
+ * Return: 1 + the highest CPU number seen (<= @max), -errno (no
+ * /proc/stat), -ENODATA (no cpu line).
+ */
+int nvmfd__proc_cpus(const char *stat_path, const char *schedstat_path, struct nvmfd_proc_cpu *cpus,
+		     unsigned int max, bool *has_delay);
 
 /**
  * nvmfd__proc_psi_some_us() - the "some" total of a pressure-stall file

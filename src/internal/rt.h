@@ -420,11 +420,13 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
  * @nworkers:     workers reported (at most NVMFD_RT_SCHED_WORKERS).
  * @run_delay_ns: per worker, its run delay so far (schedstat field 2), ns;
  *                0 where the thread has no tid yet or schedstat is missing.
+ * @exec_ns:      per worker, its time on a CPU so far (schedstat field 1).
  * @runq_len, @runq_head_age_ns: as in struct nvmfd_rt_pool_stats.
  */
 struct nvmfd_rt_pool_sched {
 	unsigned int nworkers;
 	uint64_t run_delay_ns[NVMFD_RT_SCHED_WORKERS];
+	uint64_t exec_ns[NVMFD_RT_SCHED_WORKERS];
 	unsigned int runq_len;
 	uint64_t runq_head_age_ns;
 };
@@ -578,6 +580,39 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * hold_ns): a poller that makes its own CPU contended backs off
  * exponentially instead of flapping; 4 x the poll hold spent polling
  * calmly halves it again.
+ *
+ * Per-CPU signals (sample.cpu.known, what the target feeds): the CPU the
+ * queue runs on and its io_cpu are described by struct nvmfd_auto_cpu
+ * (idle share, share run by others, contention by others), and then
+ * - polling starts only where the CPU has headroom for it (others <=
+ *   poll_others_max) and is not contended (contention <= pressure_lo, the
+ *   worker's own run delay <= pressure_lo); it stops at once when the
+ *   worker's own run delay reaches poll_delay_max, the CPU's contention
+ *   pressure_hi, or others 2 x poll_others_max (a poller that shares its
+ *   CPU with a busy thread: the "no CPU split" case); system PSI is not
+ *   used (it says someone waited, not where);
+ * - a contention departure (not a starvation) needs somewhere better: a
+ *   CPU with headroom (alt_cpu) or a less contended one (better_cpu);
+ *   when every CPU is as loaded, the queue stays;
+ * - contention counts for placement only on the queue's own CPU (its
+ *   contention >= pressure_hi, or its worker's run delay, or the queue
+ *   delay), and the way home needs the io_cpu's contention <= pressure_lo.
+ * Without per-CPU signals (cpu.known false) the pool/PSI rules above apply.
+ *
+ * Byte budgets (decide_budget, unless no_budget): a queue whose passes
+ * run to their deadline ("heavy": sample.heavy) while another queue on
+ * the same worker waits long for it (sample.peer_delay_ns >=
+ * budget_delay_ns) for @window samples gets its rx/tx byte budgets and
+ * pass deadline halved (budget_shift + 1, at most budget_shift_max, not
+ * within the hold of the previous change); after 2 x @window samples with
+ * the peers' wait under a quarter of that bound, one step back.
+ *
+ * Completion source (nvmfd_auto_cq_shared(), decided once, when a queue is
+ * created: a live queue's ring is not switched, since its ios in flight
+ * complete on the ring they were submitted to): the CPU's shared ring
+ * when at least cq_share_queues queues (this one included) would share
+ * the CPU and the ones already there take >= cq_share_eps completion
+ * events per second; a per-queue ring otherwise.
  */
 
 enum nvmfd_auto_place {
@@ -597,6 +632,8 @@ enum nvmfd_auto_reason {
 	NVMFD_AUTO_R_IDLE, /* polling off: no arrivals or long gaps */
 	NVMFD_AUTO_R_CONTENDED, /* polling off: CPU contended */
 	NVMFD_AUTO_R_GAPS, /* polling period re-fitted to the gaps */
+	NVMFD_AUTO_R_STARVING_PEER, /* budgets tightened: a peer waits for us */
+	NVMFD_AUTO_R_PEER_CALM, /* budgets eased: the peers' wait is short */
 	NVMFD_AUTO__NREASON,
 };
 
@@ -621,6 +658,22 @@ enum nvmfd_auto_reason {
  * @psi_poll_max: system (or cgroup) CPU pressure, the "some" share of
  *               PSI, up to which polling may start (default 0.25); at
  *               @pressure_hi or more polling stops as for a contended CPU.
+ *               Only without per-CPU signals.
+ * @poll_others_max: per-CPU signals: share of the CPU other tasks may run
+ *               for polling to start (default 0.25); twice that stops it.
+ * @poll_delay_max: per-CPU signals: the polling worker's own run delay
+ *               (share of the tick) that stops polling (default 0.2).
+ * @better_margin: per-CPU signals: how much less contended another CPU
+ *               must be to count as better (default 0.25).
+ * @no_budget:   never change the byte budgets (they stay as configured).
+ * @budget_delay_ns: a peer's mean queue delay that counts as starved by a
+ *               heavy queue (default 500 us).
+ * @budget_shift_max: most halvings of the budgets (default 3: 1/8).
+ * @no_cq:       nvmfd_auto_cq_shared() keeps the configured source.
+ * @cq_share_queues: queues on one CPU (the new one included) from which a
+ *               shared ring may be chosen (default 2).
+ * @cq_share_eps: completion events per second of the queues already on
+ *               that CPU from which it is chosen (default 20000).
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -637,6 +690,38 @@ struct nvmfd_auto_knobs {
 	unsigned int poll_min_us;
 	unsigned int poll_max_us;
 	double psi_poll_max;
+	double poll_others_max;
+	double poll_delay_max;
+	double better_margin;
+	bool no_budget;
+	uint64_t budget_delay_ns;
+	unsigned int budget_shift_max;
+	bool no_cq;
+	unsigned int cq_share_queues;
+	uint64_t cq_share_eps;
+};
+
+/**
+ * struct nvmfd_auto_cpu - one CPU over the last tick, as the owner
+ * measured it (the target: /proc/stat, /proc/schedstat, its workers'
+ * schedstat).
+ * @known:      the fields are measured (else the per-CPU rules are off).
+ * @idle:       share (0..1) of the tick the CPU was idle.
+ * @others:     share (0..1) it ran tasks other than this process's
+ *              workers there, niced ones (nice > 0) left out: 1 - @others
+ *              is the headroom a poller of ours could take without taking
+ *              it from anyone who would not yield it anyway.
+ * @contention: how much tasks other than ours waited to run on it, per
+ *              wall ns (0..1): the CPU's run-queue delay (schedstat)
+ *              minus our workers'; without schedstat, @others when the
+ *              CPU had no room left for a nice-0 task (idle plus niced
+ *              time <= 0.1), else 0.
+ */
+struct nvmfd_auto_cpu {
+	bool known;
+	double idle;
+	double others;
+	double contention;
 };
 
 /**
@@ -657,7 +742,16 @@ struct nvmfd_auto_knobs {
  *                  in which some task waited for a CPU. Not per CPU, so it
  *                  gates polling only (it cannot say which CPU to leave).
  * @cpl_per_s:      completion events per second (recorded; the completion
- *                  source decision is not built).
+ *                  source is decided at queue creation, not per sample).
+ * @cpu, @home:     per-CPU signals of the CPU the queue runs on and of its
+ *                  io_cpu (struct nvmfd_auto_cpu; @cpu.known turns the
+ *                  per-CPU rules on).
+ * @better_cpu:     another CPU is less contended than the current one by
+ *                  better_margin (where an unbound pool may run it).
+ * @heavy:          the queue's passes run to their deadline or budget
+ *                  (it has more work than one pass takes).
+ * @peer_delay_ns:  the longest mean queue delay over the tick of the other
+ *                  queues on the same worker pool (0: none).
  */
 struct nvmfd_auto_sample {
 	uint64_t now_ns;
@@ -670,6 +764,11 @@ struct nvmfd_auto_sample {
 	double qd;
 	double sys_pressure;
 	uint64_t cpl_per_s;
+	struct nvmfd_auto_cpu cpu;
+	struct nvmfd_auto_cpu home;
+	bool better_cpu;
+	bool heavy;
+	uint64_t peer_delay_ns;
 };
 
 /**
@@ -683,6 +782,14 @@ struct nvmfd_auto_sample {
  * @last_reason:  reason of the last change.
  * @time_ns:      time spent in each placement, ns.
  * @poll_time_ns: time spent polling, ns.
+ * @budget_shift: byte budgets and pass deadline are divided by 2^this.
+ * @budget_changes: changes of @budget_shift.
+ * @budget_reason: reason of the last budget change (placement and polling
+ *                share @last_reason).
+ * @stays:        samples in which the queue was contended but stayed
+ *                because no CPU was better.
+ * @staying:      such an episode is going on (its first sample returns
+ *                true from nvmfd_auto_update(), for a log line).
  * private: the rest (the stats show hold_ns and poll_hold_ns, the
  * current back-offs).
  */
@@ -696,6 +803,11 @@ struct nvmfd_auto {
 	enum nvmfd_auto_reason last_reason;
 	uint64_t time_ns[NVMFD_AUTO__NPLACE];
 	uint64_t poll_time_ns;
+	unsigned int budget_shift;
+	uint64_t budget_changes;
+	enum nvmfd_auto_reason budget_reason;
+	uint64_t stays;
+	bool staying;
 	/* private */
 	uint64_t last_ns;
 	uint64_t since_ns; /* placement entered */
@@ -704,7 +816,9 @@ struct nvmfd_auto {
 	uint64_t poll_on_ns; /* polling last turned on (0: never) */
 	uint64_t poll_off_ns; /* polling last stopped by contention (0: never) */
 	uint64_t poll_hold_ns; /* least time after that before polling again */
+	uint64_t budget_ns; /* last budget change (0: never) */
 	unsigned int hot, cool, lat, idle; /* consecutive-sample counters */
+	unsigned int starving, calm; /* budget: consecutive-sample counters */
 	bool started;
 };
 
@@ -717,11 +831,22 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k);
 
 /**
  * nvmfd_auto_update() - account one sample and decide.
- * Return: true when placement or polling changed (read a->place,
- *         a->poll_us, a->last_reason). A sample whose clock goes backwards
+ * Return: true when placement, polling or the budgets changed (read
+ *         a->place, a->poll_us, a->last_reason, a->budget_shift), or a
+ *         "contended, nowhere better" episode began (a->staying). A sample whose clock goes backwards
  *         accounts no time. Context: the queue's controller owner only.
  */
 bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s);
+
+/**
+ * nvmfd_auto_cq_shared() - the completion source of a queue about to be
+ * created on a CPU where @queues other queues run, whose completion events
+ * add up to @events_per_s: true for the CPU's shared ring, false for a
+ * ring of its own (rules above). @configured: what the configuration
+ * says (kept with @k->no_cq or @k->freeze). Pure.
+ */
+bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, unsigned int queues,
+			  uint64_t events_per_s);
 
 /** nvmfd_auto_place_name(), nvmfd_auto_reason_name() - stats/log names. */
 const char *nvmfd_auto_place_name(enum nvmfd_auto_place p);
@@ -729,7 +854,8 @@ const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r);
 
 /** nvmfd_auto_stats_obj() - {"mode", "poll_us", "moves", "poll_changes",
  *  "starvations", "last_reason", "time_ms": {bound, moved, unbound},
- *  "poll_time_ms", "hold_ms", "poll_hold_ms"} as a new json-c object
+ *  "poll_time_ms", "hold_ms", "poll_hold_ms", "budget_shift",
+ *  "budget_changes", "budget_reason", "stays"} as a new json-c object
  *  (NULL: out of memory). */
 json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a);
 

@@ -34,6 +34,13 @@ void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k)
 	k->poll_min_us = 10;
 	k->poll_max_us = 200;
 	k->psi_poll_max = 0.25;
+	k->poll_others_max = 0.25;
+	k->poll_delay_max = 0.2;
+	k->better_margin = 0.25;
+	k->budget_delay_ns = 500000;
+	k->budget_shift_max = 3;
+	k->cq_share_queues = 2;
+	k->cq_share_eps = 20000;
 }
 
 void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
@@ -87,6 +94,8 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	bool qdelay = k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns;
 	bool pressed = s->pressure >= k->pressure_hi;
 	bool in_hold = s->now_ns - a->since_ns < a->hold_ns;
+	bool percpu = s->cpu.known;
+	bool home_calm = s->home_pressure <= k->pressure_lo;
 
 	if (starved)
 		a->starvations++;
@@ -96,8 +105,25 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		depart(a, s, NVMFD_AUTO_R_STARVED);
 		return a->place != before;
 	}
+	if (percpu) {
+		/* the CPU the queue runs on: its worker waits, or others wait
+		 * there (the contention of this CPU, not the machine's) */
+		pressed = pressed || s->cpu.contention >= k->pressure_hi;
+		home_calm = home_calm && s->home.known && s->home.contention <= k->pressure_lo;
+	}
 	a->hot = qdelay || pressed ? a->hot + 1 : 0;
+	if (!a->hot)
+		a->staying = false;
 	if (a->hot >= k->window && !in_hold) {
+		if (percpu && !s->alt_cpu && !s->better_cpu) {
+			/* every CPU is as loaded: a move would gain nothing */
+			a->stays++;
+			if (!a->staying) {
+				a->staying = true; /* a new episode: worth a log line */
+				return true;
+			}
+			return false;
+		}
 		depart(a, s, qdelay ? NVMFD_AUTO_R_QUEUE_DELAY : NVMFD_AUTO_R_PRESSURE);
 		return a->place != before;
 	}
@@ -111,7 +137,7 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		return false;
 	}
 	/* away from home: come back once the io_cpu is quiet for a while */
-	a->cool = s->home_pressure <= k->pressure_lo && !qdelay && !pressed ? a->cool + 1 : 0;
+	a->cool = home_calm && !qdelay && !pressed ? a->cool + 1 : 0;
 	if (a->cool >= 2 * k->window && !in_hold) {
 		set_place(a, NVMFD_AUTO_BOUND, NVMFD_AUTO_R_RECOVERED, s->now_ns);
 		a->home_ns = s->now_ns;
@@ -152,14 +178,35 @@ static void poll_backoff(struct nvmfd_auto *a, uint64_t now)
 	a->poll_off_ns = now;
 }
 
+/* Polling would take a CPU someone else needs, or already does. Per CPU:
+ * the worker's own run delay, the CPU's contention and the share others
+ * run there; else the pool pressure and PSI. */
+static bool poll_contended(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+{
+	if (k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns)
+		return true;
+	if (s->cpu.known)
+		return s->pressure >= k->poll_delay_max || s->cpu.contention >= k->pressure_hi ||
+		       s->cpu.others >= 2 * k->poll_others_max;
+	return s->pressure >= k->pressure_hi || s->sys_pressure >= k->pressure_hi;
+}
+
+/* Latency bound (low QD, short gaps) on a CPU with headroom for a poller. */
+static bool poll_wanted(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+{
+	if (!s->arrival_gap_ns || s->arrival_gap_ns > k->poll_gap_ns || s->qd > k->poll_qd_max ||
+	    s->pressure > k->pressure_lo)
+		return false;
+	if (s->cpu.known)
+		return s->cpu.contention <= k->pressure_lo && s->cpu.others <= k->poll_others_max;
+	return s->sys_pressure <= k->psi_poll_max;
+}
+
 static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	const struct nvmfd_auto_knobs *k = &a->k;
-	bool contended = s->pressure >= k->pressure_hi || s->sys_pressure >= k->pressure_hi ||
-			 (k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns);
-	bool latency = s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns &&
-		       s->qd <= k->poll_qd_max && s->pressure <= k->pressure_lo &&
-		       s->sys_pressure <= k->psi_poll_max;
+	bool contended = poll_contended(k, s);
+	bool latency = poll_wanted(k, s);
 	unsigned int want;
 
 	if (k->freeze)
@@ -199,6 +246,43 @@ static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 	return false;
 }
 
+static bool set_budget(struct nvmfd_auto *a, unsigned int shift, enum nvmfd_auto_reason r,
+		       uint64_t now)
+{
+	a->budget_shift = shift;
+	a->budget_changes++;
+	a->budget_ns = now;
+	a->budget_reason = r;
+	a->starving = a->calm = 0;
+	return true;
+}
+
+/* A heavy queue that makes its worker's other queues wait gets smaller
+ * slices and passes; calm peers give them back, one step at a time. */
+static bool decide_budget(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	const struct nvmfd_auto_knobs *k = &a->k;
+	bool in_hold = a->budget_ns && s->now_ns - a->budget_ns < k->hold_ns;
+
+	if (k->freeze || k->no_budget || !k->budget_delay_ns)
+		return false;
+	a->starving = s->heavy && s->peer_delay_ns >= k->budget_delay_ns ? a->starving + 1 : 0;
+	a->calm = s->peer_delay_ns < k->budget_delay_ns / 4 ? a->calm + 1 : 0;
+	if (a->starving >= k->window && a->budget_shift < k->budget_shift_max && !in_hold)
+		return set_budget(a, a->budget_shift + 1, NVMFD_AUTO_R_STARVING_PEER, s->now_ns);
+	if (a->calm >= 2 * k->window && a->budget_shift && !in_hold)
+		return set_budget(a, a->budget_shift - 1, NVMFD_AUTO_R_PEER_CALM, s->now_ns);
+	return false;
+}
+
+bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, unsigned int queues,
+			  uint64_t events_per_s)
+{
+	if (k->freeze || k->no_cq)
+		return configured;
+	return queues + 1 >= k->cq_share_queues && queues && events_per_s >= k->cq_share_eps;
+}
+
 bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	bool changed;
@@ -219,6 +303,7 @@ bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 	if (changed)
 		a->lat = 0;
 	changed |= decide_poll(a, s);
+	changed |= decide_budget(a, s);
 	return changed;
 }
 
@@ -229,6 +314,7 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 	[NVMFD_AUTO_R_RECOVERED] = "recovered",	  [NVMFD_AUTO_R_LATENCY] = "latency",
 	[NVMFD_AUTO_R_IDLE] = "idle",		  [NVMFD_AUTO_R_CONTENDED] = "contended",
 	[NVMFD_AUTO_R_GAPS] = "gaps",
+	[NVMFD_AUTO_R_STARVING_PEER] = "starving_peer", [NVMFD_AUTO_R_PEER_CALM] = "peer_calm",
 };
 
 const char *nvmfd_auto_place_name(enum nvmfd_auto_place p)
@@ -262,5 +348,10 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 	json_object_object_add(o, "poll_time_ms", json_object_new_uint64(a->poll_time_ns / MS));
 	json_object_object_add(o, "hold_ms", json_object_new_uint64(a->hold_ns / MS));
 	json_object_object_add(o, "poll_hold_ms", json_object_new_uint64(a->poll_hold_ns / MS));
+	json_object_object_add(o, "budget_shift", json_object_new_int((int)a->budget_shift));
+	json_object_object_add(o, "budget_changes", json_object_new_uint64(a->budget_changes));
+	json_object_object_add(o, "budget_reason",
+			       json_object_new_string(nvmfd_auto_reason_name(a->budget_reason)));
+	json_object_object_add(o, "stays", json_object_new_uint64(a->stays));
 	return o;
 }

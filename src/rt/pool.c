@@ -1180,7 +1180,7 @@ int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 		int tid = __atomic_load_n(&p->workers[i].tid, __ATOMIC_RELAXED);
 
 		if (tid > 0)
-			nvmfd__proc_task_run_delay(0, tid, &out->run_delay_ns[i]);
+			nvmfd__proc_task_sched(0, tid, &out->exec_ns[i], &out->run_delay_ns[i]);
 	}
 	return 0;
 }

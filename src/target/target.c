@@ -171,7 +171,9 @@ static int create_cqpool(struct nvmfd_tgt *tgt)
 	const struct nvmfd_cfg_exec *ex = &tgt->cfg->exec;
 	struct nvmfd_cq_pool_opts po = { .shared = ex->cq_pool_shared, .iopoll = ex->backend_poll };
 
-	if (!po.shared)
+	/* --exec auto chooses the source per queue (tcp_auto.c): a per-queue
+	 * pool that can also give out shared rings */
+	if (!po.shared && !ex->exec_auto)
 		return 0; /* the core's per-queue pool is the one */
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	return nvmfd_cq_pool_create(tgt->rt_escape ?: tgt->rt, &po, &tgt->cqpool);
@@ -350,7 +352,7 @@ static void create_stop_rt(struct nvmfd_tgt *tgt)
 		tgt->rt_stop = NULL;
 		return;
 	}
-	if (tgt->cqpool && nvmfd_cq_pool_shared(tgt->cqpool)) {
+	if (tgt->cqpool && nvmfd_cq_pool_can_share(tgt->cqpool)) {
 		ret = nvmfd_cq_pool_move(tgt->cqpool, tgt->rt_stop);
 		if (ret < 0)
 			NVMFD_WARN(COMP, "stop: shared rings stay where they run: %s",

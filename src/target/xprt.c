@@ -53,9 +53,20 @@ static void qp_cq_notify(void *arg)
 
 int nvmfd__tgt_qp_open_backend(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth)
 {
+	return nvmfd__tgt_qp_open_backend_src(qp, io_cpu, depth, NVMFD_CQ_SRC_POOL);
+}
+
+int nvmfd__tgt_qp_open_backend_src(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth,
+				   enum nvmfd_cq_src src)
+{
 	if (!qp->tgt->cqpool)
 		return -EINVAL;
-	return nvmfd_cq_open(qp->tgt->cqpool, io_cpu, depth, qp_cq_notify, qp, &qp->cq);
+	return nvmfd_cq_open_src(qp->tgt->cqpool, io_cpu, depth, src, qp_cq_notify, qp, &qp->cq);
+}
+
+bool nvmfd__tgt_cq_can_share(const struct nvmfd_tgt *tgt)
+{
+	return tgt->cqpool && nvmfd_cq_pool_can_share(tgt->cqpool);
 }
 
 void nvmfd__tgt_qp_close_backend(struct nvmfd_tgt_qp *qp)

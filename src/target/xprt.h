@@ -231,6 +231,18 @@ struct nvmfd_rt *nvmfd__tgt_rt_stop(const struct nvmfd_tgt *tgt);
  */
 int nvmfd__tgt_qp_open_backend(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth);
 
+/**
+ * nvmfd__tgt_qp_open_backend_src() - the same with the completion source
+ * chosen for this queue (--exec auto: nvmfd_cq_open_src()).
+ * Return: as above; -EINVAL for a shared ring the pool cannot give.
+ */
+int nvmfd__tgt_qp_open_backend_src(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth,
+				   enum nvmfd_cq_src src);
+
+/** nvmfd__tgt_cq_can_share() - the target's completion pool can give out
+ *  shared rings (nvmfd_cq_pool_can_share()). */
+bool nvmfd__tgt_cq_can_share(const struct nvmfd_tgt *tgt);
+
 /** nvmfd__tgt_qp_close_backend() - close it (NULL context: no-op); nothing
  *  may be in flight (nvmfd__tgt_qp_inflight() == 0, asserted).
  *  Context: the transport's release path (any thread but a completion work). */

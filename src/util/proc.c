@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,13 +97,13 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
+int nvmfd__proc_task_sched(int pid, int tid, uint64_t *exec_ns, uint64_t *run_delay_ns)
 {
 	char dir[32], path[96], buf[128];
 	unsigned long long a, b;
 	int ret;
 
-	*run_delay_ns = 0;
+	*exec_ns = *run_delay_ns = 0;
 	proc_dir(dir, sizeof(dir), pid);
 	if (tid > 0)
 		snprintf(path, sizeof(path), "%s/task/%d/schedstat", dir, tid);
@@ -113,8 +114,97 @@ int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
 		return ret;
 	if (sscanf(buf, "%llu %llu", &a, &b) != 2)
 		return -ENODATA;
+	*exec_ns = a;
 	*run_delay_ns = b;
 	return 0;
+}
+
+int nvmfd__proc_task_run_delay(int pid, int tid, uint64_t *run_delay_ns)
+{
+	uint64_t exec_ns;
+
+	return nvmfd__proc_task_sched(pid, tid, &exec_ns, run_delay_ns);
+}
+
+/* "cpuN" at the start of @line: N, else -1 ("cpu " is the sum line). */
+static int cpu_line(const char *line, const char **rest)
+{
+	char *end;
+	long n;
+
+	if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+		return -1;
+	n = strtol(line + 3, &end, 10);
+	if (n < 0 || n > 65535 || (*end != ' ' && *end != '\t'))
+		return -1;
+	*rest = end;
+	return (int)n;
+}
+
+int nvmfd__proc_cpus(const char *stat_path, const char *schedstat_path, struct nvmfd_proc_cpu *cpus,
+		     unsigned int max, bool *has_delay)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+	unsigned int n = 0;
+	char line[512];
+	const char *rest;
+	FILE *f;
+
+	memset(cpus, 0, sizeof(*cpus) * max);
+	*has_delay = false;
+	f = fopen(stat_path ? stat_path : "/proc/stat", "re");
+	if (!f)
+		return -errno;
+	/* the cpu lines come first; stop at the first other line (the
+	 * long "intr" line is never read) */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[10] = { 0 };
+		uint64_t total = 0;
+		int c, k;
+
+		if (!strncmp(line, "cpu ", 4))
+			continue;
+		c = cpu_line(line, &rest);
+		if (c < 0)
+			break;
+		k = sscanf(rest, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+		if (k < 4 || (unsigned int)c >= max)
+			continue;
+		/* user nice system idle iowait irq softirq steal; guest and
+		 * guest_nice are already in user and nice */
+		for (int i = 0; i < k && i < 8; i++)
+			total += v[i];
+		cpus[c].online = true;
+		cpus[c].nice_ns = v[1] * tick_ns;
+		cpus[c].idle_ns = (v[3] + v[4]) * tick_ns;
+		cpus[c].total_ns = total * tick_ns;
+		if ((unsigned int)c + 1 > n)
+			n = (unsigned int)c + 1;
+	}
+	fclose(f);
+	if (!n)
+		return -ENODATA;
+	/* run queue waits: "cpuN yld 0 sched goidle ttwu ttwu_local
+	 * rq_cpu_time run_delay pcount" (schedstat versions 15 to 17) */
+	f = fopen(schedstat_path ? schedstat_path : "/proc/schedstat", "re");
+	if (!f)
+		return (int)n; /* no CONFIG_SCHEDSTATS: idle times only */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[9];
+		int c = cpu_line(line, &rest);
+
+		if (c < 0 || (unsigned int)c >= max)
+			continue;
+		if (sscanf(rest, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != 9)
+			continue;
+		cpus[c].run_delay_ns = v[7];
+		*has_delay = true;
+	}
+	fclose(f);
+	return (int)n;
 }
 
 int nvmfd__proc_psi_some_us(const char *path, uint64_t *total_us)

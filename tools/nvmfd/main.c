@@ -154,6 +154,12 @@ static const char usage_text[] =
 "      --auto-bound         auto: never move a queue (starvations are counted)\n"
 "      --auto-no-poll       auto: never idle-poll (a given --idle-poll-us is then\n"
 "                           the fixed period, as in the other modes)\n"
+"      --auto-no-budget     auto: never tighten the rx/tx byte budgets of a\n"
+"                           queue that makes its worker's other queues wait\n"
+"      --auto-no-cq         auto: every queue's completions come from where\n"
+"                           --cq-pool says (auto otherwise picks the CPU's\n"
+"                           shared ring for a new queue when several queues\n"
+"                           share the CPU and take many completion events)\n"
 "      --auto-freeze        auto: decide nothing (counters only)\n"
 "      --affinity-scope cpu|smt|cache|numa|system\n"
 "                           unit of an unbound pool (default cache)\n"
@@ -242,6 +248,8 @@ enum {
 	OPT_AUTO_BOUND,
 	OPT_AUTO_FREEZE,
 	OPT_AUTO_NO_POLL,
+	OPT_AUTO_NO_BUDGET,
+	OPT_AUTO_NO_CQ,
 	OPT_AFFINITY_SCOPE,
 	OPT_AFFINITY_STRICT,
 	OPT_MAX_ACTIVE,
@@ -284,6 +292,8 @@ static const struct option long_opts[] = {
 	{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
 	{ "auto-freeze", no_argument, NULL, OPT_AUTO_FREEZE },
 	{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
+	{ "auto-no-budget", no_argument, NULL, OPT_AUTO_NO_BUDGET },
+	{ "auto-no-cq", no_argument, NULL, OPT_AUTO_NO_CQ },
 	{ "affinity-scope", required_argument, NULL, OPT_AFFINITY_SCOPE },
 	{ "affinity-strict", no_argument, NULL, OPT_AFFINITY_STRICT },
 	{ "max-active", required_argument, NULL, OPT_MAX_ACTIVE },
@@ -764,6 +774,12 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_AUTO_NO_POLL:
 			ex->auto_no_poll = true;
+			break;
+		case OPT_AUTO_NO_BUDGET:
+			ex->auto_no_budget = true;
+			break;
+		case OPT_AUTO_NO_CQ:
+			ex->auto_no_cq = true;
 			break;
 		case OPT_AFFINITY_SCOPE:
 			v = nvmfd_cfg_parse_scope(optarg);

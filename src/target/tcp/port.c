@@ -305,6 +305,7 @@ static unsigned int tcp_check_timeouts(struct nvmfd_tgt_port *p, uint64_t now_ns
 	if (port->apools)
 		tcp_auto_sample_pools(port, now_ns);
 	pthread_mutex_lock(&port->lock);
+	tcp_auto_port_tick(port, now_ns);
 	for (q = port->queues; q; q = q->next) {
 		int st = __atomic_load_n(&q->stage, __ATOMIC_ACQUIRE);
 		uint64_t age = now_ns > q->accept_ns ? now_ns - q->accept_ns : 0;

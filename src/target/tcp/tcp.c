@@ -1132,10 +1132,11 @@ void tcp_io_work(struct nvmfd_work *w)
 		TCP_STAT_ADD(q, wakeups, 1);
 	q->requeued = false;
 	q->rx_drained = false; /* each pass asks the socket at least once */
-	if (q->auto_poll) /* --exec auto: the controller's idle-poll period */
-		tcp_auto_apply_poll(q);
+	if (q->auto_apply) /* --exec auto: the controller's poll period, budgets */
+		tcp_auto_apply(q);
 	nvmfd_budget_start_pass(&q->rx_budget, nvmfd_now_ns(),
-				tcp_exec(q)->io_work_deadline_us ?: TCP_DEF_DEADLINE_US);
+				tcp_auto_pass_us(q, tcp_exec(q)->io_work_deadline_us ?:
+							    TCP_DEF_DEADLINE_US));
 	do {
 		if (__atomic_load_n(&q->shutdown, __ATOMIC_ACQUIRE))
 			goto teardown;
@@ -1302,7 +1303,7 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 
 	nvmfd__tgt_qp_init(&q->qp, port->tgt, pc, &tcp_xprt_ops);
 	/* the core's backend: the ring of our io_cpu (shared) or our own */
-	ret = nvmfd__tgt_qp_open_backend(&q->qp, q->io_cpu, q->nr_reqs);
+	ret = nvmfd__tgt_qp_open_backend_src(&q->qp, q->io_cpu, q->nr_reqs, tcp_auto_cq_source(q));
 	if (ret)
 		goto out_free;
 	q->ring_fd = nvmfd__tgt_qp_event_fd(&q->qp);

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 #include <nvmfd/pdu.h>
 
+#include "internal/proc.h"
 #include "internal/rt.h"
 #include "net/txq.h"
 #include "target/core.h"
@@ -207,6 +208,18 @@ struct tcp_queue {
 	bool auto_poll; /* the controller sets this queue's idle-poll period */
 	unsigned int auto_poll_us; /* atomic: that period, checker writes */
 	unsigned int poll_applied; /* owner: the period q->idle runs with */
+	bool auto_budget; /* the controller sets this queue's byte budgets */
+	bool auto_apply; /* auto_poll || auto_budget: io_work calls tcp_auto_apply() */
+	unsigned int auto_budget_shift; /* atomic: budgets / 2^this, checker writes */
+	unsigned int budget_applied; /* owner: the shift q->rx/tx_budget run with */
+	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
+	unsigned int t_pool; /* the apools index it runs on now */
+	uint64_t ctl_passes, ctl_dl, ctl_cpl_ev; /* the previous sample */
+	uint64_t cpl_eps; /* completion events per second, last tick */
+	bool cq_auto; /* auto chose the completion source at creation */
+	bool cq_shared; /* ... and it is the CPU's shared ring */
+	unsigned int cq_peers; /* the decision's inputs: queues on io_cpu then */
+	uint64_t cq_peer_eps; /* ... and their completion events per second */
 	struct nvmfd_idle_poll idle;
 	struct nvmfd_budget rx_budget;
 	struct nvmfd_budget tx_budget;
@@ -226,9 +239,28 @@ struct tcp_queue {
 /* --exec auto (tcp_auto.c): one pool's CPU pressure. */
 struct tcp_auto_pool {
 	uint64_t run_delay_ns[NVMFD_RT_SCHED_WORKERS]; /* per worker, at at_ns */
+	uint64_t exec_ns[NVMFD_RT_SCHED_WORKERS];
 	uint64_t at_ns;
 	unsigned int nworkers;
+	int cpu; /* a bound pool's CPU (-1: unbound, or not known yet) */
 	double pressure; /* the most any worker's run delay grew per wall ns */
+	double busy; /* its workers' time on a CPU per wall ns, last tick */
+	/* the tick's two longest mean queue delays of queues running here
+	 * (tcp_auto_port_tick()), for each queue's peer_delay_ns */
+	uint64_t qd1, qd2;
+	const struct tcp_queue *qd1_q;
+};
+
+/* --exec auto: one CPU (tcp_auto.c), housekeeping thread; queues and
+ * cpl_eps also read by the accept work under port->lock. */
+struct tcp_auto_cpu {
+	struct nvmfd_proc_cpu prev; /* the last reading */
+	uint64_t ours_exec_ns, ours_delay_ns; /* our bound workers there, this tick */
+	struct nvmfd_auto_cpu now; /* smoothed over ticks (EWMA 1/2) */
+	double delay; /* smoothed run-queue delay of others (schedstat) */
+	double head; /* smoothed idle + niced share: room for a nice-0 task */
+	unsigned int queues; /* live queues whose io_cpu it is (port->lock) */
+	uint64_t cpl_eps; /* their completion events per second (port->lock) */
 };
 
 /* CPU pressure stall information (cgroup cpu.pressure, else
@@ -272,6 +304,13 @@ struct tcp_port {
 	struct nvmfd_tls_ctx *tls_ctx; /* cfg->tls: the server context */
 	bool tls_logged; /* atomic: the record layer was logged at INFO */
 	struct tcp_auto_psi psi;
+	struct tcp_auto_cpu *acpus; /* --exec auto: per CPU, [ncpus] */
+	struct nvmfd_proc_cpu *cpu_read; /* scratch for nvmfd__proc_cpus() */
+	unsigned int ncpus;
+	bool has_delay; /* /proc/schedstat read */
+	bool niced; /* this process runs at nice > 0 (its time is "nice") */
+	bool cpus_wanted; /* atomic: a queue had commands, polls or is away */
+	uint64_t cpus_at_ns;
 };
 
 /* Backend completion polling is on for @q: --backend-poll, or --exec auto
@@ -280,6 +319,16 @@ struct tcp_port {
 static inline bool tcp_backend_polling(const struct tcp_queue *q)
 {
 	return q->port->gcfg->exec.backend_poll || (q->auto_poll && q->poll_applied);
+}
+
+/* The io_work pass deadline, us: @us (configured), divided as the
+ * controller's budgets are (--exec auto, tcp_auto_apply()), at least
+ * 50 us. Context: queue owner. */
+static inline uint32_t tcp_auto_pass_us(const struct tcp_queue *q, uint32_t us)
+{
+	uint32_t v = q->budget_applied ? us >> q->budget_applied : us;
+
+	return v < 50 && us >= 50 ? 50 : v;
 }
 
 /* tcp.c */
@@ -316,7 +365,9 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 			 struct tcp_queue **rescue);
 void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list);
 void tcp_auto_queue_json(struct tcp_queue *q, json_object *o);
-void tcp_auto_apply_poll(struct tcp_queue *q);
+void tcp_auto_apply(struct tcp_queue *q);
+void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns);
+enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q);
 uint64_t tcp_queue_stall_ns(struct nvmfd_tgt_qp *qp);
 
 #endif /* NVMFD_TARGET_TCP_INT_H */

@@ -29,7 +29,8 @@ for opt in --listen --subsystem --namespace --allow-host --allow-any-host --conf
 	--maxh2cdata --log-level --stats-interval --control --exec --affinity-scope \
 	--affinity-strict --max-active --wq-per-ctrl --idle-poll-us --backend-poll --cq-pool \
 	--rx-budget --tx-budget --rx-budget-pdus --tx-budget-pdus --io-work-deadline-us \
-	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-freeze --version --help; do
+	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-no-budget --auto-no-cq \
+	--auto-freeze --version --help; do
 	grep -q -- "$opt\\b" "$TMP/help" || fail "--help does not mention $opt"
 done
 for short in "-l, --listen" "-s, --subsystem" "-n, --namespace" "-c, --config" \

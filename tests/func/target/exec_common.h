@@ -146,6 +146,30 @@ static inline int ex_first_cpu(void)
 	return 0;
 }
 
+/* The first two CPUs this process may run on, into @cpus. Return: how
+ * many there are (0..2). */
+static inline int ex_two_cpus(int cpus[2])
+{
+	cpu_set_t set;
+	int n = 0;
+
+	TF_CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+/* Stop the target: each of the @n connections sees a clean EOF. */
+static inline void ex_stop_and_close(struct tf_target *t, struct tc_conn **c, int n)
+{
+	tf_stop(t);
+	for (int i = 0; i < n; i++) {
+		TF_CHECK_EQ(tc_wait_eof(c[i]), 0);
+		tc_close(c[i]);
+	}
+}
+
 /*
  * A CPU the queue's worker never gets, made deterministic: a work item that
  * holds a bound pool's only concurrency slot (it does not return until

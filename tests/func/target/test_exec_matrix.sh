@@ -114,7 +114,8 @@ run_cell incoming-cpu --io-cpu incoming-cpu
 run_cell auto --exec auto
 run_cell auto-idle-poll --exec auto --idle-poll-us 100 --backend-poll
 run_cell auto-frozen --exec auto --auto-freeze
-run_cell auto-cq-shared --exec auto --cq-pool shared
+run_cell auto-cq-shared --exec auto --cq-pool shared --auto-no-cq
+run_cell auto-cq-auto --exec auto --cq-pool shared
 
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)" >&2

@@ -48,11 +48,14 @@ static void tweak_auto(struct nvmfd_cfg *cfg)
 	cfg->exec.exec_auto = true;
 }
 
-/* shared completion rings: their completion work runs unbound in auto */
+/* shared completion rings: their completion work runs unbound in auto
+ * (--auto-no-cq: every queue takes the configured shared ring; auto's own
+ * choice would give these lightly loaded queues rings of their own) */
 static void tweak_auto_cq_shared(struct nvmfd_cfg *cfg)
 {
 	tweak_auto(cfg);
 	cfg->exec.cq_pool_shared = true;
+	cfg->exec.auto_no_cq = true;
 }
 
 static void tweak_bound_short_icreq(struct nvmfd_cfg *cfg)
@@ -88,16 +91,6 @@ static void check_starved(json_object *q, const char *mode)
 		TF_CHECK(!strcmp(exec_str(q, "mode"), mode));
 	else
 		TF_CHECK(strcmp(exec_str(q, "mode"), "bound"));
-}
-
-/* Stop the target: every connection sees a clean EOF. */
-static void stop_and_close(struct tf_target *t, struct tc_conn **c, int n)
-{
-	tf_stop(t);
-	for (int i = 0; i < n; i++) {
-		TF_CHECK_EQ(tc_wait_eof(c[i]), 0);
-		tc_close(c[i]);
-	}
 }
 
 static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *what)
@@ -138,6 +131,17 @@ static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *
 	q = ex_queue(root, &io1);
 	TF_CHECK_EQ(ex_int(q, "io_cpu"), g_cpus[g_ncpus > 1 ? 1 : 0]);
 	TF_CHECK(json_object_object_get_ex(q, "exec", NULL));
+	/* the completion source: with --auto-no-cq as configured (shared),
+	 * else auto's choice at creation, a ring of its own for a queue
+	 * created with few completion events on its CPU */
+	{
+		bool decided = json_object_get_boolean(ex_get(ex_get(q, "exec"), "cq_decided"));
+		const char *want = decided ? "per-queue" : "shared";
+
+		TF_CHECK(decided == !*what);
+		TF_CHECK(!strcmp(exec_str(q, "cq"), want));
+		TF_CHECK(!strcmp(json_object_get_string(ex_get(q, "cq_pool")), want));
+	}
 	json_object_put(root);
 
 	gate_open(&g);
@@ -145,7 +149,7 @@ static void run_auto_one_held(void (*tweak)(struct nvmfd_cfg *cfg), const char *
 	n2 += ex_rw(&io2, 10, 4);
 	ex_wait_completions(&t, &io1, n1);
 	ex_wait_completions(&t, &io2, n2);
-	stop_and_close(&t, (struct tc_conn *[]){ &io1, &io2, &adm }, 3);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &io2, &adm }, 3);
 }
 
 static void run_auto_all_held(void)
@@ -174,7 +178,7 @@ static void run_auto_all_held(void)
 		gate_open(&g[i]);
 	n += ex_rw(&io1, 5, 6);
 	ex_wait_completions(&t, &io1, n);
-	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 /*
@@ -248,7 +252,7 @@ static void run_auto_poll(void)
 	root = ex_stats(&t);
 	TF_CHECK(ex_int(ex_queue(root, &io1), "completion_events") > events0);
 	json_object_put(root);
-	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 struct ic_thread {
@@ -315,7 +319,7 @@ static void run_bound_stall_is_not_the_peer(void)
 		    0);
 	n = ex_rw(&io1, 10, 7);
 	ex_wait_completions(&t, &io1, n);
-	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 struct cmd_thread {
@@ -432,17 +436,12 @@ static void run_bound_kato_stall(void)
 	}
 	n += ex_rw(&io1, 5, 8);
 	ex_wait_completions(&t, &io1, n);
-	stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
 int main(void)
 {
-	cpu_set_t set;
-
-	TF_CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-	for (int c = 0; c < CPU_SETSIZE && g_ncpus < 2; c++)
-		if (CPU_ISSET(c, &set))
-			g_cpus[g_ncpus++] = c;
+	g_ncpus = ex_two_cpus(g_cpus);
 	TF_CHECK(g_ncpus >= 1);
 	run_auto_one_held(tweak_auto, "");
 	run_auto_one_held(tweak_auto_cq_shared, " --cq-pool shared");

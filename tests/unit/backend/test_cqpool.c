@@ -268,11 +268,61 @@ static void test_shared(void **state)
 	nvmfd_bk_close(&bk);
 }
 
+/* --exec auto's pool: per-queue by default, a shared ring on request
+ * (nvmfd_cq_open_src()); both kinds deliver in one pool. */
+static void test_mixed(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { .shared = false };
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_rt *rt = rt_new();
+	struct nvmfd_bk *bk = ram();
+	static struct tio ta[NIO], tb[NIO];
+	static char buf[2][NIO][512];
+	struct ctx a = { 0 }, b = { 0 };
+
+	(void)state;
+	/* without a runtime: no shared ring to give */
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+	assert_false(nvmfd_cq_pool_can_share(pool));
+	assert_int_equal(nvmfd_cq_open_src(pool, 0, 8, NVMFD_CQ_SRC_SHARED, ctx_notify, &a, &a.cq),
+			 -EINVAL);
+	nvmfd_cq_pool_destroy(&pool);
+
+	assert_int_equal(nvmfd_cq_pool_create(rt, &po, &pool), 0);
+	assert_false(nvmfd_cq_pool_shared(pool));
+	assert_true(nvmfd_cq_pool_can_share(pool));
+	assert_int_equal(nvmfd_cq_open_src(pool, 0, NIO, NVMFD_CQ_SRC_QUEUE, ctx_notify, &a, &a.cq),
+			 0);
+	assert_int_equal(nvmfd_cq_open_src(pool, 0, 8, NVMFD_CQ_SRC_SHARED, ctx_notify, &b, &b.cq),
+			 0);
+	assert_int_equal(nvmfd_cq_ring_id(a.cq), -1);
+	assert_true(nvmfd_cq_event_fd(a.cq) >= 0);
+	assert_true(nvmfd_cq_ring_id(b.cq) >= 0);
+	assert_int_equal(nvmfd_cq_event_fd(b.cq), -1);
+	for (int i = 0; i < NIO; i++) {
+		tio_read(&ta[i], &a, buf[0][i], (uint64_t)i * 512);
+		tio_read(&tb[i], &b, buf[1][i], (uint64_t)i * 512);
+		assert_int_equal(nvmfd_cq_submit(a.cq, bk, &ta[i].io), 0);
+		assert_int_equal(nvmfd_cq_submit(b.cq, bk, &tb[i].io), 0);
+	}
+	assert_true(nvmfd_cq_flush(a.cq) >= 0);
+	assert_true(nvmfd_cq_flush(b.cq) >= 0);
+	poll_until(&a, NIO, false);
+	poll_until(&b, NIO, false);
+	assert_int_equal(a.foreign + b.foreign, 0);
+	nvmfd_cq_close(&a.cq);
+	nvmfd_cq_close(&b.cq);
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_rt_destroy(rt);
+	nvmfd_bk_close(&bk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_queue),
 		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_mixed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

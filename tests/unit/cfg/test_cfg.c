@@ -1084,9 +1084,13 @@ static void test_round_trip(void **state)
 	a->exec.cq_pool_shared = false;
 	a->exec.rt.mode = NVMFD_RT_BOUND; /* what auto loads as */
 	a->exec.auto_starve_ms = 80;
+	a->exec.auto_no_budget = true;
+	a->exec.auto_no_cq = true;
 	if (nvmfd_cfg_validate(a, err))
 		fail_msg("auto config invalid: %s", err);
 	round_trip(a, &cfg_b, "rt4.json");
+	assert_true(cfg_b.exec.auto_no_budget && cfg_b.exec.auto_no_cq);
+	assert_false(cfg_b.exec.auto_no_poll);
 	{
 		char p4[300];
 		json_object *root;

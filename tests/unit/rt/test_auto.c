@@ -406,6 +406,309 @@ static void test_clock_backwards_and_stats(void **state)
 	assert_string_equal(nvmfd_auto_reason_name((enum nvmfd_auto_reason)99), "?");
 }
 
+/* A quiet sample with per-CPU signals: the queue's CPU (also its io_cpu)
+ * half idle, nobody else on it; the machine's PSI high (other CPUs
+ * busy), which must not matter. */
+static struct nvmfd_auto_sample quiet_cpu(unsigned int i)
+{
+	struct nvmfd_auto_sample s = quiet(i);
+
+	s.alt_cpu = false;
+	s.sys_pressure = 0.95;
+	s.cpu = (struct nvmfd_auto_cpu){ .known = true, .idle = 0.5, .others = 0.05 };
+	s.home = s.cpu;
+	return s;
+}
+
+static void latency(struct nvmfd_auto_sample *s)
+{
+	s->arrival_gap_ns = 30 * US;
+	s->qd = 1;
+}
+
+/* Split: the CPU has headroom, so polling starts whatever PSI says (the
+ * system-wide share saw the other CPU's busy host). */
+static void test_percpu_split_polls(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 3; i++) {
+		s = quiet_cpu(i);
+		latency(&s);
+		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	}
+	assert_int_equal(a.poll_us, 60);
+	/* polling takes the idle time: idle 0, others unchanged, keeps on */
+	for (unsigned int i = 3; i < 100; i++) {
+		s = quiet_cpu(i);
+		latency(&s);
+		s.cpu.idle = s.home.idle = 0;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, 60);
+	assert_int_equal(a.poll_changes, 1);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	/* someone else wants a quarter of the CPU: no new start either */
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 50; i++) {
+		s = quiet_cpu(i);
+		latency(&s);
+		s.cpu.others = s.home.others = 0.3;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_changes, 0);
+}
+
+/*
+ * No CPU split: a busy-polling host shares the queue's CPU. Not polling,
+ * the host takes all the CPU we leave (others 0.7, no idle: contention
+ * 0.7) and our worker waits 0.3 of the time; polling, CFS halves the CPU
+ * (others 0.5, own run delay 0.5). The other CPU is as busy. Auto must not
+ * poll, nor move anywhere.
+ */
+static void nosplit(struct nvmfd_auto_sample *s, bool polling)
+{
+	latency(s);
+	s->cpu.idle = 0;
+	s->cpu.others = polling ? 0.5 : 0.7;
+	s->cpu.contention = s->cpu.others;
+	s->pressure = polling ? 0.5 : 0.3;
+	s->home = s->cpu;
+	s->home_pressure = s->pressure;
+}
+
+static void test_percpu_nosplit_does_not_poll(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int starts = 0, prev = 0;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		s = quiet_cpu(i);
+		nosplit(&s, a.poll_us);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_changes, 0);
+	assert_int_equal(a.poll_time_ns, 0);
+	assert_int_equal(a.moves, 0);
+	assert_true(a.stays > 0);
+	assert_true(a.staying);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_NONE);
+
+	/* polling already on when the host starts: off at the first
+	 * sample, and it never starts again in 10 minutes */
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		s = quiet_cpu(i);
+		if (i < 20)
+			latency(&s);
+		else
+			nosplit(&s, a.poll_us);
+		nvmfd_auto_update(&a, &s);
+		if (a.poll_us && !prev)
+			starts++;
+		prev = a.poll_us;
+		if (i == 20)
+			assert_int_equal(a.poll_us, 0);
+	}
+	assert_int_equal(starts, 1);
+	assert_true(a.poll_time_ns <= 20 * TICK);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+}
+
+/* Foreign load on every CPU: the worker waits, but nowhere is better, so
+ * the queue stays (the session-18 churn); once another CPU is better it
+ * leaves after the window and hold; home again once its CPU is calm. */
+static void test_percpu_moves_only_for_a_better_cpu(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 100; i++) {
+		s = quiet_cpu(i);
+		s.pressure = s.home_pressure = 0.6;
+		s.cpu.idle = 0;
+		s.cpu.others = s.cpu.contention = 0.8;
+		s.home = s.cpu;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.moves, 0);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.stays, 100 - 10); /* after the first hold (1 s) */
+	/* the other CPU frees up */
+	for (unsigned int j = 0; j < 3; j++, i++) {
+		s = quiet_cpu(i);
+		s.pressure = s.home_pressure = 0.6;
+		s.cpu.idle = 0;
+		s.cpu.others = s.cpu.contention = 0.8;
+		s.home = s.cpu;
+		s.better_cpu = true;
+		assert_int_equal(nvmfd_auto_update(&a, &s), j == 0);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
+	assert_int_equal(a.moves, 1);
+	/* away: the io_cpu still contended, the current CPU calm: stays */
+	for (unsigned int j = 0; j < 50; j++, i++) {
+		s = quiet_cpu(i);
+		s.home.idle = 0;
+		s.home.others = s.home.contention = 0.8;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	/* the old pool-pressure signal alone says calm: not enough */
+	assert_int_equal(a.moves, 1);
+	for (unsigned int j = 0; j < 6; j++, i++) {
+		s = quiet_cpu(i);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_RECOVERED);
+	/* a starvation moves at once even where nothing is better */
+	s = quiet_cpu(i++);
+	s.pending_ns = 60 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
+}
+
+/* A contention of this CPU that comes and goes with a better CPU around:
+ * the placement back-off still damps it (per-CPU rules keep hysteresis). */
+static void test_percpu_flapping_backs_off(void **state)
+{
+	struct nvmfd_auto a;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		struct nvmfd_auto_sample s = quiet_cpu(i);
+
+		if ((i / 15) % 2) {
+			s.cpu.idle = s.home.idle = 0;
+			s.cpu.contention = s.home.contention = 0.9;
+			s.cpu.others = s.home.others = 0.9;
+			s.better_cpu = true;
+		}
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_true(a.moves > 0 && a.moves < 60);
+}
+
+/* Budgets: tightened step by step while a heavy queue makes a peer wait,
+ * at most budget_shift_max, one step per hold; eased when the peers are
+ * calm; alternating signals change nothing; the knobs hold. */
+static void test_budget_tighten_and_ease(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i, first = 0;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 100; i++) {
+		s = quiet(i);
+		s.heavy = true;
+		s.peer_delay_ns = 1 * MS;
+		if (nvmfd_auto_update(&a, &s) && !first)
+			first = i;
+	}
+	assert_int_equal(first, 2); /* the window */
+	assert_int_equal(a.budget_shift, 3);
+	assert_int_equal(a.budget_changes, 3);
+	assert_int_equal(a.budget_reason, NVMFD_AUTO_R_STARVING_PEER);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_NONE);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	/* a heavy queue whose peers do not wait keeps what it has; calm
+	 * peers ease it one step per hold */
+	for (unsigned int j = 0; j < 15; j++, i++) {
+		s = quiet(i);
+		s.heavy = true;
+		s.peer_delay_ns = 50 * US;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.budget_shift, 2);
+	assert_int_equal(a.budget_reason, NVMFD_AUTO_R_PEER_CALM);
+	for (unsigned int j = 0; j < 100; j++, i++) {
+		s = quiet(i);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.budget_shift, 0);
+	assert_int_equal(a.budget_changes, 6);
+
+	/* not heavy: a waiting peer is not its doing */
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 50; i++) {
+		s = quiet(i);
+		s.peer_delay_ns = 5 * MS;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.budget_changes, 0);
+	/* every other sample: never a full window */
+	for (; i < 1000; i++) {
+		s = quiet(i);
+		s.heavy = true;
+		s.peer_delay_ns = i % 2 ? 1 * MS : 300 * US;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.budget_changes, 0);
+
+	nvmfd_auto_knobs_init(&k);
+	k.no_budget = true;
+	nvmfd_auto_init(&a, &k);
+	for (i = 0; i < 50; i++) {
+		s = quiet(i);
+		s.heavy = true;
+		s.peer_delay_ns = 1 * MS;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.budget_shift, 0);
+	nvmfd_auto_knobs_init(&k);
+	k.freeze = true;
+	nvmfd_auto_init(&a, &k);
+	for (i = 0; i < 50; i++) {
+		s = quiet(i);
+		s.heavy = true;
+		s.peer_delay_ns = 1 * MS;
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.budget_changes, 0);
+}
+
+static void test_cq_source(void **state)
+{
+	struct nvmfd_auto_knobs k;
+
+	(void)state;
+	nvmfd_auto_knobs_init(&k);
+	/* alone on its CPU: its own ring, whatever is configured */
+	assert_false(nvmfd_auto_cq_shared(&k, true, 0, 1000000));
+	/* a peer there, few events: own ring */
+	assert_false(nvmfd_auto_cq_shared(&k, false, 1, 19999));
+	/* several queues and many events: the shared ring */
+	assert_true(nvmfd_auto_cq_shared(&k, false, 1, 20000));
+	assert_true(nvmfd_auto_cq_shared(&k, false, 7, 500000));
+	k.cq_share_queues = 4;
+	assert_false(nvmfd_auto_cq_shared(&k, false, 2, 500000));
+	assert_true(nvmfd_auto_cq_shared(&k, false, 3, 500000));
+	/* the knobs keep the configuration */
+	nvmfd_auto_knobs_init(&k);
+	k.no_cq = true;
+	assert_false(nvmfd_auto_cq_shared(&k, false, 7, 500000));
+	assert_true(nvmfd_auto_cq_shared(&k, true, 0, 0));
+	nvmfd_auto_knobs_init(&k);
+	k.freeze = true;
+	assert_true(nvmfd_auto_cq_shared(&k, true, 0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +723,12 @@ int main(void)
 		cmocka_unit_test(test_poll_psi_gates),
 		cmocka_unit_test(test_poll_self_contention_backs_off),
 		cmocka_unit_test(test_clock_backwards_and_stats),
+		cmocka_unit_test(test_percpu_split_polls),
+		cmocka_unit_test(test_percpu_nosplit_does_not_poll),
+		cmocka_unit_test(test_percpu_moves_only_for_a_better_cpu),
+		cmocka_unit_test(test_percpu_flapping_backs_off),
+		cmocka_unit_test(test_budget_tighten_and_ease),
+		cmocka_unit_test(test_cq_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
