@@ -28,6 +28,12 @@ fail() {
 # nvmfd_start ARGS...: run nvmfd, wait (<= 20 s) until it listens; return 1
 # (its stderr printed) when it exits or never listens
 nvmfd_start() {
+	# Empty the log here, before the fork: the child's own redirection may
+	# run after the loop below first reads it, which then found the
+	# previous nvmfd's "listening on" line (a stale port: "connection
+	# refused", seen in parallel runs).
+	: >"$TMP/stdout"
+	: >"$TMP/stderr"
 	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	PORT=
