@@ -237,8 +237,8 @@ int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp
 	/* a live queue's message can only be an earlier re-authentication's */
 	qp->errmsg[0] = '\0';
 	if (!qp->dhchap) {
-		nvmfd__host_qp_seterr(qp, "qid %u did not authenticate when it connected (the "
-					  "controller asked for no DH-HMAC-CHAP)", qp->qid);
+		nvmfd__host_qp_seterr(qp, "the queue did not authenticate when it connected (the "
+					  "controller asked for no DH-HMAC-CHAP)");
 		return -EOPNOTSUPP;
 	}
 	ret = nvmfd__host_qp_reserve_slot(qp);
@@ -248,9 +248,13 @@ int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp
 	qp->reserve = 0;
 	if (ret < 0 && qp->state == HOST_QP_LIVE) {
 		char why[HOST_ERRMSG_LEN];
+		const char *w = qp->errmsg;
 
-		snprintf(why, sizeof(why), "%s", qp->errmsg);
-		nvmfd__host_qp_seterr(qp, "qid %u: re-authentication failed: %s", qp->qid, why);
+		/* without seterr's own "qid N: " prefix */
+		if (!strncmp(w, "qid ", 4) && strstr(w, ": "))
+			w = strstr(w, ": ") + 2;
+		snprintf(why, sizeof(why), "%s", w);
+		nvmfd__host_qp_seterr(qp, "re-authentication failed: %s", why);
 	}
 	return ret;
 }

@@ -119,6 +119,7 @@ struct worker {
 	uint64_t reauth_next_ns;
 	uint64_t reauths_io;
 	uint64_t reauths_admin;
+	bool in_reauth; /* inside nvmfd_host_qp_reauth() */
 	/* Progress (relaxed atomics, read by the main thread). */
 	uint64_t progress_ios;
 	uint64_t progress_bytes;
@@ -243,6 +244,11 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	if (cpl->status) {
 		char sb[32];
 
+		/* refused while this queue re-authenticates: the transaction
+		 * failed at the controller; worker_reauth() reports why */
+		if (w->in_reauth && (cpl->status & 0x7ff) == (NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC,
+								      NVMFD_SC_AUTH_REQUIRED) & 0x7ff))
+			return;
 		worker_fail(w, PERF_EXIT_IO,
 			    "queue %u: %s at LBA %" PRIu64 " completed with status %s (0x%x)", w->idx + 1,
 			    io->read ? "read" : "write", lba,
@@ -443,7 +449,9 @@ static int worker_reauth(struct worker *w, uint64_t now)
 		}
 		w->reauths_admin++;
 	}
+	w->in_reauth = true;
 	ret = nvmfd_host_qp_reauth(w->qp);
+	w->in_reauth = false;
 	if (ret < 0) {
 		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
 			    nvmfd_host_qp_errmsg(w->qp));

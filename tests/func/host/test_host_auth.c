@@ -232,7 +232,8 @@ static void reauth_checks(const char *sc, struct nvmfd_host_ctrl *c, struct fake
 		ret = nvmfd_host_ctrl_reauth(c);
 		CHECK(ret == -EOPNOTSUPP, "reauth without authentication: %d (%s)", ret,
 		      nvmfd_host_ctrl_errmsg(c));
-		CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "did not authenticate"), "message '%s'",
+		CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "admin queue: qid 0: the queue did not "
+						    "authenticate"), "message '%s'",
 		      nvmfd_host_ctrl_errmsg(c));
 		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect");
 		return;
@@ -257,7 +258,8 @@ static void reauth_checks(const char *sc, struct nvmfd_host_ctrl *c, struct fake
 	printf("%s: reauth %d: %s\n", sc, ret, nvmfd_host_ctrl_errmsg(c));
 	CHECK(ret == -EACCES, "reauth with a changed key: %d (%s)", ret,
 	      nvmfd_host_ctrl_errmsg(c));
-	CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "re-authentication failed") &&
+	CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "admin queue: qid 0: re-authentication failed: "
+						"DH-HMAC-CHAP failed: controller sent ") &&
 		      strstr(nvmfd_host_ctrl_errmsg(c), "AUTH_Failure1: authentication failed"),
 	      "message '%s'", nvmfd_host_ctrl_errmsg(c));
 	CHECK(!strstr(nvmfd_host_ctrl_errmsg(c), "DHHC-1"), "a secret in the message");
