@@ -439,6 +439,34 @@ static int write_atomic(const char *path, const char *text, size_t len)
 	return 0;
 }
 
+/* Free a loaded config, its secrets wiped. */
+static void cfg_free(struct nvmfd_cfg *n)
+{
+	if (!n)
+		return;
+	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
+	nvmfd_auth_wipe(n->host_psk, sizeof(n->host_psk));
+	nvmfd_auth_wipe(&n->psk, sizeof(n->psk));
+	free(n);
+}
+
+/* @path as it is now, or NULL (not loadable: reloads then compare with
+ * the running config only). */
+static struct nvmfd_cfg *cfg_read(const char *path)
+{
+	struct nvmfd_cfg *n = malloc(sizeof(*n));
+	char err[NVMFD_CFG_ERRLEN];
+
+	if (!n)
+		return NULL;
+	nvmfd_cfg_init_defaults(n);
+	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+		cfg_free(n);
+		return NULL;
+	}
+	return n;
+}
+
 static int m_save_config(struct call *c)
 {
 	static const char *const keys[] = { "filename", NULL };
@@ -469,6 +497,16 @@ static int m_save_config(struct call *c)
 	if (ret)
 		return fail(c, ret, "%s: %s", path, strerror(-ret));
 	NVMFD_INFO(LOG_COMP, "configuration saved to %s", path);
+	if (c->r->save_path[0] && !strcmp(path, c->r->save_path)) {
+		/* the -c file now holds the running config: the next reload
+		 * compares with it */
+		struct nvmfd_cfg *n = cfg_read(path);
+
+		if (n) {
+			cfg_free(c->r->base);
+			c->r->base = n;
+		}
+	}
 	c->result = json_object_new_object();
 	json_object_object_add(c->result, "filename", json_object_new_string(path));
 	return 0;
@@ -2067,34 +2105,6 @@ static void reload_ports(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 				   cfg->ports[pi].portid);
 			t->skipped++;
 		}
-}
-
-/* Free a loaded config, its secrets wiped. */
-static void cfg_free(struct nvmfd_cfg *n)
-{
-	if (!n)
-		return;
-	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
-	nvmfd_auth_wipe(n->host_psk, sizeof(n->host_psk));
-	nvmfd_auth_wipe(&n->psk, sizeof(n->psk));
-	free(n);
-}
-
-/* @path as it is now, or NULL (not loadable: reloads then compare with
- * the running config only). */
-static struct nvmfd_cfg *cfg_read(const char *path)
-{
-	struct nvmfd_cfg *n = malloc(sizeof(*n));
-	char err[NVMFD_CFG_ERRLEN];
-
-	if (!n)
-		return NULL;
-	nvmfd_cfg_init_defaults(n);
-	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
-		cfg_free(n);
-		return NULL;
-	}
-	return n;
 }
 
 int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
