@@ -64,9 +64,10 @@ struct nvmfd_rpc {
 	int lfd;
 	struct nvmfd_tgt *tgt;
 	struct nvmfd_cfg *cfg;
-	/* the -c file as last read (at start, then at each reload), NULL if
-	 * unknown: a reload applies to hosts, keys and PSKs only what changed
-	 * in the file since, keeping what the control socket or a flag set */
+	/* the -c file as last read (at start, at each reload, after
+	 * save_config wrote it), NULL if unknown: a reload applies to hosts,
+	 * keys and PSKs only what changed in the file since, keeping what the
+	 * control socket set */
 	struct nvmfd_cfg *base;
 	char save_path[4096];
 	struct client clients[NVMFD_RPC_MAX_CLIENTS];
@@ -1797,8 +1798,8 @@ static void host_secrets(const struct nvmfd_cfg *cfg, const char *nqn, struct ho
  * hosts, so that a newly allowed host with a key is never allowed without
  * it, even briefly. Only what changed in the file since it was last read
  * is applied (r->base): a host the file no longer defines loses its
- * settings, while keys set over the control socket or by a flag for a
- * host the file leaves as it was are kept (and logged). Queues already
+ * settings, while keys set over the control socket for a host the file
+ * leaves as it was (or does not define) are kept, and logged. Queues already
  * authenticated stay so until they re-authenticate, which then uses the
  * new key; new Connects and TLS handshakes use the new settings.
  */
@@ -1823,13 +1824,13 @@ static void reload_hosts(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 			host_secrets(r->base, n->hosts[i], &bs);
 			if (!memcmp(&bs.dh, &ns.dh, sizeof(ns.dh)) && dh) {
 				NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings kept (set "
-					   "over the control socket or by a flag; the file's are "
-					   "unchanged)", n->hosts[i]);
+					   "over the control socket; the file's are unchanged)",
+					   n->hosts[i]);
 				dh = false;
 			}
 			if (!memcmp(&bs.psk, &ns.psk, sizeof(ns.psk)) && psk) {
-				NVMFD_INFO(LOG_COMP, "reload: host %s: TLS PSK kept (set by a flag; "
-					   "the file's is unchanged)", n->hosts[i]);
+				NVMFD_INFO(LOG_COMP, "reload: host %s: TLS PSK kept (the file's is "
+					   "unchanged)", n->hosts[i]);
 				psk = false;
 			}
 			nvmfd_auth_wipe(&bs, sizeof(bs));
@@ -1875,7 +1876,7 @@ next:
 		nvmfd_auth_wipe(&os, sizeof(os));
 		if (r->base && nvmfd_cfg_host_find(r->base, cfg->hosts[i]) < 0) {
 			NVMFD_INFO(LOG_COMP, "reload: host %s is not in the file (added over the "
-				   "control socket or by a flag): its keys are kept", cfg->hosts[i]);
+				   "control socket): its keys are kept", cfg->hosts[i]);
 			continue;
 		}
 		nvmfd_tgt_cfg_lock(r->tgt);
@@ -1889,8 +1890,8 @@ next:
 	/* the global PSK (nvmfd.tls.psk, --psk without a host) */
 	if (memcmp(&cfg->psk, &n->psk, sizeof(n->psk))) {
 		if (r->base && !memcmp(&r->base->psk, &n->psk, sizeof(n->psk))) {
-			NVMFD_INFO(LOG_COMP, "reload: the global TLS PSK is kept (set by a flag; the "
-				   "file's is unchanged)");
+			NVMFD_INFO(LOG_COMP, "reload: the global TLS PSK is kept (the file's is "
+				   "unchanged)");
 		} else {
 			nvmfd_tgt_cfg_lock(r->tgt);
 			cfg->psk = n->psk;
@@ -1938,8 +1939,7 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 	}
 	/* hosts: remove those gone from the file (from a copy: the list
 	 * shifts), add new ones; with the file as last read known (@bs), a host
-	 * the file did not list (allowed over the control socket or by a flag)
-	 * stays, and one it still lists but the control socket removed stays
+	 * the file did not list (allowed over the control socket) stays, and one it still lists but the control socket removed stays
 	 * removed: only the file's own changes apply */
 	for (unsigned int i = os->nr_hosts; i-- > 0;) {
 		bool keep = false;
@@ -1948,8 +1948,8 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 			keep |= !strcmp(os->hosts[i], ns->hosts[k]);
 		if (!keep && bs && !subsys_lists(bs, os->hosts[i])) {
 			NVMFD_INFO(LOG_COMP, "reload: subsystem %s: host %s kept: not in the file "
-				   "(allowed over the control socket or by a flag; "
-				   "nvmf_subsystem_remove_host removes it)", os->nqn, os->hosts[i]);
+				   "(allowed over the control socket; nvmf_subsystem_remove_host "
+				   "removes it)", os->nqn, os->hosts[i]);
 			keep = true;
 		}
 		if (!keep) {

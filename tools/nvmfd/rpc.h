@@ -40,8 +40,8 @@ void nvmfd_rpc_destroy(struct nvmfd_rpc **rpc);
  * added or removed (by NSID), port links; allowed hosts, hosts'
  * DH-HMAC-CHAP keys and TLS PSKs and the global PSK (key files re-read).
  * For those last four only what changed in the file since it was last
- * read applies: hosts allowed and keys set over the control socket or by
- * flags, which the file does not mention, are kept (logged at INFO).
+ * read applies: hosts allowed and keys set over the control socket, which
+ * the file does not mention, are kept (logged at INFO).
  * Other differences (listeners, subsystem attributes, a changed namespace)
  * are logged at WARN and not applied. A file that does not load or
  * validate changes nothing. Not atomic: each change is applied on its own,
