@@ -3,7 +3,8 @@
 # Needs NVMFD (the binary) and TMP (a scratch directory). nvmfd_start sets
 # PID and PORT (the bound port of its 127.0.0.1 listener) and logs to
 # $TMP/stdout and $TMP/stderr; nvmfd_stop appends the log to
-# $TMP/all-stderr. nvmfd_test_begin makes TMP and the EXIT cleanup.
+# $TMP/all-stderr; nvmfd_reload sends SIGHUP and waits for its summary.
+# nvmfd_test_begin makes TMP and the EXIT cleanup.
 
 # nvmfd_test_begin NAME: TMP (a fresh /tmp/nvmfd-NAME-* directory, removed
 # at exit with a still-running nvmfd killed), PID, and fail MSG, which
@@ -53,4 +54,17 @@ nvmfd_stop() {
 	wait "$PID" 2>/dev/null
 	PID=
 	cat "$TMP/stderr" >>"$TMP/all-stderr"
+}
+
+# nvmfd_reload: SIGHUP, wait (<= 30 s) for the reload's summary line
+# ("N change(s) applied") after those already in the log; 1 if none came
+nvmfd_reload() {
+	local before
+	before=$(grep -c "change(s) applied" "$TMP/stderr")
+	kill -HUP "$PID"
+	for _ in $(seq 300); do
+		[ "$(grep -c "change(s) applied" "$TMP/stderr")" -gt "$before" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }

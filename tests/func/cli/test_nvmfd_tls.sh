@@ -120,11 +120,7 @@ if nvmfd_start -c "$TMP/tls.json"; then
 	perf rot-before 0 "$HOSTNQN" -q 4 -w randread -t 1 --tls --psk "$PSK"
 	cp "$TMP/psk.key" "$TMP/psk.key.orig"
 	printf '%s' "$WRONG" >"$TMP/psk.key"
-	kill -HUP "$PID"
-	for _ in $(seq 300); do
-		grep -q "change(s) applied" "$TMP/stderr" && break
-		sleep 0.1
-	done
+	nvmfd_reload || fail "reload: no summary line"
 	grep -q "reload: host $HOSTNQN: TLS PSK changed" "$TMP/stderr" ||
 		fail "reload: the new PSK was not applied"
 	perf rot-new 0 "$HOSTNQN" -q 4 -w randrw -t 1 --verify --tls --psk "$WRONG"

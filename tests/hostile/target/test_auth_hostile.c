@@ -311,16 +311,24 @@ static void verify_auth_io(uint32_t seed)
 	tc_close(&adm);
 }
 
-/* The stats' "auth" object counters. */
-static void auth_stats(uint64_t *ok, uint64_t *failed, uint64_t *timeouts)
+/* The target's stats JSON (free() it). */
+static char *stats_text(void)
 {
-	char *buf = NULL, *p;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	TF_CHECK(f != NULL);
 	TF_CHECK_EQ(nvmfd_tgt_stats_json(t.tgt, f), 0);
 	fclose(f);
+	return buf;
+}
+
+/* The stats' "auth" object counters. */
+static void auth_stats(uint64_t *ok, uint64_t *failed, uint64_t *timeouts)
+{
+	char *buf = stats_text(), *p;
+
 	p = strstr(buf, "\"auth\":{");
 	TF_CHECK(p != NULL);
 	TF_CHECK_EQ(sscanf(p, "\"auth\":{\"ok\":%lu,\"failed\":%lu,\"timeouts\":%lu", ok, failed,
@@ -674,14 +682,9 @@ static uint16_t open_admin_from(struct tc_conn *c, const char *src)
 /* The stats' auth.throttled counter. */
 static uint64_t auth_throttled(void)
 {
-	char *buf = NULL, *p;
-	size_t len = 0;
+	char *buf = stats_text(), *p;
 	uint64_t n = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	TF_CHECK(f != NULL);
-	TF_CHECK_EQ(nvmfd_tgt_stats_json(t.tgt, f), 0);
-	fclose(f);
 	p = strstr(buf, "\"throttled\":");
 	TF_CHECK(p != NULL);
 	TF_CHECK_EQ(sscanf(p, "\"throttled\":%lu", &n), 1);
