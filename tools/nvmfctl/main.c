@@ -343,9 +343,11 @@ static void host_keys(json_object *params, char **a, int n)
 			if (strlen(names[k]) == (size_t)(eq - a[i]) &&
 			    !strncmp(a[i], names[k], (size_t)(eq - a[i])))
 				break;
+		/* never quote the argument: it may be a secret given without a
+		 * name (whose base64 may hold a '=') */
 		if (!eq || k == 2)
-			usage_die("add-host: '%.*s' is not dhchap_key= or dhchap_ctrlr_key=",
-				  eq ? (int)(eq - a[i]) : 16, a[i]);
+			usage_die("add-host: argument %d after HOSTNQN: only dhchap_key=KEY and "
+				  "dhchap_ctrlr_key=KEY are accepted", i + 1);
 		if (seen[k])
 			usage_die("add-host: %s given twice", names[k]);
 		seen[k] = true;

@@ -605,7 +605,7 @@ def main():
               "nvmfctl add-host with dhchap_key=@FILE dhchap_ctrlr_key=-: rc %d %d %r %s" %
               (rc1, p.returncode, p.stderr, hk_dh))
         # usage errors: unknown key name, ctrlr key alone, two from stdin
-        bad = [nvmfctl("add-host", NQN, hk, "key=" + key_a),
+        bad = [nvmfctl("add-host", NQN, hk, "key=" + key_a), nvmfctl("add-host", NQN, hk, key_a),
                nvmfctl("add-host", NQN, hk, "dhchap_ctrlr_key=" + key_b),
                nvmfctl("add-host", NQN, hk, "dhchap_key=-", "dhchap_ctrlr_key=-")]
         check(all(r[0] == 2 for r in bad) and
