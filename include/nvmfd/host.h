@@ -361,6 +361,55 @@ uint32_t nvmfd_host_ctrl_qp_count(const struct nvmfd_host_ctrl *ctrl);
  */
 struct nvmfd_host_qp *nvmfd_host_ctrl_qp(struct nvmfd_host_ctrl *ctrl, uint32_t idx);
 
+/**
+ * nvmfd_host_ctrl_reauth() - re-authenticate the admin queue: run a new
+ * DH-HMAC-CHAP transaction (AUTH_Negotiate .. Success1/Success2, NVMe Base
+ * 2.0 §8.13.5) on it with the controller's secrets, while it stays in use.
+ * Each queue holds its own authentication, so this covers the admin queue
+ * only; re-authenticate each I/O queue with nvmfd_host_qp_reauth() on its
+ * owner thread (the Linux host re-authenticates every queue). The
+ * controller takes its keys as configured at that moment, so a secret
+ * changed on the controller's side since the connect fails here.
+ * On failure the controller treats the queue as unauthenticated: it
+ * completes every later command but Authentication Send/Receive with
+ * AUTHENTICATION REQUIRED (SCT 1h, SC 91h) and closes the queue within its
+ * authentication deadline; the library leaves the queue connected, so the
+ * caller may finish what it has outstanding and disconnect (or try again).
+ * @ctrl: connected controller whose admin queue authenticated at connect.
+ * Return: 0; -EACCES (authentication failed: the controller sent an
+ *         AUTH_Failure1, e.g. reason 01h "authentication failed" after a
+ *         key change, or did not prove the controller secret; the message
+ *         in nvmfd_host_ctrl_errmsg() names the reason code);
+ *         -EOPNOTSUPP (the admin queue did not authenticate at connect);
+ *         -ENOTCONN; -EREMOTEIO (Authentication Send/Receive completed
+ *         with an error status, which the message decodes); -ETIMEDOUT and
+ *         transport errors (the connection then failed).
+ * Context: any thread; serialized with the admin helpers and keep-alive;
+ *          blocks for the transaction (tens of ms of DH arithmetic with
+ *          ffdhe8192), at most a few timeouts.
+ */
+int nvmfd_host_ctrl_reauth(struct nvmfd_host_ctrl *ctrl);
+
+/**
+ * nvmfd_host_qp_reauth() - re-authenticate one I/O queue, as
+ * nvmfd_host_ctrl_reauth() does the admin queue. Commands outstanding on
+ * @qp keep completing while the transaction runs: their callbacks run
+ * inside this call (and may submit more, which go out as usual), so I/O
+ * keeps flowing. One request slot is kept for the transaction's commands:
+ * meanwhile submissions that would take the last free slot get -EAGAIN;
+ * if every slot is busy the call first waits for one to complete.
+ * On failure the queue stays connected but the controller refuses its
+ * commands (AUTHENTICATION REQUIRED) and closes it within its
+ * authentication deadline; nvmfd_host_qp_errmsg() then holds the reason
+ * although the qp has not failed (it is cleared by the next call).
+ * @qp: live I/O qp that authenticated at connect.
+ * Return: as nvmfd_host_ctrl_reauth(); -EINVAL (NULL or the admin
+ *         queue); -EBUSY (called from a completion callback).
+ * Context: the qp owner thread, outside callbacks; blocks as
+ *          nvmfd_host_ctrl_reauth().
+ */
+int nvmfd_host_qp_reauth(struct nvmfd_host_qp *qp);
+
 /* ------------------------------------------------------------------ */
 /* Blocking admin helpers                                              */
 /* ------------------------------------------------------------------ */

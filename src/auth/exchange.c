@@ -683,6 +683,26 @@ out_wipe:
 	return ret;
 }
 
+bool nvmfd_auth_ctrl_idle(const struct nvmfd_auth_ctrl *c)
+{
+	return c->state == CTRL_WAIT_NEGOTIATE || c->state == CTRL_DONE || c->state == CTRL_FAILED;
+}
+
+int nvmfd_auth_ctrl_refuse(struct nvmfd_auth_ctrl *c, const uint8_t *in, size_t inlen,
+			   const char *why, uint8_t *out, size_t cap, size_t *outlen)
+{
+	uint16_t tid = 0;
+
+	if (!c || (!in && inlen) || !out || !outlen || !why)
+		return -EINVAL;
+	*outlen = 0;
+	(void)nvmfd__auth_msg_kind(in, inlen, &tid);
+	memset(&c->res, 0, sizeof(c->res));
+	c->tid = tid;
+	set_why(&c->res, "%s", why);
+	return ctrl_fail(c, NVMFD_AUTH_RCE_FAILED, out, cap, outlen);
+}
+
 int nvmfd_auth_ctrl_step(struct nvmfd_auth_ctrl *c, const uint8_t *in, size_t inlen,
 			 uint8_t *out, size_t cap, size_t *outlen)
 {

@@ -103,7 +103,8 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
  * Exec defaults follow the Linux drivers (bound, cache scope, max_active 512,
  * rr, event driven, per-queue rings, 8/8 PDU budgets, 1000 us deadline);
  * kato_grace_ms 1000, max_io_size 1 MiB, maxh2cdata 128 KiB, icreq_timeout_ms,
- * connect_timeout_ms and auth_timeout_ms 10000.
+ * connect_timeout_ms and auth_timeout_ms 10000, auth_fail_burst 8 per
+ * auth_fail_interval_ms 1000.
  * Context: any thread.
  */
 void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
@@ -121,6 +122,8 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg)
 	cfg->connect_timeout_ms = NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS;
 	cfg->tls_handshake_timeout_ms = NVMFD_CFG_DEF_TLS_HANDSHAKE_TIMEOUT_MS;
 	cfg->auth_timeout_ms = NVMFD_CFG_DEF_AUTH_TIMEOUT_MS;
+	cfg->auth_fail_burst = NVMFD_CFG_DEF_AUTH_FAIL_BURST;
+	cfg->auth_fail_interval_ms = NVMFD_CFG_DEF_AUTH_FAIL_INTERVAL_MS;
 	cfg->stats_interval_s = 0;
 	cfg->control_path[0] = '\0';
 }
@@ -1609,7 +1612,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	static const char *const keys[] = { "max_io_size",    "maxh2cdata", "kato_grace_ms",
 					    "stats_interval", "control",    "exec",
 					    "icreq_timeout_ms", "connect_timeout_ms", "tls",
-					    "auth_timeout_ms", NULL };
+					    "auth_timeout_ms", "auth_fail_burst",
+					    "auth_fail_interval_ms", NULL };
 	static const char *const ekeys[] = {
 		"mode",		  "scope",	     "strict",		"max_active",
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
@@ -1656,6 +1660,11 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		  err) < 0)
 		return -EINVAL;
 	if (j_u32(o, "auth_timeout_ms", p, false, 0, 3600000, &cfg->auth_timeout_ms, err) < 0)
+		return -EINVAL;
+	if (j_u32(o, "auth_fail_burst", p, false, 0, 1000000, &cfg->auth_fail_burst, err) < 0)
+		return -EINVAL;
+	if (j_u32(o, "auth_fail_interval_ms", p, false, 1, 3600000, &cfg->auth_fail_interval_ms,
+		  err) < 0)
 		return -EINVAL;
 	if (j_u32(o, "stats_interval", p, false, 0, 86400, &cfg->stats_interval_s, err) < 0)
 		return -EINVAL;
@@ -2503,6 +2512,8 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 
 	if (!o)
 		return NULL;
+	ret |= jadd(o, "auth_fail_burst", json_object_new_int64(cfg->auth_fail_burst));
+	ret |= jadd(o, "auth_fail_interval_ms", json_object_new_int64(cfg->auth_fail_interval_ms));
 	ret |= jadd(o, "auth_timeout_ms", json_object_new_int64(cfg->auth_timeout_ms));
 	if (cfg->control_path[0])
 		ret |= jadd(o, "control", json_object_new_string(cfg->control_path));

@@ -35,6 +35,8 @@
 #define NVMFD_CFG_DEF_ICREQ_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_CONNECT_TIMEOUT_MS 10000u
 #define NVMFD_CFG_DEF_AUTH_TIMEOUT_MS 10000u
+#define NVMFD_CFG_DEF_AUTH_FAIL_BURST 8u
+#define NVMFD_CFG_DEF_AUTH_FAIL_INTERVAL_MS 1000u
 #define NVMFD_CFG_DEF_MAX_IO_SIZE (1u << 20)
 /* the most one command moves on a 512-byte-block namespace: NLB is 16 bits
  * (65536 blocks), so a larger MDTS could never be used by every namespace */
@@ -186,6 +188,12 @@ struct nvmfd_cfg {
 	 * authenticate, capped by the controller's KATO when that is shorter;
 	 * 0: only the KATO bounds it (default 10000, doc/auth.md) */
 	uint32_t auth_timeout_ms;
+	/* Failed DH-HMAC-CHAP transactions allowed per (host NQN, peer
+	 * address) before its AUTH_Negotiates are refused without any DH
+	 * work, one more allowed per auth_fail_interval_ms (a token bucket;
+	 * doc/auth.md "Failed attempts"); burst 0: no limit (defaults 8, 1000) */
+	uint32_t auth_fail_burst;
+	uint32_t auth_fail_interval_ms;
 	unsigned int stats_interval_s;
 	char control_path[108];
 };

@@ -87,38 +87,24 @@ static const char *msg_name(const uint8_t *msg, size_t len)
 	}
 }
 
-int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp,
-				const char *subnqn, const struct nvmfd_host_cpl *connect)
+/*
+ * One DH-HMAC-CHAP transaction on @qp with the secrets of ctrl->opts: the
+ * first one after Connect (@last "Connect") or a re-authentication.
+ * Return: as nvmfd__host_qp_authenticate() (without -EOPNOTSUPP).
+ */
+static int qp_dhchap(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, const char *subnqn,
+		     const char *last)
 {
 	const struct nvmfd_host_ctrl_opts *o = &ctrl->opts;
-	uint32_t authreq = connect->cqe.result;
 	struct nvmfd_auth_key key, ckey;
 	struct nvmfd_auth_host_cfg cfg;
 	struct nvmfd_auth_host *h = NULL;
 	uint8_t *out = NULL, *in = NULL;
-	const char *last = "Connect";
 	size_t outlen = 0;
 	int ret, next;
 
-	if (authreq & NVMFD_CONNECT_AUTHREQ_ASCR) {
-		nvmfd__host_qp_seterr(qp, "controller requires secure channel concatenation "
-					  "(AUTHREQ ASCR), which is not supported");
-		return -EOPNOTSUPP;
-	}
-	if (!(authreq & NVMFD_CONNECT_AUTHREQ_ATR)) {
-		if (o->dhchap_ctrl_secret[0]) {
-			nvmfd__host_qp_seterr(qp, "controller did not ask for DH-HMAC-CHAP, so it "
-						  "cannot prove the controller secret; refused");
-			return -EACCES;
-		}
-		return 0;
-	}
-	if (!o->dhchap_secret[0]) {
-		nvmfd__host_qp_seterr(qp, "controller requires DH-HMAC-CHAP authentication "
-					  "(AUTHREQ ATR) and no host secret is configured");
-		return -EACCES;
-	}
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&ckey, 0, sizeof(ckey));
 	if (nvmfd_auth_key_parse(o->dhchap_secret, &key) < 0) {
 		nvmfd__host_qp_seterr(qp, "DH-HMAC-CHAP host secret is not a valid "
 					  "DHHC-1:hh:<base64>: representation");
@@ -136,7 +122,8 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 	}
 	cfg.hostnqn = o->hostnqn;
 	cfg.subnqn = subnqn;
-	cfg.tid = qp->qid; /* one transaction per queue at a time */
+	/* one transaction per queue at a time; a new T_ID for each */
+	cfg.tid = (uint16_t)(qp->qid + qp->auth_tid++);
 	ret = nvmfd_auth_host_new(&cfg, &h);
 	if (ret < 0) {
 		nvmfd__host_qp_seterr(qp, "DH-HMAC-CHAP: cannot set up: %s", strerror(-ret));
@@ -167,11 +154,13 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 				   r->bidirectional ? "bidirectional" : "unidirectional",
 				   nvmfd_auth_hash_name(r->hashid), nvmfd_auth_dhgroup_name(r->dhgid));
 			pthread_mutex_lock(&ctrl->info_lock);
-			ctrl->info.dhchap_queues++;
+			if (!qp->dhchap)
+				ctrl->info.dhchap_queues++;
 			ctrl->info.dhchap_hash = r->hashid;
 			ctrl->info.dhchap_dhgroup = r->dhgid;
 			ctrl->info.dhchap_bidirectional = r->bidirectional;
 			pthread_mutex_unlock(&ctrl->info_lock);
+			qp->dhchap = true;
 			ret = 0;
 			goto out_free;
 		}
@@ -207,5 +196,65 @@ out_free:
 out_wipe:
 	nvmfd_auth_wipe(&key, sizeof(key));
 	nvmfd_auth_wipe(&ckey, sizeof(ckey));
+	return ret;
+}
+
+int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp,
+				const char *subnqn, const struct nvmfd_host_cpl *connect)
+{
+	const struct nvmfd_host_ctrl_opts *o = &ctrl->opts;
+	uint32_t authreq = connect->cqe.result;
+
+	if (authreq & NVMFD_CONNECT_AUTHREQ_ASCR) {
+		nvmfd__host_qp_seterr(qp, "controller requires secure channel concatenation "
+					  "(AUTHREQ ASCR), which is not supported");
+		return -EOPNOTSUPP;
+	}
+	if (!(authreq & NVMFD_CONNECT_AUTHREQ_ATR)) {
+		if (o->dhchap_ctrl_secret[0]) {
+			nvmfd__host_qp_seterr(qp, "controller did not ask for DH-HMAC-CHAP, so it "
+						  "cannot prove the controller secret; refused");
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (!o->dhchap_secret[0]) {
+		nvmfd__host_qp_seterr(qp, "controller requires DH-HMAC-CHAP authentication "
+					  "(AUTHREQ ATR) and no host secret is configured");
+		return -EACCES;
+	}
+	return qp_dhchap(ctrl, qp, subnqn, "Connect");
+}
+
+int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp)
+{
+	int ret;
+
+	if (qp->state != HOST_QP_LIVE)
+		return -ENOTCONN;
+	if (qp->in_poll)
+		return -EBUSY;
+	/* a live queue's message can only be an earlier re-authentication's */
+	qp->errmsg[0] = '\0';
+	if (!qp->dhchap) {
+		nvmfd__host_qp_seterr(qp, "the queue did not authenticate when it connected (the "
+					  "controller asked for no DH-HMAC-CHAP)");
+		return -EOPNOTSUPP;
+	}
+	ret = nvmfd__host_qp_reserve_slot(qp);
+	if (ret < 0)
+		return ret;
+	ret = qp_dhchap(ctrl, qp, ctrl->trid.subnqn, "last transaction");
+	qp->reserve = 0;
+	if (ret < 0 && qp->state == HOST_QP_LIVE) {
+		char why[HOST_ERRMSG_LEN];
+		const char *w = qp->errmsg;
+
+		/* without seterr's own "qid N: " prefix */
+		if (!strncmp(w, "qid ", 4) && strstr(w, ": "))
+			w = strstr(w, ": ") + 2;
+		snprintf(why, sizeof(why), "%s", w);
+		nvmfd__host_qp_seterr(qp, "re-authentication failed: %s", why);
+	}
 	return ret;
 }

@@ -220,6 +220,34 @@ int nvmfd_host_admin_cmd(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sqe *s
 	return ret;
 }
 
+int nvmfd_host_ctrl_reauth(struct nvmfd_host_ctrl *ctrl)
+{
+	int ret;
+
+	if (!ctrl)
+		return -EINVAL;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	if (!ctrl->connected || !ctrl->admin || ctrl->admin->state != HOST_QP_LIVE) {
+		ctrl_seterr(ctrl, "admin queue: not connected");
+		ret = -ENOTCONN;
+	} else {
+		ret = nvmfd__host_qp_reauth(ctrl, ctrl->admin);
+		if (ret < 0)
+			ctrl_qp_err(ctrl, ctrl->admin, ret, "admin queue");
+	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}
+
+int nvmfd_host_qp_reauth(struct nvmfd_host_qp *qp)
+{
+	if (!qp)
+		return -EINVAL;
+	if (qp->qid == 0)
+		return -EINVAL; /* the admin queue: nvmfd_host_ctrl_reauth() */
+	return nvmfd__host_qp_reauth(qp->ctrl, qp);
+}
+
 static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
 {
 	struct nvmfd_prop_cmd cmd;

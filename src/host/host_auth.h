@@ -26,4 +26,14 @@
 int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp,
 				const char *subnqn, const struct nvmfd_host_cpl *connect);
 
+/**
+ * nvmfd__host_qp_reauth() - run a new DH-HMAC-CHAP transaction on a live
+ * @qp that authenticated at connect (nvmfd_host_qp_reauth()). Commands
+ * outstanding on @qp keep completing meanwhile (their callbacks run); one
+ * request slot is kept for the transaction's own commands.
+ * Return: as nvmfd_host_qp_reauth(); qp->errmsg says why it failed.
+ * Context: the qp's owner (admin queue: under admin_lock), not a callback.
+ */
+int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp);
+
 #endif /* NVMFD_HOST_AUTH_H */

@@ -108,6 +108,12 @@ struct nvmfd_host_qp {
 	 * or sending through it) */
 	struct nvmfd_tls *tls;
 	const struct nvmfd_txq_ops *txops;
+	/* DH-HMAC-CHAP (auth.c): the queue authenticated at connect; the
+	 * transactions run so far (the next T_ID is qid + auth_tid); slots
+	 * that submissions must leave free (a re-authentication's command) */
+	bool dhchap;
+	uint16_t auth_tid;
+	uint32_t reserve;
 	char errmsg[HOST_ERRMSG_LEN];
 };
 
@@ -146,6 +152,7 @@ int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_tri
 			   struct nvmfd_host_cpl *cpl);
 int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
 			uint32_t len, bool write, struct nvmfd_host_cpl *cpl);
+int nvmfd__host_qp_reserve_slot(struct nvmfd_host_qp *qp);
 void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

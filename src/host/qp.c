@@ -346,7 +346,7 @@ static int qp_submit(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void
 		return -EINVAL;
 	if (len > qp->max_io && sqe->opc != NVMFD_CMD_FABRICS)
 		return -EINVAL;
-	if (qp->nr_free == 0)
+	if (qp->nr_free <= qp->reserve)
 		return -EAGAIN;
 	cid = qp->free_stack[--qp->nr_free];
 	s = &qp->slots[cid];
@@ -1122,8 +1122,12 @@ int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, v
 	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
 	int ret;
 
+	uint32_t reserve = qp->reserve;
+
 	memset(&ctx, 0, sizeof(ctx));
+	qp->reserve = 0; /* what was kept free is for this command */
 	ret = qp_submit(qp, sqe, buf, len, write, sync_cb, &ctx);
+	qp->reserve = reserve;
 	if (ret < 0)
 		return ret;
 	ret = qp_wait_until(qp, &ctx.done, deadline, "a command completion");
@@ -1134,6 +1138,38 @@ int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, v
 	if (ctx.cpl.err)
 		return ctx.cpl.err;
 	return ctx.cpl.status ? -EREMOTEIO : 0;
+}
+
+/**
+ * nvmfd__host_qp_reserve_slot() - keep one request slot free for the
+ * owner's own commands (nvmfd__host_qp_exec()) from now on: new submissions
+ * get -EAGAIN while only one is free. Waits, completing commands (their
+ * callbacks run), until one is. Undo with qp->reserve = 0.
+ * Return: 0; -ETIMEDOUT when no slot became free within the qp timeout
+ *         (qp->reserve is then 0 again and the qp still live); the qp's
+ *         error if it failed.
+ * Context: qp owner, outside a callback.
+ */
+int nvmfd__host_qp_reserve_slot(struct nvmfd_host_qp *qp)
+{
+	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
+
+	qp->reserve = 1;
+	while (qp->nr_free == 0) {
+		int ret, ms = remaining_ms(deadline);
+
+		if (ms == 0) {
+			qp->reserve = 0;
+			nvmfd__host_qp_seterr(qp, "no request slot became free within the timeout");
+			return -ETIMEDOUT;
+		}
+		ret = nvmfd_host_qp_wait(qp, ms > 100 ? 100 : ms);
+		if (ret < 0) {
+			qp->reserve = 0;
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static const char *connect_field(bool data, uint16_t ipo)

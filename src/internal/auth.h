@@ -334,6 +334,23 @@ int nvmfd_auth_ctrl_step(struct nvmfd_auth_ctrl *c, const uint8_t *in, size_t in
 			 uint8_t *out, size_t cap, size_t *outlen);
 /** nvmfd_auth_ctrl_authenticated() - the host has been authenticated. */
 bool nvmfd_auth_ctrl_authenticated(const struct nvmfd_auth_ctrl *c);
+/**
+ * nvmfd_auth_ctrl_idle() - no transaction is in progress: the next
+ * AUTH_Negotiate starts a new one (fresh, finished or failed). The caller
+ * may then replace @c by one built with other keys (re-authentication
+ * after a key change).
+ */
+bool nvmfd_auth_ctrl_idle(const struct nvmfd_auth_ctrl *c);
+/**
+ * nvmfd_auth_ctrl_refuse() - fail the transaction the host message @in
+ * (an AUTH_Negotiate) would start: @out gets an AUTH_Failure1 with reason
+ * 01h/01h (authentication failed) and @in's T_ID; @c is left failed and
+ * unauthenticated, with @why (no secret in it) as the result's reason.
+ * For a host whose key was removed since the queue authenticated.
+ * Return: NVMFD_AUTH_NEXT_SEND_FAIL; -EINVAL; -ENOSPC.
+ */
+int nvmfd_auth_ctrl_refuse(struct nvmfd_auth_ctrl *c, const uint8_t *in, size_t inlen,
+			   const char *why, uint8_t *out, size_t cap, size_t *outlen);
 const struct nvmfd_auth_result *nvmfd_auth_ctrl_result(const struct nvmfd_auth_ctrl *c);
 void nvmfd_auth_ctrl_free(struct nvmfd_auth_ctrl *c);
 

@@ -16,7 +16,8 @@
  * A failed transaction (an AUTH_Failure1 sent, an AUTH_Failure2 received)
  * leaves the queue unauthenticated; it accepts a new AUTH_Negotiate. A
  * successful queue may re-authenticate (a new Negotiate); it stays usable
- * until that transaction fails.
+ * until that transaction fails. Every new transaction takes the host's keys
+ * as configured at that moment (reauth_rekey()).
  *
  * A queue must authenticate within a bounded time of its Connect: cfg
  * auth_timeout_ms, or the controller's KATO when that is shorter (neither
@@ -41,6 +42,10 @@
 /* Largest Authentication Send accepted: any host message is far smaller
  * (a Reply with SHA-512 and ffdhe8192 is 1168 bytes). */
 #define AUTH_SEND_MAX 4096u
+
+/* reauth_rekey(): the Negotiate was refused by the failed-attempt limit
+ * (an AUTH_Failure1 is in the message buffer); not an enum nvmfd_auth_next */
+#define NVMFD_AUTH_THROTTLED 100
 
 struct nvmfd_tgt_auth {
 	struct nvmfd_auth_ctrl *ctrl;
@@ -73,26 +78,20 @@ static void pref_lists(const struct nvmfd_cfg_dhchap *d, uint8_t hashes[4], uint
 	groups[n] = 0;
 }
 
-/**
- * nvmfd__tgt_auth_setup() - decide whether a queue being connected must
- * authenticate, and prepare its state.
- * @qp:      the queue (not yet attached).
- * @s:       the subsystem of the Connect.
- * @hostnqn: the Connect's host NQN.
- * @out:     the new state, or NULL when no authentication is required.
- * Return: 0; -EINVAL (the configured key does not parse: cfg validates
- *         keys, so only a config edited behind its back); -ENOMEM.
- * Context: queue owner.
+/*
+ * The controller state machine for @hostnqn on @s with the keys the
+ * configuration holds now, or *@out NULL when it holds none for this pair
+ * (no host entry or no key, a subsystem that allows any host, discovery).
+ * Return: 0; -EINVAL (a key that does not parse); -ENOMEM.
  */
-int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,
-			  const char *hostnqn, struct nvmfd_tgt_auth **out)
+static int auth_ctrl_build(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,
+			   const char *hostnqn, struct nvmfd_auth_ctrl **out)
 {
 	const struct nvmfd_cfg *cfg = qp->tgt->cfg;
 	struct nvmfd_cfg_dhchap d;
 	struct nvmfd_auth_key hk, ck;
 	struct nvmfd_auth_ctrl_cfg cc;
 	uint8_t hashes[4], groups[7];
-	struct nvmfd_tgt_auth *a = NULL;
 	bool any;
 	int h, ret;
 
@@ -108,12 +107,13 @@ int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys
 	pthread_mutex_unlock(&qp->tgt->lock);
 	if (h < 0)
 		return 0;
+	memset(&cc, 0, sizeof(cc));
+	memset(&hk, 0, sizeof(hk));
+	memset(&ck, 0, sizeof(ck));
 	if (!d.key[0]) {
 		ret = 0;
 		goto out_wipe;
 	}
-	memset(&cc, 0, sizeof(cc));
-	memset(&ck, 0, sizeof(ck));
 	ret = nvmfd_auth_key_parse(d.key, &hk);
 	if (ret == 0 && d.ctrl_key[0])
 		ret = nvmfd_auth_key_parse(d.ctrl_key, &ck);
@@ -129,22 +129,44 @@ int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys
 	cc.subnqn = s->nqn;
 	cc.hashes = hashes;
 	cc.dhgroups = groups;
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		ret = -ENOMEM;
-		goto out_wipe;
-	}
-	ret = nvmfd_auth_ctrl_new(&cc, &a->ctrl);
-	if (ret < 0) {
-		free(a);
-		goto out_wipe;
-	}
-	*out = a;
+	ret = nvmfd_auth_ctrl_new(&cc, out);
 out_wipe:
 	nvmfd_auth_wipe(&d, sizeof(d));
 	nvmfd_auth_wipe(&hk, sizeof(hk));
 	nvmfd_auth_wipe(&ck, sizeof(ck));
 	return ret;
+}
+
+/**
+ * nvmfd__tgt_auth_setup() - decide whether a queue being connected must
+ * authenticate, and prepare its state.
+ * @qp:      the queue (not yet attached).
+ * @s:       the subsystem of the Connect.
+ * @hostnqn: the Connect's host NQN.
+ * @out:     the new state, or NULL when no authentication is required.
+ * Return: 0; -EINVAL (the configured key does not parse: cfg validates
+ *         keys, so only a config edited behind its back); -ENOMEM.
+ * Context: queue owner.
+ */
+int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,
+			  const char *hostnqn, struct nvmfd_tgt_auth **out)
+{
+	struct nvmfd_auth_ctrl *c;
+	struct nvmfd_tgt_auth *a;
+	int ret;
+
+	*out = NULL;
+	ret = auth_ctrl_build(qp, s, hostnqn, &c);
+	if (ret < 0 || !c)
+		return ret;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		nvmfd_auth_ctrl_free(c);
+		return -ENOMEM;
+	}
+	a->ctrl = c;
+	*out = a;
+	return 0;
 }
 
 /** nvmfd__tgt_auth_free() - free a queue's state (NULL: no-op). */
@@ -274,12 +296,111 @@ unsigned int nvmfd__tgt_check_auth(struct nvmfd_tgt *tgt, uint64_t now_ns)
 	return n;
 }
 
+/* ---- failed attempts: a token bucket per (host NQN, peer address) ---- */
+
+/* "addr:port" or "[v6]:port" without the port. */
+static void peer_host(const char *peer, char *out, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+
+	snprintf(out, len, "%.*s", (int)n, peer);
+}
+
+/*
+ * The bucket of @hostnqn from @addr, refilled to @now; NULL when there is
+ * none and !@create. A new bucket starts full; when the table is full the
+ * least recently used one is taken over. Caller holds auth_fail_lock.
+ */
+static struct nvmfd_tgt_auth_bucket *bucket_get(struct nvmfd_tgt *tgt, const char *hostnqn,
+						const char *addr, uint64_t now, bool create)
+{
+	const struct nvmfd_cfg *cfg = tgt->cfg;
+	uint64_t step = (uint64_t)cfg->auth_fail_interval_ms * 1000000ull;
+	uint64_t full = step * cfg->auth_fail_burst;
+	struct nvmfd_tgt_auth_bucket *b = NULL, *lru = &tgt->auth_fail[0];
+
+	for (unsigned int i = 0; i < NVMFD_TGT_AUTH_BUCKETS; i++) {
+		struct nvmfd_tgt_auth_bucket *e = &tgt->auth_fail[i];
+
+		if (e->last_ns && !strcmp(e->hostnqn, hostnqn) && !strcmp(e->addr, addr)) {
+			b = e;
+			break;
+		}
+		if (e->last_ns < lru->last_ns)
+			lru = e;
+	}
+	if (!b) {
+		if (!create)
+			return NULL;
+		b = lru;
+		snprintf(b->hostnqn, sizeof(b->hostnqn), "%s", hostnqn);
+		snprintf(b->addr, sizeof(b->addr), "%s", addr);
+		b->tokens_ns = full;
+		b->last_ns = now;
+	}
+	if (now > b->last_ns) {
+		b->tokens_ns = full - b->tokens_ns < now - b->last_ns ? full :
+									 b->tokens_ns + (now - b->last_ns);
+		b->last_ns = now;
+	}
+	return b;
+}
+
+/*
+ * What a transaction's outcome does to its bucket: a failure takes one
+ * attempt; a success forgets the bucket (the host knows its key).
+ * Without a limit (auth_fail_burst 0), nothing.
+ */
+static void bucket_account(struct nvmfd_tgt_qp *qp, bool ok)
+{
+	struct nvmfd_tgt *tgt = qp->tgt;
+	struct nvmfd_tgt_auth_bucket *b;
+	uint64_t step, now;
+	char addr[64];
+
+	if (!tgt->cfg || !tgt->cfg->auth_fail_burst || !qp->ctrl)
+		return;
+	step = (uint64_t)tgt->cfg->auth_fail_interval_ms * 1000000ull;
+	now = nvmfd__tgt_now_ns();
+	peer_host(qp->peer_addr, addr, sizeof(addr));
+	pthread_mutex_lock(&tgt->auth_fail_lock);
+	b = bucket_get(tgt, qp->ctrl->hostnqn, addr, now ? now : 1, !ok);
+	if (b && ok)
+		memset(b, 0, sizeof(*b));
+	else if (b)
+		b->tokens_ns = b->tokens_ns > step ? b->tokens_ns - step : 0;
+	pthread_mutex_unlock(&tgt->auth_fail_lock);
+}
+
+/* No attempt left for this queue's host NQN and peer address. */
+static bool bucket_empty(struct nvmfd_tgt_qp *qp)
+{
+	struct nvmfd_tgt *tgt = qp->tgt;
+	struct nvmfd_tgt_auth_bucket *b;
+	uint64_t step, now;
+	char addr[64];
+	bool empty;
+
+	if (!tgt->cfg || !tgt->cfg->auth_fail_burst || !qp->ctrl)
+		return false;
+	step = (uint64_t)tgt->cfg->auth_fail_interval_ms * 1000000ull;
+	now = nvmfd__tgt_now_ns();
+	peer_host(qp->peer_addr, addr, sizeof(addr));
+	pthread_mutex_lock(&tgt->auth_fail_lock);
+	b = bucket_get(tgt, qp->ctrl->hostnqn, addr, now ? now : 1, false);
+	empty = b && b->tokens_ns < step;
+	pthread_mutex_unlock(&tgt->auth_fail_lock);
+	return empty;
+}
+
 static void log_result(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_auth *a, bool ok)
 {
 	const struct nvmfd_auth_result *r = nvmfd_auth_ctrl_result(a->ctrl);
 	const struct nvmfd_tgt_ctrl *ctrl = qp->ctrl;
 
 	__atomic_add_fetch(ok ? &qp->tgt->auth_ok : &qp->tgt->auth_failed, 1, __ATOMIC_RELAXED);
+	bucket_account(qp, ok);
 	if (ok) {
 		__atomic_store_n(&qp->auth_deadline_ns, 0, __ATOMIC_RELEASE);
 		a->rearm = true;
@@ -301,6 +422,48 @@ static void log_result(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_auth *a, bool o
 			   qp->qid, qp->peer_addr, r->why[0] ? r->why : "?");
 }
 
+/*
+ * An AUTH_Negotiate that starts a new transaction (a re-authentication, or
+ * a retry after a failure) uses the keys configured now, not those of the
+ * Connect: a key changed since (SIGHUP reload, control socket) applies,
+ * and a key removed refuses it (AUTH_Failure1 01h). A Negotiate in the
+ * middle of a transaction goes to the state machine (07h).
+ * Return: the step's result, or 0 to run the usual step.
+ */
+static int reauth_rekey(struct nvmfd_tgt_req *req, size_t *outlen)
+{
+	struct nvmfd_tgt_qp *qp = req->qp;
+	struct nvmfd_tgt_auth *a = qp->auth;
+	const uint8_t *m = req->data;
+	struct nvmfd_auth_ctrl *c = NULL;
+	int ret;
+
+	if (!qp->ctrl || req->data_len < 2 || m[0] != NVMFD_AUTH_TYPE_COMMON ||
+	    m[1] != NVMFD_AUTH_ID_NEGOTIATE || !nvmfd_auth_ctrl_idle(a->ctrl))
+		return 0;
+	if (bucket_empty(qp)) {
+		/* refused before any DH work: not one more failure either */
+		__atomic_add_fetch(&qp->tgt->auth_throttled, 1, __ATOMIC_RELAXED);
+		NVMFD_WARN_RATELIMIT(COMP, "ctrl %u: qid %u: %s: host %s: DH-HMAC-CHAP refused: "
+				     "too many failed attempts (auth_fail_burst)", qp->ctrl->cntlid,
+				     qp->qid, qp->peer_addr, qp->ctrl->hostnqn);
+		ret = nvmfd_auth_ctrl_refuse(a->ctrl, req->data, req->data_len,
+					     "too many failed attempts from this host and address",
+					     a->msg, sizeof(a->msg), outlen);
+		return ret == NVMFD_AUTH_NEXT_SEND_FAIL ? NVMFD_AUTH_THROTTLED : ret;
+	}
+	ret = auth_ctrl_build(qp, qp->ctrl->subsys, qp->ctrl->hostnqn, &c);
+	if (ret == -ENOMEM)
+		return ret;
+	if (!c)
+		return nvmfd_auth_ctrl_refuse(a->ctrl, req->data, req->data_len,
+					      "re-authentication: the host has no DH-HMAC-CHAP "
+					      "key any more", a->msg, sizeof(a->msg), outlen);
+	nvmfd_auth_ctrl_free(a->ctrl);
+	a->ctrl = c;
+	return 0;
+}
+
 static nvmfd_status_t exec_send(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
@@ -308,11 +471,22 @@ static nvmfd_status_t exec_send(struct nvmfd_tgt_req *req)
 	size_t outlen = 0;
 	int next;
 
-	next = nvmfd_auth_ctrl_step(a->ctrl, req->data, req->data_len, a->msg, sizeof(a->msg),
-				    &outlen);
+	next = reauth_rekey(req, &outlen);
+	if (next == 0)
+		next = nvmfd_auth_ctrl_step(a->ctrl, req->data, req->data_len, a->msg,
+					    sizeof(a->msg), &outlen);
 	a->msglen = 0;
 	a->finish_on_recv = false;
 	switch (next) {
+	case NVMFD_AUTH_THROTTLED:
+		/* the AUTH_Failure1 goes out with the next Receive; counted apart */
+		a->msglen = outlen;
+		if (a->authenticated) {
+			a->authenticated = false;
+			a->rearm = false;
+			nvmfd__tgt_auth_arm(qp, nvmfd__tgt_now_ns());
+		}
+		return NVMFD_SC_SUCCESS;
 	case NVMFD_AUTH_NEXT_SEND_RECV:
 		a->msglen = outlen;
 		return NVMFD_SC_SUCCESS;

@@ -168,6 +168,10 @@ struct nvmfd_tgt_ctrl {
 	uint32_t changed[NVMFD_CHANGED_NS_LIST_MAX];
 };
 
+/* (host NQN, peer address) pairs whose failed DH-HMAC-CHAP attempts are
+ * counted; the least recently used one is reused. */
+#define NVMFD_TGT_AUTH_BUCKETS 128
+
 struct nvmfd_tgt {
 	const struct nvmfd_cfg *cfg;
 	pthread_mutex_t lock; /* control path: see the file comment */
@@ -208,6 +212,16 @@ struct nvmfd_tgt {
 	uint64_t auth_ok;
 	uint64_t auth_failed;
 	uint64_t auth_timeouts;
+	/* failed transactions per (host NQN, peer address): token buckets
+	 * (auth.c, under auth_fail_lock), and AUTH_Negotiates they refused */
+	pthread_mutex_t auth_fail_lock;
+	struct nvmfd_tgt_auth_bucket {
+		char hostnqn[NVMFD_NQN_SIZE];
+		char addr[64];
+		uint64_t tokens_ns; /* tokens, in units of interval: ns "earned" */
+		uint64_t last_ns; /* last update; 0: free entry */
+	} auth_fail[NVMFD_TGT_AUTH_BUCKETS];
+	uint64_t auth_throttled;
 };
 
 /* Every subsystem of @tgt and then the discovery one, under tgt->lock. */

@@ -266,6 +266,7 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 	tgt->cfg = cfg;
 	pthread_mutex_init(&tgt->lock, NULL);
 	pthread_mutex_init(&tgt->port_lock, NULL);
+	pthread_mutex_init(&tgt->auth_fail_lock, NULL);
 	{
 		/* per-queue rings need no runtime; target.c swaps in the
 		 * configured pool (shared rings) once the runtime exists */
@@ -305,6 +306,7 @@ out_free_tgt:
 	free(tgt->disc);
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	pthread_mutex_destroy(&tgt->port_lock);
+	pthread_mutex_destroy(&tgt->auth_fail_lock);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	return ret;

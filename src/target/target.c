@@ -506,6 +506,8 @@ static json_object *auth_json(struct nvmfd_tgt *tgt)
 						     &tgt->auth_failed, __ATOMIC_RELAXED)));
 	json_object_object_add(o, "timeouts", json_object_new_uint64(__atomic_load_n(
 						       &tgt->auth_timeouts, __ATOMIC_RELAXED)));
+	json_object_object_add(o, "throttled", json_object_new_uint64(__atomic_load_n(
+							&tgt->auth_throttled, __ATOMIC_RELAXED)));
 	return o;
 }
 

@@ -18,6 +18,8 @@
 #      default): nvmf-perf --verify with
 #        the host and controller secrets (bidirectional, 2 I/O queues; the
 #        host secret read from a 0600 file with @FILE) -> must pass
+#        the same with --reauth-interval 250 (every queue re-authenticates
+#        while I/O verifies; the report counts them) -> must pass
 #        the host secret only (unidirectional)   -> must pass
 #        a wrong host secret                     -> must exit 3, naming
 #                                                   DH-HMAC-CHAP
@@ -263,6 +265,18 @@ for want in '"dhchap": *"bidirectional"' '"dhchap_queues": *3' \
 		FAILS=$((FAILS + 1))
 	fi
 done
+# Re-authentication on request while I/O verifies: every queue runs new
+# transactions against nvmet (nvmf-perf --reauth-interval).
+step "dhchap-reauth" -r "$TRID_AUTH" "${AUTH_IO[@]}" -P 2 --json --reauth-interval 250 \
+	--dhchap-secret "@$WORK/host.key" --dhchap-ctrl-secret "$KEY_CTRL"
+if ! python3 - "$WORK/dhchap-reauth.out" <<'PY'; then
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+assert c["reauth_admin"] >= 1 and c["reauth_io"] >= 2, c
+PY
+	log "FAIL: dhchap-reauth: no re-authentication counted in the report"
+	FAILS=$((FAILS + 1))
+fi
 step "dhchap-unidirectional" -r "$TRID_AUTH" "${AUTH_IO[@]}" --dhchap-secret "$KEY_HOST"
 # nvmet drops the connection after a failed transaction, often before its
 # AUTH_Failure1 reaches the host: either way the message names DH-HMAC-CHAP.

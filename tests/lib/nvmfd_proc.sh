@@ -3,7 +3,8 @@
 # Needs NVMFD (the binary) and TMP (a scratch directory). nvmfd_start sets
 # PID and PORT (the bound port of its 127.0.0.1 listener) and logs to
 # $TMP/stdout and $TMP/stderr; nvmfd_stop appends the log to
-# $TMP/all-stderr. nvmfd_test_begin makes TMP and the EXIT cleanup.
+# $TMP/all-stderr; nvmfd_reload sends SIGHUP and waits for its summary.
+# nvmfd_test_begin makes TMP and the EXIT cleanup.
 
 # nvmfd_test_begin NAME: TMP (a fresh /tmp/nvmfd-NAME-* directory, removed
 # at exit with a still-running nvmfd killed), PID, and fail MSG, which
@@ -28,6 +29,12 @@ fail() {
 # nvmfd_start ARGS...: run nvmfd, wait (<= 20 s) until it listens; return 1
 # (its stderr printed) when it exits or never listens
 nvmfd_start() {
+	# Empty the log here, before the fork: the child's own redirection may
+	# run after the loop below first reads it, which then found the
+	# previous nvmfd's "listening on" line (a stale port: "connection
+	# refused", seen in parallel runs).
+	: >"$TMP/stdout"
+	: >"$TMP/stderr"
 	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	PORT=
@@ -47,4 +54,17 @@ nvmfd_stop() {
 	wait "$PID" 2>/dev/null
 	PID=
 	cat "$TMP/stderr" >>"$TMP/all-stderr"
+}
+
+# nvmfd_reload: SIGHUP, wait (<= 30 s) for the reload's summary line
+# ("N change(s) applied") after those already in the log; 1 if none came
+nvmfd_reload() {
+	local before
+	before=$(grep -c "change(s) applied" "$TMP/stderr")
+	kill -HUP "$PID"
+	for _ in $(seq 300); do
+		[ "$(grep -c "change(s) applied" "$TMP/stderr")" -gt "$before" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -114,6 +114,12 @@ struct worker {
 	bool next_waiting; /* that arrival already found every slot busy */
 	uint64_t queued; /* arrivals that found every slot busy */
 	uint64_t max_lag_ns; /* latest a send left after its intended time */
+	/* --reauth-interval: next re-authentication, and those done (this
+	 * queue's; the admin queue's by the first queue) */
+	uint64_t reauth_next_ns;
+	uint64_t reauths_io;
+	uint64_t reauths_admin;
+	bool in_reauth; /* inside nvmfd_host_qp_reauth() */
 	/* Progress (relaxed atomics, read by the main thread). */
 	uint64_t progress_ios;
 	uint64_t progress_bytes;
@@ -238,6 +244,11 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	if (cpl->status) {
 		char sb[32];
 
+		/* refused while this queue re-authenticates: the transaction
+		 * failed at the controller; worker_reauth() reports why */
+		if (w->in_reauth && (cpl->status & 0x7ff) == (NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC,
+								      NVMFD_SC_AUTH_REQUIRED) & 0x7ff))
+			return;
 		worker_fail(w, PERF_EXIT_IO,
 			    "queue %u: %s at LBA %" PRIu64 " completed with status %s (0x%x)", w->idx + 1,
 			    io->read ? "read" : "write", lba,
@@ -420,6 +431,37 @@ static int rate_submit(struct worker *w, uint64_t now)
 static int wait_ms(const struct perf_run *run, uint64_t now);
 
 /*
+ * --reauth-interval: a new DH-HMAC-CHAP transaction on this queue (its
+ * I/O completes meanwhile) and, from the first queue, on the admin queue.
+ * Return: 0; <0 after worker_fail().
+ */
+static int worker_reauth(struct worker *w, uint64_t now)
+{
+	struct perf_run *run = w->run;
+	int ret;
+
+	w->reauth_next_ns = now + (uint64_t)run->o.reauth_ms * 1000000ull;
+	if (w->idx == 0) {
+		ret = nvmfd_host_ctrl_reauth(run->ctrl);
+		if (ret < 0) {
+			worker_fail(w, PERF_EXIT_CONN, "%s", nvmfd_host_ctrl_errmsg(run->ctrl));
+			return ret;
+		}
+		w->reauths_admin++;
+	}
+	w->in_reauth = true;
+	ret = nvmfd_host_qp_reauth(w->qp);
+	w->in_reauth = false;
+	if (ret < 0) {
+		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
+			    nvmfd_host_qp_errmsg(w->qp));
+		return ret;
+	}
+	w->reauths_io++;
+	return 0;
+}
+
+/*
  * --rate: wait for the next arrival or a completion, whichever comes
  * first: poll(2) on the queue's socket with a nanosecond timeout (ppoll),
  * so neither an arrival nor a completion waits for a millisecond tick and
@@ -476,6 +518,8 @@ static void *worker_main(void *arg)
 			w->rate_ns = 1;
 		w->next_ns = run->start_ns + w->rate_ns * (run->qbase + w->idx) / run->qtotal;
 	}
+	if (run->o.reauth_ms)
+		w->reauth_next_ns = run->start_ns + (uint64_t)run->o.reauth_ms * 1000000ull;
 	for (;;) {
 		uint64_t now = now_ns();
 		bool progressed;
@@ -490,6 +534,8 @@ static void *worker_main(void *arg)
 			perf_read_schedstat(&w->ss0);
 		}
 		w->loops++;
+		if (run->o.reauth_ms && now >= w->reauth_next_ns && worker_reauth(w, now) < 0)
+			break;
 		if (run->o.rate) {
 			if (rate_submit(w, now) < 0)
 				break;
@@ -792,6 +838,15 @@ static struct json_object *json_exec(const struct worker *w)
 	return e;
 }
 
+/* --reauth-interval: transactions done on the admin and the I/O queues. */
+static void reauth_counts(const struct perf_run *run, uint64_t *adm, uint64_t *io)
+{
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		*adm += run->workers[i].reauths_admin;
+		*io += run->workers[i].reauths_io;
+	}
+}
+
 /*
  * The DH-HMAC-CHAP line of one controller, if its queues authenticated
  * (what the controller chose); @ctrl (1-based) names it if not 0.
@@ -809,6 +864,13 @@ static void print_dhchap(const struct perf_run *run, uint32_t ctrl)
 	       ci->dhchap_bidirectional ? "bidirectional" : "unidirectional",
 	       nvmfd_auth_hash_name(ci->dhchap_hash), nvmfd_auth_dhgroup_name(ci->dhchap_dhgroup),
 	       ci->dhchap_queues);
+	if (run->o.reauth_ms) {
+		uint64_t adm = 0, io = 0;
+
+		reauth_counts(run, &adm, &io);
+		printf("DH-HMAC-CHAP: %sre-authenticated every %u ms: admin queue %" PRIu64
+		       " times, I/O queues %" PRIu64 " times\n", name, run->o.reauth_ms, adm, io);
+	}
 }
 
 /* The TLS line of one controller (--tls): cipher suite and record layer. */
@@ -922,6 +984,16 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		/* what the (first, with several -r) controller chose; each
 		 * controller's in "controllers" */
 		json_dhchap(cfg, run);
+		if (run->o.reauth_ms) {
+			uint64_t adm = 0, io = 0;
+
+			for (uint32_t c = 0; c < n; c++)
+				reauth_counts(&runs[c], &adm, &io);
+			json_object_object_add(cfg, "reauth_interval_ms",
+					       json_object_new_int64(run->o.reauth_ms));
+			json_object_object_add(cfg, "reauth_admin", json_object_new_int64((int64_t)adm));
+			json_object_object_add(cfg, "reauth_io", json_object_new_int64((int64_t)io));
+		}
 		json_object_object_add(cfg, "tls", json_object_new_boolean(run->o.tls));
 		if (run->o.tls)
 			json_object_object_add(cfg, "tls_cipher", json_object_new_string(

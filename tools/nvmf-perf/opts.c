@@ -18,7 +18,8 @@ static const char usage_text[] =
 "            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
-"            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
+"            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]\n"
+"             [--reauth-interval MS]]\n"
 "            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
 "  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
@@ -122,6 +123,15 @@ static const char usage_text[] =
 "                    controller chose and how many queues authenticated\n"
 "                    (--json: dhchap, dhchap_hash, dhchap_dhgroup,\n"
 "                    dhchap_queues; per controller in \"controllers\").\n"
+"      --reauth-interval MS  re-authenticate (a new DH-HMAC-CHAP transaction)\n"
+"                    every MS milliseconds during the run, on every I/O\n"
+"                    queue (by its own thread, while its I/O continues)\n"
+"                    and on the admin queue (by the first queue's thread).\n"
+"                    A refused re-authentication ends the run with exit 3\n"
+"                    and the reason (e.g. the controller's AUTH_Failure1\n"
+"                    after its key changed). The report counts them\n"
+"                    (--json: reauth_interval_ms, reauth_admin, reauth_io).\n"
+"                    Needs --dhchap-secret.\n"
 "      --tls         NVMe/TCP over TLS 1.3 with a pre-shared key (TP 8011):\n"
 "                    every queue makes a TLS handshake before its ICReq.\n"
 "                    Needs --psk. The report's TLS: line (--json: tls,\n"
@@ -285,6 +295,7 @@ enum {
 	OPT_TX_BUDGET,
 	OPT_DHCHAP,
 	OPT_DHCHAP_CTRL,
+	OPT_REAUTH,
 	OPT_TLS,
 	OPT_PSK,
 	OPT_TLS_IDENTITY,
@@ -375,6 +386,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 		{ "dhchap-secret", required_argument, NULL, OPT_DHCHAP },
 		{ "dhchap-ctrl-secret", required_argument, NULL, OPT_DHCHAP_CTRL },
+		{ "reauth-interval", required_argument, NULL, OPT_REAUTH },
 		{ "tls", no_argument, NULL, OPT_TLS },
 		{ "psk", required_argument, NULL, OPT_PSK },
 		{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
@@ -559,6 +571,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 					 sizeof(o->dhchap_ctrl_secret), err, len))
 				return -EINVAL;
 			break;
+		case OPT_REAUTH:
+			if (parse_u32(optarg, 1, 3600000, &o->reauth_ms, false))
+				return seterr(err, len, "--reauth-interval: 1 .. 3600000 ms");
+			break;
 		case OPT_TLS:
 			o->tls = true;
 			break;
@@ -598,6 +614,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])
 		return seterr(err, len, "--dhchap-ctrl-secret needs --dhchap-secret "
 					"(bidirectional authentication includes the host's)");
+	if (o->reauth_ms && !o->dhchap_secret[0])
+		return seterr(err, len, "--reauth-interval needs --dhchap-secret");
+	if (o->reauth_ms && o->discover)
+		return seterr(err, len, "--reauth-interval is for I/O runs, not discover");
 	if (o->discover && nr_trid > 1)
 		return seterr(err, len, "discover takes one -r");
 	port_given = strstr(trid_str, "trsvcid") != NULL;

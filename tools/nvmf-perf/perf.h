@@ -116,6 +116,8 @@ struct perf_opts {
 	/* --dhchap-secret / --dhchap-ctrl-secret: validated DHHC-1 strings. */
 	char dhchap_secret[NVMFD_HOST_SECRET_MAX];
 	char dhchap_ctrl_secret[NVMFD_HOST_SECRET_MAX];
+	/* --reauth-interval MS: re-authenticate every queue that often; 0 never */
+	uint32_t reauth_ms;
 	/* --tls, --psk (a validated NVMeTLSkey-1 string), --tls-identity */
 	bool tls;
 	char tls_psk[NVMFD_HOST_SECRET_MAX];

@@ -74,7 +74,16 @@ static const char usage_text[] =
 "                                  [nvmf_discovery_add_referral]\n"
 "  remove-referral ADDR:PORT [PORTID]  [nvmf_discovery_remove_referral]\n"
 "  get-referrals                   [nvmf_discovery_get_referrals]\n"
-"  add-host NQN HOSTNQN            allow a host [nvmf_subsystem_add_host]\n"
+"  add-host NQN HOSTNQN [dhchap_key=KEY] [dhchap_ctrlr_key=KEY]\n"
+"                                  allow a host; with DH-HMAC-CHAP keys it must\n"
+"                                  authenticate (dhchap_ctrlr_key: the controller\n"
+"                                  too). KEY is a secret DHHC-1:hh:<base64>:\n"
+"                                  (removed from the argument list once read),\n"
+"                                  @FILE (nvmfd reads it: mode 0600, the path\n"
+"                                  made absolute here) or - (the first line of\n"
+"                                  standard input, one key only). Keys belong to\n"
+"                                  the host, on every subsystem; they are never\n"
+"                                  printed [nvmf_subsystem_add_host]\n"
 "  remove-host NQN HOSTNQN         disallow a host (connected ones stay)\n"
 "                                  [nvmf_subsystem_remove_host]\n"
 "  allow-any-host NQN yes|no       [nvmf_subsystem_allow_any_host]\n"
@@ -92,7 +101,8 @@ static const char usage_text[] =
 "Examples:\n"
 "  nvmfd -c /etc/nvmfd.json --control /run/nvmfd.sock &\n"
 "  nvmfctl add-ns nqn.2026-11.io.example:disk1 file:/srv/disk2.img,size=10G\n"
-"  nvmfctl add-host nqn.2026-11.io.example:disk1 nqn.2014-08.org.nvmexpress:uuid:HOST\n"
+"  nvmfctl add-host nqn.2026-11.io.example:disk1 nqn.2014-08.org.nvmexpress:uuid:HOST\n""  nvmfctl add-host nqn.2026-11.io.example:disk1 nqn.2014-08.org.nvmexpress:uuid:HOST \\\n"
+"          dhchap_key=@/etc/nvmfd/host.key dhchap_ctrlr_key=@/etc/nvmfd/ctrl.key\n"
 "  nvmfctl create-subsystem nqn.2026-11.io.example:disk3 allow_any_host=yes\n"
 "  nvmfctl add-listener nqn.2026-11.io.example:disk3 0.0.0.0:4421\n"
 "  nvmfctl --json get-subsystems | jq .\n"
@@ -305,6 +315,75 @@ static uint32_t parse_nsid(const char *s)
 	return (uint32_t)v;
 }
 
+/* Wipe a secret so the compiler cannot drop it. */
+static void wipe(void *p, size_t len)
+{
+	volatile unsigned char *v = p;
+
+	while (len--)
+		*v++ = 0;
+}
+
+/*
+ * add-host's dhchap_key=KEY / dhchap_ctrlr_key=KEY: a secret (copied, then
+ * overwritten in argv so that ps does not show it), @FILE (made absolute:
+ * nvmfd reads it, and runs elsewhere) or - (one line of standard input).
+ * The value is never printed, nor is the request.
+ */
+static void host_keys(json_object *params, char **a, int n)
+{
+	static const char *const names[] = { "dhchap_key", "dhchap_ctrlr_key" };
+	bool seen[2] = { false, false }, stdin_used = false;
+
+	for (int i = 0; i < n; i++) {
+		char *eq = strchr(a[i], '='), val[4096];
+		unsigned int k;
+
+		for (k = 0; eq && k < 2; k++)
+			if (strlen(names[k]) == (size_t)(eq - a[i]) &&
+			    !strncmp(a[i], names[k], (size_t)(eq - a[i])))
+				break;
+		/* never quote the argument: it may be a secret given without a
+		 * name (whose base64 may hold a '=') */
+		if (!eq || k == 2)
+			usage_die("add-host: argument %d after HOSTNQN: only dhchap_key=KEY and "
+				  "dhchap_ctrlr_key=KEY are accepted", i + 1);
+		if (seen[k])
+			usage_die("add-host: %s given twice", names[k]);
+		seen[k] = true;
+		eq++;
+		if (!strcmp(eq, "-")) {
+			size_t len;
+
+			if (stdin_used)
+				usage_die("%s", "add-host: only one key can come from standard input");
+			stdin_used = true;
+			if (!fgets(val, sizeof(val), stdin))
+				usage_die("add-host: %s=-: nothing on standard input", names[k]);
+			len = strcspn(val, "\r\n");
+			val[len] = '\0';
+			if (!len)
+				usage_die("add-host: %s=-: an empty line", names[k]);
+		} else if (eq[0] == '@' && eq[1] && eq[1] != '/') {
+			char cwd[2048];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				usage_die("add-host: cannot resolve '%s'", eq);
+			snprintf(val, sizeof(val), "@%s/%s", cwd, eq + 1);
+		} else if (!*eq) {
+			usage_die("add-host: %s= is empty", names[k]);
+		} else {
+			snprintf(val, sizeof(val), "%s", eq);
+			if (eq[0] != '@')
+				wipe(eq, strlen(eq));
+		}
+		json_object_object_add(params, names[k], json_object_new_string(val));
+		wipe(val, sizeof(val));
+	}
+	if (seen[1] && !seen[0])
+		usage_die("%s", "add-host: dhchap_ctrlr_key needs a dhchap_key");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -487,11 +566,15 @@ int main(int argc, char **argv)
 		NARGS(0, 0);
 		method = "nvmf_discovery_get_referrals";
 	} else if (!strcmp(cmd, "add-host") || !strcmp(cmd, "remove-host")) {
-		NARGS(2, 2);
+		if (cmd[0] == 'a')
+			NARGS(2, 4);
+		else
+			NARGS(2, 2);
 		method = cmd[0] == 'a' ? "nvmf_subsystem_add_host" : "nvmf_subsystem_remove_host";
 		params = json_object_new_object();
 		json_object_object_add(params, "nqn", json_object_new_string(a[0]));
 		json_object_object_add(params, "host", json_object_new_string(a[1]));
+		host_keys(params, a + 2, nargs - 2);
 	} else if (!strcmp(cmd, "allow-any-host")) {
 		NARGS(2, 2);
 		if (strcmp(a[1], "yes") && strcmp(a[1], "no"))

@@ -73,6 +73,11 @@ struct nvmfd_rpc {
 	int lfd;
 	struct nvmfd_tgt *tgt;
 	struct nvmfd_cfg *cfg;
+	/* the -c file as last read (at start, at each reload, after
+	 * save_config wrote it), NULL if unknown: a reload applies to hosts,
+	 * keys and PSKs only what changed in the file since, keeping what the
+	 * control socket set */
+	struct nvmfd_cfg *base;
 	char save_path[4096];
 	struct client clients[NVMFD_RPC_MAX_CLIENTS];
 };
@@ -449,6 +454,34 @@ static int write_atomic(const char *path, const char *text, size_t len)
 	return 0;
 }
 
+/* Free a loaded config, its secrets wiped. */
+static void cfg_free(struct nvmfd_cfg *n)
+{
+	if (!n)
+		return;
+	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
+	nvmfd_auth_wipe(n->host_psk, sizeof(n->host_psk));
+	nvmfd_auth_wipe(&n->psk, sizeof(n->psk));
+	free(n);
+}
+
+/* @path as it is now, or NULL (not loadable: reloads then compare with
+ * the running config only). */
+static struct nvmfd_cfg *cfg_read(const char *path)
+{
+	struct nvmfd_cfg *n = malloc(sizeof(*n));
+	char err[NVMFD_CFG_ERRLEN];
+
+	if (!n)
+		return NULL;
+	nvmfd_cfg_init_defaults(n);
+	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+		cfg_free(n);
+		return NULL;
+	}
+	return n;
+}
+
 static int m_save_config(struct call *c)
 {
 	static const char *const keys[] = { "filename", NULL };
@@ -479,6 +512,16 @@ static int m_save_config(struct call *c)
 	if (ret)
 		return fail(c, ret, "%s: %s", path, strerror(-ret));
 	NVMFD_INFO(LOG_COMP, "configuration saved to %s", path);
+	if (c->r->save_path[0] && !strcmp(path, c->r->save_path)) {
+		/* the -c file now holds the running config: the next reload
+		 * compares with it */
+		struct nvmfd_cfg *n = cfg_read(path);
+
+		if (n) {
+			cfg_free(c->r->base);
+			c->r->base = n;
+		}
+	}
 	c->result = json_object_new_object();
 	json_object_object_add(c->result, "filename", json_object_new_string(path));
 	return 0;
@@ -1785,32 +1828,75 @@ static void count(struct tally *t, struct call *c, int ret, const char *what)
 	}
 }
 
+/* One host's settings in a config (zeros when it does not define it). */
+struct host_secrets {
+	struct nvmfd_cfg_dhchap dh;
+	struct nvmfd_cfg_psk psk;
+};
+
+static void host_secrets(const struct nvmfd_cfg *cfg, const char *nqn, struct host_secrets *hs)
+{
+	int i = cfg ? nvmfd_cfg_host_find(cfg, nqn) : -1;
+
+	memset(hs, 0, sizeof(*hs));
+	if (i >= 0) {
+		hs->dh = cfg->host_dhchap[i];
+		hs->psk = cfg->host_psk[i];
+	}
+}
+
 /*
- * Top-level hosts' DH-HMAC-CHAP settings (keys re-read from their files):
- * applied before the subsystems' allowed hosts, so that a newly allowed
- * host with a key is never allowed without it, even briefly. A host gone
- * from the file loses its settings. Queues already authenticated stay so;
- * new Connects use the new settings.
+ * Top-level hosts' DH-HMAC-CHAP settings and TLS PSKs, and the global PSK
+ * (keys re-read from their files): applied before the subsystems' allowed
+ * hosts, so that a newly allowed host with a key is never allowed without
+ * it, even briefly. Only what changed in the file since it was last read
+ * is applied (r->base): a host the file no longer defines loses its
+ * settings, while keys set over the control socket for a host the file
+ * leaves as it was (or does not define) are kept, and logged. Queues already
+ * authenticated stay so until they re-authenticate, which then uses the
+ * new key; new Connects and TLS handshakes use the new settings.
  */
 static void reload_hosts(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
 {
 	struct nvmfd_cfg *cfg = r->cfg;
-	static const struct nvmfd_cfg_dhchap none;
+	struct host_secrets bs, ns, os;
+	static const struct host_secrets none;
 
 	for (unsigned int i = 0; i < n->nr_hosts; i++) {
 		int oi = nvmfd_cfg_host_find(cfg, n->hosts[i]);
+		bool dh, psk;
 
 		if (nvmfd_cfg_host_find(n, n->hosts[i]) != (int)i)
 			continue; /* a repeated entry (validated equal) */
-		if (oi >= 0 && !memcmp(&cfg->host_dhchap[oi], &n->host_dhchap[i], sizeof(none)))
-			continue;
-		if (oi < 0 && !memcmp(&n->host_dhchap[i], &none, sizeof(none)))
-			continue; /* host_add() defines it when a subsystem allows it */
+		host_secrets(n, n->hosts[i], &ns);
+		host_secrets(cfg, n->hosts[i], &os);
+		dh = memcmp(&os.dh, &ns.dh, sizeof(ns.dh)) != 0;
+		psk = memcmp(&os.psk, &ns.psk, sizeof(ns.psk)) != 0;
+		if (r->base) {
+			/* unchanged in the file: what runs stays (maybe set live) */
+			host_secrets(r->base, n->hosts[i], &bs);
+			if (!memcmp(&bs.dh, &ns.dh, sizeof(ns.dh)) && dh) {
+				NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings kept (set "
+					   "over the control socket; the file's are unchanged)",
+					   n->hosts[i]);
+				dh = false;
+			}
+			if (!memcmp(&bs.psk, &ns.psk, sizeof(ns.psk)) && psk) {
+				NVMFD_INFO(LOG_COMP, "reload: host %s: TLS PSK kept (the file's is "
+					   "unchanged)", n->hosts[i]);
+				psk = false;
+			}
+			nvmfd_auth_wipe(&bs, sizeof(bs));
+		}
+		if (!dh && !psk)
+			goto next;
+		if (oi < 0 && !memcmp(&ns, &none, sizeof(none)))
+			goto next; /* host_add() defines it when a subsystem allows it */
 		if (oi < 0 && cfg->nr_hosts >= NVMFD_CFG_MAX_HOSTS) {
 			NVMFD_ERR(LOG_COMP, "reload: host %s: the config defines %d hosts, the "
 				  "most", n->hosts[i], NVMFD_CFG_MAX_HOSTS);
 			t->failed++;
-			continue;
+			goto next;
 		}
 		nvmfd_tgt_cfg_lock(r->tgt);
 		if (oi < 0) {
@@ -1818,29 +1904,74 @@ static void reload_hosts(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 			snprintf(cfg->hosts[cfg->nr_hosts++], sizeof(cfg->hosts[0]), "%s",
 				 n->hosts[i]);
 		}
-		cfg->host_dhchap[oi] = n->host_dhchap[i];
+		if (dh)
+			cfg->host_dhchap[oi] = ns.dh;
+		if (psk)
+			cfg->host_psk[oi] = ns.psk;
 		nvmfd_tgt_cfg_unlock(r->tgt);
-		NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings %s", n->hosts[i],
-			   n->host_dhchap[i].key[0] ? "changed" : "removed");
-		t->applied++;
+		if (dh)
+			NVMFD_INFO(LOG_COMP, "reload: host %s: DH-HMAC-CHAP settings %s", n->hosts[i],
+				   ns.dh.key[0] ? "changed" : "removed");
+		if (psk)
+			NVMFD_INFO(LOG_COMP, "reload: host %s: TLS PSK %s", n->hosts[i],
+				   ns.psk.psk[0] ? "changed" : "removed");
+		t->applied += (unsigned int)dh + (unsigned int)psk;
+next:
+		nvmfd_auth_wipe(&ns, sizeof(ns));
+		nvmfd_auth_wipe(&os, sizeof(os));
 	}
 	for (unsigned int i = 0; i < cfg->nr_hosts; i++) {
-		if (nvmfd_cfg_host_find(n, cfg->hosts[i]) >= 0 ||
-		    !memcmp(&cfg->host_dhchap[i], &none, sizeof(none)))
+		if (nvmfd_cfg_host_find(n, cfg->hosts[i]) >= 0)
 			continue;
+		host_secrets(cfg, cfg->hosts[i], &os);
+		if (!memcmp(&os, &none, sizeof(none)))
+			continue;
+		nvmfd_auth_wipe(&os, sizeof(os));
+		if (r->base && nvmfd_cfg_host_find(r->base, cfg->hosts[i]) < 0) {
+			NVMFD_INFO(LOG_COMP, "reload: host %s is not in the file (added over the "
+				   "control socket): its keys are kept", cfg->hosts[i]);
+			continue;
+		}
 		nvmfd_tgt_cfg_lock(r->tgt);
-		nvmfd_auth_wipe(&cfg->host_dhchap[i], sizeof(none));
+		nvmfd_auth_wipe(&cfg->host_dhchap[i], sizeof(cfg->host_dhchap[i]));
+		nvmfd_auth_wipe(&cfg->host_psk[i], sizeof(cfg->host_psk[i]));
 		nvmfd_tgt_cfg_unlock(r->tgt);
 		NVMFD_INFO(LOG_COMP, "reload: host %s is no longer defined: DH-HMAC-CHAP settings "
-			   "removed", cfg->hosts[i]);
+			   "and TLS PSK removed", cfg->hosts[i]);
 		t->applied++;
 	}
+	/* the global PSK (nvmfd.tls.psk, --psk without a host) */
+	if (memcmp(&cfg->psk, &n->psk, sizeof(n->psk))) {
+		if (r->base && !memcmp(&r->base->psk, &n->psk, sizeof(n->psk))) {
+			NVMFD_INFO(LOG_COMP, "reload: the global TLS PSK is kept (the file's is "
+				   "unchanged)");
+		} else {
+			nvmfd_tgt_cfg_lock(r->tgt);
+			cfg->psk = n->psk;
+			nvmfd_tgt_cfg_unlock(r->tgt);
+			NVMFD_INFO(LOG_COMP, "reload: the global TLS PSK %s",
+				   n->psk.psk[0] ? "changed" : "removed");
+			t->applied++;
+		}
+	}
+}
+
+static bool subsys_lists(const struct nvmfd_cfg_subsys *s, const char *host)
+{
+	for (unsigned int i = 0; i < s->nr_hosts; i++)
+		if (!strcmp(s->hosts[i], host))
+			return true;
+	return false;
 }
 
 static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_subsys *ns,
 			  struct tally *t)
 {
 	struct nvmfd_cfg_subsys *os = &r->cfg->subsys[oi];
+	/* the subsystem as the file last had it; a subsystem new to the file
+	 * (or created over the socket) has none: the file decides */
+	int bi = r->base ? find_nqn(r->base, ns->nqn) : -1;
+	const struct nvmfd_cfg_subsys *bs = bi >= 0 ? &r->base->subsys[bi] : NULL;
 	struct call c = { .r = r };
 	uint32_t gone[NVMFD_CFG_MAX_NS];
 	unsigned int nr_gone = 0;
@@ -1859,12 +1990,21 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 		set_any_host(r, os, ns->allow_any_host);
 		t->applied++;
 	}
-	/* hosts: remove those gone (from a copy: the list shifts), add new ones */
+	/* hosts: remove those gone from the file (from a copy: the list
+	 * shifts), add new ones; with the file as last read known (@bs), a host
+	 * the file did not list (allowed over the control socket) stays, and one it still lists but the control socket removed stays
+	 * removed: only the file's own changes apply */
 	for (unsigned int i = os->nr_hosts; i-- > 0;) {
 		bool keep = false;
 
 		for (unsigned int k = 0; k < ns->nr_hosts; k++)
 			keep |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!keep && bs && !subsys_lists(bs, os->hosts[i])) {
+			NVMFD_INFO(LOG_COMP, "reload: subsystem %s: host %s kept: not in the file "
+				   "(allowed over the control socket; nvmf_subsystem_remove_host "
+				   "removes it)", os->nqn, os->hosts[i]);
+			keep = true;
+		}
 		if (!keep) {
 			char host[256];
 
@@ -1878,6 +2018,12 @@ static void reload_subsys(struct nvmfd_rpc *r, int oi, const struct nvmfd_cfg_su
 
 		for (unsigned int i = 0; i < os->nr_hosts; i++)
 			have |= !strcmp(os->hosts[i], ns->hosts[k]);
+		if (!have && bs && subsys_lists(bs, ns->hosts[k])) {
+			NVMFD_INFO(LOG_COMP, "reload: subsystem %s: host %s stays removed (removed "
+				   "over the control socket; the file's entry is unchanged)",
+				   os->nqn, ns->hosts[k]);
+			have = true;
+		}
 		if (!have) {
 			snprintf(what, sizeof(what), "%s: add host %s", os->nqn, ns->hosts[k]);
 			count(t, &c, host_add(&c, oi, ns->hosts[k]), what);
@@ -2026,8 +2172,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	nvmfd_cfg_init_defaults(n);
 	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
 		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
-		nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
-		free(n);
+		cfg_free(n);
 		return -EINVAL;
 	}
 	/* subsystems gone from the file: deleted (their controllers closed,
@@ -2066,8 +2211,9 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 	reload_ports(r, n, &t);
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
-	nvmfd_auth_wipe(n->host_dhchap, sizeof(n->host_dhchap));
-	free(n);
+	/* the next reload compares with this file */
+	cfg_free(r->base);
+	r->base = n;
 	return t.failed ? -EIO : 0;
 }
 
@@ -2221,8 +2367,10 @@ int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, cons
 	r->lfd = lfd;
 	r->tgt = tgt;
 	r->cfg = cfg;
-	if (save_path)
+	if (save_path) {
 		snprintf(r->save_path, sizeof(r->save_path), "%s", save_path);
+		r->base = cfg_read(save_path);
+	}
 	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
 		r->clients[i].fd = -1;
 	*out = r;
@@ -2237,6 +2385,7 @@ void nvmfd_rpc_destroy(struct nvmfd_rpc **rp)
 		return;
 	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
 		client_close(&r->clients[i]);
+	cfg_free(r->base);
 	free(r);
 	*rp = NULL;
 }

@@ -35,12 +35,17 @@ void nvmfd_rpc_destroy(struct nvmfd_rpc **rpc);
 
 /**
  * nvmfd_rpc_reload() - SIGHUP: load @path again and apply what differs from
- * the running config as far as the live methods allow: allow_any_host,
- * allowed hosts, namespaces added or removed (by NSID). Other differences
- * (new or removed subsystems, listeners, subsystem attributes, a changed
- * namespace) are logged at WARN and not applied. A file that does not load
- * or validate changes nothing. Not atomic: each change is applied on its
- * own, and one that fails is logged and skipped.
+ * the running config as far as the live methods allow (doc/nvmfd.md,
+ * "SIGHUP"): subsystems created and deleted, allow_any_host, namespaces
+ * added or removed (by NSID), port links; allowed hosts, hosts'
+ * DH-HMAC-CHAP keys and TLS PSKs and the global PSK (key files re-read).
+ * For those last four only what changed in the file since it was last
+ * read applies: hosts allowed and keys set over the control socket, which
+ * the file does not mention, are kept (logged at INFO).
+ * Other differences (listeners, subsystem attributes, a changed namespace)
+ * are logged at WARN and not applied. A file that does not load or
+ * validate changes nothing. Not atomic: each change is applied on its own,
+ * and one that fails is logged and skipped.
  * Return: 0; -EINVAL (the file is bad: nothing changed); -EIO (some change
  *         failed); -ENOMEM.
  */

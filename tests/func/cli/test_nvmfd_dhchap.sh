@@ -10,6 +10,11 @@
 #   - a wrong host secret, a wrong controller secret, no secret: exit 3;
 #   - the target's log and --print-config never contain a secret;
 #   - a new key in the key file takes effect at SIGHUP (the old one is refused);
+#   - nvmf-perf --reauth-interval: I/O verifies across re-authentications of
+#     every queue; after a host key change on the target (file + SIGHUP) a
+#     re-authenticating run fails (exit 3, AUTH_Failure1 01h named) while a
+#     run that does not re-authenticate keeps working, and new connections
+#     need the new key;
 #   - --dhchap-key on the command line does the same as the config file;
 #   - the control socket's save_config keeps secrets only in its 0600 file;
 #   - a world-readable key file is refused at startup, naming the key.
@@ -91,11 +96,7 @@ if nvmfd_start -c "$TMP/dhchap.json"; then
 		fail "cfg: no authenticated log line"
 	# key rotation: a new host key in the file, SIGHUP; the old key is refused
 	echo "$WRONG" >"$TMP/host.key"
-	kill -HUP "$PID"
-	for _ in $(seq 100); do
-		grep -q "reload .*: [0-9]* change(s) applied" "$TMP/stderr" && break
-		sleep 0.1
-	done
+	nvmfd_reload || fail "reload: no summary line"
 	grep -q "reload: host $HOSTNQN: DH-HMAC-CHAP settings changed" "$TMP/stderr" ||
 		fail "reload: the new key was not applied"
 	perf rot-new 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "@$TMP/host.key"
@@ -104,6 +105,76 @@ if nvmfd_start -c "$TMP/dhchap.json"; then
 	nvmfd_stop
 else
 	fail "nvmfd -c dhchap.json did not start"
+fi
+
+# --- re-authentication on request (nvmf-perf --reauth-interval) -------------
+# count_auth: "authenticated" lines of admin queues in the log so far
+count_auth() { grep -c "host $HOSTNQN authenticated (DH-HMAC-CHAP" "$TMP/stderr"; }
+# wait_for_auth N: until the log has N such lines (<= 60 s)
+wait_for_auth() {
+	for _ in $(seq 600); do
+		[ "$(count_auth)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+if nvmfd_start -c "$TMP/dhchap.json"; then
+	# I/O keeps flowing across re-authentications of every queue
+	perf reauth-io 0 -P 2 -q 8 -w randrw -t 3 --verify --reauth-interval 50 \
+		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key" --json &&
+		python3 - "$TMP/reauth-io.out" <<'PY' || fail "reauth-io: report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["config"]
+assert c["reauth_interval_ms"] == 50, c
+assert c["reauth_admin"] >= 1 and c["reauth_io"] >= 2, c  # admin + each of 2 queues
+assert c["dhchap_queues"] == 3, c["dhchap_queues"]  # counted once per queue
+PY
+	# a run that re-authenticates and verifies (B) and one that reads and
+	# does not re-authenticate (A; the same namespace, so it does not
+	# write); then the target's host key changes (file + SIGHUP)
+	base=$(count_auth)
+	"$PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN" \
+		-q 4 -w randread -t 120 --dhchap-secret "@$TMP/host.key" \
+		>"$TMP/live-a.out" 2>"$TMP/live-a.err" &
+	pa=$!
+	wait_for_auth $((base + 1)) || fail "live run A did not authenticate"
+	"$PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN" \
+		-q 4 -w randrw -t 120 --verify --reauth-interval 100 \
+		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key" \
+		>"$TMP/live-b.out" 2>"$TMP/live-b.err" &
+	pb=$!
+	# B's connect and at least two of its admin re-authentications succeeded
+	wait_for_auth $((base + 4)) || fail "live run B did not re-authenticate"
+	kill -0 "$pb" 2>/dev/null || fail "live run B ended early: $(cat "$TMP/live-b.err")"
+	cp "$TMP/host.key" "$TMP/host.key.orig"
+	echo "$WRONG" >"$TMP/host.key"
+	nvmfd_reload || fail "reauth: no reload summary line"
+	grep -q "reload: host $HOSTNQN: DH-HMAC-CHAP settings changed" "$TMP/stderr" ||
+		fail "reauth: the new key was not applied"
+	# B's next re-authentication uses the old key: refused, reason named
+	rc=0
+	wait "$pb" || rc=$?
+	[ "$rc" = 3 ] || fail "live run B: exit $rc after the key change, want 3"
+	grep -q "re-authentication failed: DH-HMAC-CHAP failed: controller sent AUTH_Failure1: authentication failed (reason 0x01/0x01)" \
+		"$TMP/live-b.err" || fail "live run B: no reason: $(cat "$TMP/live-b.err")"
+	grep -q "DH-HMAC-CHAP failed: host response does not match the host key" "$TMP/stderr" ||
+		fail "reauth: the target did not log the refused re-authentication"
+	# A, authenticated before the change and not re-authenticating, still works
+	kill -0 "$pa" 2>/dev/null || fail "live run A ended early: $(cat "$TMP/live-a.err")"
+	kill -INT "$pa"
+	rc=0
+	wait "$pa" || rc=$?
+	[ "$rc" = 130 ] || fail "live run A: exit $rc after SIGINT, want 130: $(cat "$TMP/live-a.err")"
+	grep -q "completed with status\|I/O at LBA\|errors:" "$TMP/live-a.err" "$TMP/live-a.out" &&
+		fail "live run A: errors after the key change: $(cat "$TMP/live-a.err")"
+	# new connections need the new key
+	perf reauth-new 0 -q 4 -w randrw -t 1 --verify --dhchap-secret "@$TMP/host.key"
+	cat "$TMP/live-a.out" "$TMP/live-a.err" "$TMP/live-b.out" "$TMP/live-b.err" >>"$TMP/all-perf"
+	cp "$TMP/host.key.orig" "$TMP/host.key"
+	nvmfd_stop
+else
+	fail "nvmfd -c dhchap.json (reauth) did not start"
 fi
 
 # --- the same with flags ----------------------------------------------------

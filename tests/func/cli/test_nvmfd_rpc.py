@@ -572,6 +572,81 @@ def main():
               c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0] == sub,
               "sighup: a subsystem gone from the file is deleted, the others untouched: "
               "%s %s" % (m.group(0) if m else open(logp).read()[nlog:][-500:], gone))
+        # hosts and keys added over the socket are kept by a reload of a
+        # file that does not mention them; the file's own changes apply
+        key_a = "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"
+        key_b = "DHHC-1:01:jWiK0NeSweQjGFEI9c4bjHV792NxG/KQG1mAfCQAiRlmCljm:"
+        kdir = os.path.join(work, "keys")
+        os.mkdir(kdir)
+        with open(os.path.join(kdir, "k.key"), "w") as f:
+            f.write(key_a + "\n")
+        os.chmod(os.path.join(kdir, "k.key"), 0o600)
+        def saved_hosts():
+            """hosts[] of the running config (save_config to a side file:
+            without a filename it would write the -c file)."""
+            side = os.path.join(work, "side.json")
+            c2.call("save_config", {"filename": side})
+            return json.load(open(side)).get("hosts", [])
+
+        hr = "nqn.2014-08.org.nvmexpress:uuid:7e7e7e7e-0000-0000-0000-0000000000a1"
+        hk = "nqn.2014-08.org.nvmexpress:uuid:7e7e7e7e-0000-0000-0000-0000000000a2"
+        rc1, out1, err1 = nvmfctl("add-host", NQN, hr)
+        # nvmfctl add-host with keys: a relative @FILE (made absolute) and a
+        # controller key on standard input; never echoed
+        p = subprocess.run([ctl, "-s", sock, "add-host", NQN, hk, "dhchap_key=@keys/k.key",
+                            "dhchap_ctrlr_key=-"], input=key_b + "\n", cwd=work,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=TIMEOUT)
+        hk_dh = [h for h in saved_hosts() if h["nqn"] == hk]
+        check(rc1 == 0 and p.returncode == 0 and key_b not in p.stdout + p.stderr and
+              hk_dh and hk_dh[0].get("dhchap", {}).get("key") ==
+              "@" + os.path.join(work, "keys", "k.key") and
+              hk_dh[0]["dhchap"].get("ctrl_key") == key_b,
+              "nvmfctl add-host with dhchap_key=@FILE dhchap_ctrlr_key=-: rc %d %d %r %s" %
+              (rc1, p.returncode, p.stderr, hk_dh))
+        # usage errors: unknown key name, ctrlr key alone, two from stdin
+        bad = [nvmfctl("add-host", NQN, hk, "key=" + key_a), nvmfctl("add-host", NQN, hk, key_a),
+               nvmfctl("add-host", NQN, hk, "dhchap_ctrlr_key=" + key_b),
+               nvmfctl("add-host", NQN, hk, "dhchap_key=-", "dhchap_ctrlr_key=-")]
+        check(all(r[0] == 2 for r in bad) and
+              all(key_a not in r[2] and key_b not in r[2] for r in bad),
+              "nvmfctl add-host key usage errors exit 2 without the secret: %s" %
+              [(r[0], r[2][:80]) for r in bad])
+        # an inline secret, refused by nvmfd (the host has other keys): the
+        # message does not carry it
+        rc3, out3, err3 = nvmfctl("add-host", NQN, hk, "dhchap_key=" + key_b)
+        check(rc3 == 1 and "already allowed" in err3 and key_b not in out3 + err3,
+              "nvmfctl add-host inline key refused: rc %d %r" % (rc3, err3))
+        # the file unchanged (d): both hosts and the keys stay, logged
+        m, nlog = reload_with(d)
+        after = c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
+        ahosts = [h["nqn"] for h in after["hosts"]]
+        hk_dh = [h for h in saved_hosts() if h["nqn"] == hk]
+        tail = open(logp).read()[nlog:]
+        check(m is not None and hr in ahosts and hk in ahosts and hk_dh and
+              hk_dh[0].get("dhchap", {}).get("key", "").startswith("@") and
+              ("host %s kept: not in the file" % hr) in tail and
+              ("host %s is not in the file" % hk) in tail,
+              "sighup keeps hosts and keys added over the socket: %s %s; %s" %
+              (ahosts, hk_dh, tail[-600:]))
+        # the file drops rh (its own host): removed; the socket's hosts stay
+        d["subsystems"][0]["allowed_hosts"].remove(rh)
+        m, nlog = reload_with(d)
+        ahosts = [h["nqn"] for h in
+                  c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]["hosts"]]
+        check(m is not None and rh not in ahosts and hr in ahosts and hk in ahosts,
+              "sighup applies the file's own removal only: %s" % ahosts)
+        # save_config to the -c file, then the file drops hr: now it is the file's
+        rc, out, err = nvmfctl("save-config")
+        d = json.load(open(cfgp))
+        d["subsystems"][0]["allowed_hosts"].remove(hr)
+        m, nlog = reload_with(d)
+        ahosts = [h["nqn"] for h in
+                  c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]["hosts"]]
+        check(rc == 0 and m is not None and hr not in ahosts and hk in ahosts,
+              "sighup after save-config: the file's removal of a saved host applies: %s" %
+              ahosts)
+        sub = c2.call("nvmf_get_subsystems", {"nqn": NQN})["result"][0]
         with open(cfgp, "w") as f:
             f.write("{ not json")
         nlog = len(open(logp).read())

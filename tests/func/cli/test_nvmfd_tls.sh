@@ -3,7 +3,7 @@
 #
 # test_nvmfd_tls.sh - NVMe/TCP over TLS 1.3 with PSKs end to end: nvmfd runs
 # examples/security/tls.json (copied, psk.key mode 0600, port 0) and
-# nvmf-perf connects over TLS:
+# nvmf-perf connects over TLS (and SIGHUP re-reads the PSK file):
 #   - identities v1 and v0 with --verify, TLS_AES_128_GCM_SHA256 (the
 #     example's SHA-256 PSK), and TLS_AES_256_GCM_SHA384 (a SHA-384 PSK of a
 #     second host given with --psk); SPDK's keying of v0 (v0=spdk);
@@ -113,6 +113,22 @@ PY
 	nvmfd_stop
 else
 	fail "nvmfd -c tls.json did not start"
+fi
+
+# --- SIGHUP re-reads the PSK file: the new PSK works, the old one is refused --
+if nvmfd_start -c "$TMP/tls.json"; then
+	perf rot-before 0 "$HOSTNQN" -q 4 -w randread -t 1 --tls --psk "$PSK"
+	cp "$TMP/psk.key" "$TMP/psk.key.orig"
+	printf '%s' "$WRONG" >"$TMP/psk.key"
+	nvmfd_reload || fail "reload: no summary line"
+	grep -q "reload: host $HOSTNQN: TLS PSK changed" "$TMP/stderr" ||
+		fail "reload: the new PSK was not applied"
+	perf rot-new 0 "$HOSTNQN" -q 4 -w randrw -t 1 --verify --tls --psk "$WRONG"
+	perf rot-old 3 "$HOSTNQN" -t 1 --tls --psk "$PSK"
+	cp "$TMP/psk.key.orig" "$TMP/psk.key"
+	nvmfd_stop
+else
+	fail "nvmfd -c tls.json (reload) did not start"
 fi
 
 # --- flags: TLS not required, a global inline PSK keyed as SPDK does -------------

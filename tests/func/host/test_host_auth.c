@@ -21,6 +21,14 @@
  *                     -EACCES
  *   ascr              ATR|ASCR: -EOPNOTSUPP (no secure channel concatenation)
  *   dh-8192           the fake allows only SHA-512 + ffdhe8192: connect works
+ *   reauth-ok         bidirectional; nvmfd_host_ctrl_reauth() twice: each a
+ *                     new transaction (a new T_ID, Success2 again); an admin
+ *                     command works after each
+ *   reauth-changed-key the fake's host key changes after the connect: the
+ *                     re-authentication fails with -EACCES and the message
+ *                     names AUTH_Failure1 "authentication failed"; the
+ *                     fake then refuses commands (AUTH_REQUIRED)
+ *   reauth-none       the fake asks for no authentication: -EOPNOTSUPP
  *
  * Usage: test_host_auth <scenario>; exit 0 pass, 1 fail.
  */
@@ -57,6 +65,10 @@ struct fake {
 	bool got_failure2;
 	bool got_success2;
 	bool close_on_failure1; /* close instead of returning an AUTH_Failure1 */
+	bool rekey; /* a Negotiate after the first success: another host key */
+	unsigned int negotiates;
+	unsigned int success2s;
+	uint16_t tids[4]; /* T_IDs of the first Negotiates */
 	char fail[256];
 };
 
@@ -129,8 +141,27 @@ static void *fake_main(void *arg)
 				snprintf(f->fail, sizeof(f->fail), "Auth Send fields secp %x tl %u/%u",
 					 ac_cmd.secp, ac_cmd.tl, p->dlen);
 			if (p->dlen >= 2 && p->data[0] == NVMFD_AUTH_TYPE_DHCHAP &&
-			    p->data[1] == NVMFD_AUTH_ID_SUCCESS2)
+			    p->data[1] == NVMFD_AUTH_ID_SUCCESS2) {
 				f->got_success2 = true;
+				f->success2s++;
+			}
+			if (p->dlen >= 6 && p->data[0] == NVMFD_AUTH_TYPE_COMMON &&
+			    p->data[1] == NVMFD_AUTH_ID_NEGOTIATE) {
+				if (f->negotiates < 4)
+					f->tids[f->negotiates] =
+						(uint16_t)(p->data[4] | p->data[5] << 8);
+				if (f->rekey && nvmfd_auth_ctrl_authenticated(ac)) {
+					/* as nvmfd after a key change: a new machine */
+					nvmfd_auth_ctrl_free(ac);
+					ac = NULL;
+					if (nvmfd_auth_key_parse(KEY_C, &hk) ||
+					    nvmfd_auth_ctrl_new(&cfg, &ac)) {
+						snprintf(f->fail, sizeof(f->fail), "fake rekey");
+						break;
+					}
+				}
+				f->negotiates++;
+			}
 			r = nvmfd_auth_ctrl_step(ac, p->data, p->dlen, pending, sizeof(pending),
 						 &plen);
 			if (r == -EACCES)
@@ -179,6 +210,64 @@ out:
 	return NULL;
 }
 
+/* An admin command (Get Features, Number of Queues) on @c; its status. */
+static nvmfd_status_t admin_probe(struct nvmfd_host_ctrl *c)
+{
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	memset(&cpl, 0, sizeof(cpl));
+	sqe.opc = 0x0a; /* Get Features */
+	sqe.cdw10 = 0x07;
+	nvmfd_host_admin_cmd(c, &sqe, NULL, 0, false, &cpl);
+	return cpl.err ? 0xffff : cpl.status;
+}
+
+static void reauth_checks(const char *sc, struct nvmfd_host_ctrl *c, struct fake *f)
+{
+	int ret;
+
+	if (!strcmp(sc, "reauth-none")) {
+		ret = nvmfd_host_ctrl_reauth(c);
+		CHECK(ret == -EOPNOTSUPP, "reauth without authentication: %d (%s)", ret,
+		      nvmfd_host_ctrl_errmsg(c));
+		CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "admin queue: qid 0: the queue did not "
+						    "authenticate"), "message '%s'",
+		      nvmfd_host_ctrl_errmsg(c));
+		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect");
+		return;
+	}
+	if (!strcmp(sc, "reauth-ok")) {
+		for (int i = 0; i < 2; i++) {
+			ret = nvmfd_host_ctrl_reauth(c);
+			CHECK(ret == 0, "reauth %d: %d (%s)", i, ret, nvmfd_host_ctrl_errmsg(c));
+			CHECK(admin_probe(c) == 0, "admin command after reauth %d", i);
+		}
+		CHECK(f->negotiates == 3 && f->success2s == 3, "negotiates %u success2 %u",
+		      f->negotiates, f->success2s);
+		CHECK(f->tids[0] != f->tids[1] && f->tids[1] != f->tids[2], "T_IDs %u %u %u",
+		      f->tids[0], f->tids[1], f->tids[2]);
+		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s",
+		      nvmfd_host_ctrl_errmsg(c));
+		return;
+	}
+	/* reauth-changed-key */
+	CHECK(admin_probe(c) == 0, "admin command before the key change");
+	ret = nvmfd_host_ctrl_reauth(c);
+	printf("%s: reauth %d: %s\n", sc, ret, nvmfd_host_ctrl_errmsg(c));
+	CHECK(ret == -EACCES, "reauth with a changed key: %d (%s)", ret,
+	      nvmfd_host_ctrl_errmsg(c));
+	CHECK(strstr(nvmfd_host_ctrl_errmsg(c), "admin queue: qid 0: re-authentication failed: "
+						"DH-HMAC-CHAP failed: controller sent ") &&
+		      strstr(nvmfd_host_ctrl_errmsg(c), "AUTH_Failure1: authentication failed"),
+	      "message '%s'", nvmfd_host_ctrl_errmsg(c));
+	CHECK(!strstr(nvmfd_host_ctrl_errmsg(c), "DHHC-1"), "a secret in the message");
+	CHECK((admin_probe(c) & 0x7ff) ==
+		      (NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED) & 0x7ff),
+	      "after a failed reauth the fake still served a command");
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t h512[] = { NVMFD_AUTH_HASH_SHA512, 0 };
@@ -224,6 +313,12 @@ int main(int argc, char **argv)
 		f.authreq = 0;
 		want = -EACCES;
 		msg = "did not ask for DH-HMAC-CHAP";
+	} else if (!strcmp(sc, "reauth-ok")) {
+		csecret = KEY_B;
+	} else if (!strcmp(sc, "reauth-changed-key")) {
+		f.rekey = true;
+	} else if (!strcmp(sc, "reauth-none")) {
+		f.authreq = 0;
 	} else if (!strcmp(sc, "ascr")) {
 		f.authreq |= NVMFD_CONNECT_AUTHREQ_ASCR;
 		want = -EOPNOTSUPP;
@@ -237,7 +332,10 @@ int main(int argc, char **argv)
 
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
 	o.kato_ms = 0;
-	o.timeout_ms = 5000;
+	/* A bound for a hang, not a speed check: under ASan on a loaded
+	 * machine the fake's ffdhe8192 step alone (key pair + derivation on
+	 * its thread, before it answers) took longer than the 5 s this was. */
+	o.timeout_ms = 120000;
 	o.nr_io_queues = 0;
 	snprintf(o.hostnqn, sizeof(o.hostnqn), "%s", HOSTNQN);
 	snprintf(o.dhchap_secret, sizeof(o.dhchap_secret), "%s", secret);
@@ -259,17 +357,21 @@ int main(int argc, char **argv)
 	if (ret == 0) {
 		const struct nvmfd_host_ctrl_info *ci = nvmfd_host_ctrl_get_info(c);
 
-		CHECK(f.saw_prop && f.authenticated_before_prop,
+		CHECK(f.saw_prop && (f.authenticated_before_prop || !f.authreq),
 		      "the host used the queue before authenticating");
-		CHECK(ci->dhchap_queues == 1, "dhchap_queues %u", ci->dhchap_queues);
+		CHECK(ci->dhchap_queues == (f.authreq ? 1u : 0u), "dhchap_queues %u",
+		      ci->dhchap_queues);
 		CHECK(ci->dhchap_bidirectional == (csecret[0] != 0), "bidirectional %d",
 		      ci->dhchap_bidirectional);
 		if (f.hashes)
 			CHECK(ci->dhchap_hash == NVMFD_AUTH_HASH_SHA512 &&
 				      ci->dhchap_dhgroup == NVMFD_AUTH_DHGROUP_8192,
 			      "hash %u group %u", ci->dhchap_hash, ci->dhchap_dhgroup);
-		CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s",
-		      nvmfd_host_ctrl_errmsg(c));
+		if (!strncmp(sc, "reauth-", 7))
+			reauth_checks(sc, c, &f);
+		else
+			CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s",
+			      nvmfd_host_ctrl_errmsg(c));
 	}
 	nvmfd_host_ctrl_destroy(&c);
 	pthread_join(f.thread, NULL);

@@ -14,9 +14,12 @@
  * count what happened, and (ASan) nothing leaked.
  */
 #include <endian.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "internal/auth.h"
@@ -29,6 +32,9 @@
 static struct tf_target t;
 static struct nvmfd_auth_key g_hkey, g_ckey, g_bad;
 static uint32_t g_auth_timeout_ms = 10000;
+/* the failed-attempt limit: off (the cases fail on purpose, many times,
+ * from 127.0.0.1), except for the throttle case */
+static uint32_t g_fail_burst;
 
 static void make_key(struct nvmfd_auth_key *k, uint8_t hash, uint8_t len, uint8_t seed)
 {
@@ -65,6 +71,8 @@ static void tweak(struct nvmfd_cfg *cfg)
 	cfg->host_dhchap[0].dhgroups = (uint8_t)((1u << NVMFD_AUTH_DHGROUP_NULL) |
 						 (1u << NVMFD_AUTH_DHGROUP_2048));
 	cfg->auth_timeout_ms = g_auth_timeout_ms;
+	cfg->auth_fail_burst = g_fail_burst;
+	cfg->auth_fail_interval_ms = 3600000; /* no refill while the test runs */
 }
 
 /* Authentication Send (@len bytes of @msg) or Receive (AL bytes into @buf).
@@ -303,16 +311,39 @@ static void verify_auth_io(uint32_t seed)
 	tc_close(&adm);
 }
 
-/* The stats' "auth" object counters. */
-static void auth_stats(uint64_t *ok, uint64_t *failed, uint64_t *timeouts)
+/* The target's stats JSON (free() it). */
+static char *stats_text(void)
 {
-	char *buf = NULL, *p;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	TF_CHECK(f != NULL);
 	TF_CHECK_EQ(nvmfd_tgt_stats_json(t.tgt, f), 0);
 	fclose(f);
+	return buf;
+}
+
+/* Wait (bounded: 30 s) until the target has no controller left. */
+static void wait_no_ctrls(void)
+{
+	for (int i = 0; i < 3000; i++) {
+		char *buf = stats_text();
+		bool none = strstr(buf, "\"controllers\":[]") != NULL;
+
+		free(buf);
+		if (none)
+			return;
+		usleep(10000);
+	}
+	TF_CHECK(!"controllers left after 30 s");
+}
+
+/* The stats' "auth" object counters. */
+static void auth_stats(uint64_t *ok, uint64_t *failed, uint64_t *timeouts)
+{
+	char *buf = stats_text(), *p;
+
 	p = strstr(buf, "\"auth\":{");
 	TF_CHECK(p != NULL);
 	TF_CHECK_EQ(sscanf(p, "\"auth\":{\"ok\":%lu,\"failed\":%lu,\"timeouts\":%lu", ok, failed,
@@ -640,6 +671,93 @@ static void case_deadline(void)
 	TF_CHECK_EQ(to, 2);
 }
 
+/* ICReq + admin Connect to AUTH_SUBNQN from source address @src (another
+ * loopback address: another peer for the failed-attempt limit). */
+static uint16_t open_admin_from(struct tc_conn *c, const char *src)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct nvmfd_cqe cqe;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	TF_CHECK(fd >= 0);
+	TF_CHECK_EQ(inet_pton(AF_INET, src, &sa.sin_addr), 1);
+	TF_CHECK_EQ(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	sa.sin_port = htons(t.port);
+	TF_CHECK_EQ(inet_pton(AF_INET, TF_ADDR, &sa.sin_addr), 1);
+	TF_CHECK_EQ(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	memset(c, 0, sizeof(*c));
+	TF_CHECK_EQ(tc_attach(c, fd), 0);
+	TF_CHECK_EQ(tc_ic(c, false, false), 0);
+	TF_CHECK_EQ(tc_step(tc_connect(c, 0, 31, 0, AUTH_SUBNQN, TC_HOSTNQN, 0xffff, &cqe), &cqe),
+		    0);
+	TF_CHECK(le32toh(cqe.result) & NVMFD_CONNECT_AUTHREQ_ATR);
+	return (uint16_t)(le32toh(cqe.result) & 0xffff);
+}
+
+/* The stats' auth.throttled counter. */
+static uint64_t auth_throttled(void)
+{
+	char *buf = stats_text(), *p;
+	uint64_t n = 0;
+
+	p = strstr(buf, "\"throttled\":");
+	TF_CHECK(p != NULL);
+	TF_CHECK_EQ(sscanf(p, "\"throttled\":%lu", &n), 1);
+	free(buf);
+	return n;
+}
+
+/*
+ * Failed-attempt limit (auth_fail_burst 3, no refill during the test):
+ * from 127.0.0.2, three transactions with a wrong key get the usual
+ * AUTH_Failure1 01h; the fourth AUTH_Negotiate is refused at once with
+ * AUTH_Failure1 01h (no Challenge: no DH work), counted in auth.throttled
+ * and not as one more failure; even the right key is refused from there,
+ * on a new connection too. The same host NQN from 127.0.0.1 (the fresh
+ * session after every case) is not limited.
+ */
+static void case_throttle(void)
+{
+	struct auth_opts o = { .key = &g_bad, .ckey = &g_ckey, .round = -1 };
+	uint64_t ok0, failed0, to0, ok, failed, to;
+	struct tc_conn c, c2;
+	uint8_t buf[80], rce;
+
+	auth_stats(&ok0, &failed0, &to0);
+	TF_CHECK_EQ(auth_throttled(), 0);
+	open_admin_from(&c, "127.0.0.2");
+	for (int i = 0; i < 3; i++) {
+		rce = 0;
+		o.tid = (uint16_t)(10 + i);
+		TF_CHECK_EQ(host_auth(&c, AUTH_SUBNQN, &o, &rce), -EACCES);
+		TF_CHECK_EQ(rce, NVMFD_AUTH_RCE_FAILED);
+	}
+	auth_stats(&ok, &failed, &to);
+	TF_CHECK_EQ(failed, failed0 + 3);
+	TF_CHECK_EQ(auth_throttled(), 0);
+	/* the fourth: refused before a Challenge */
+	TF_CHECK_EQ(send_msg(&c, buf, negotiate(buf, 20, g_sha256, 1, g_null, 1)), 0);
+	expect_failure1(&c, 20, NVMFD_AUTH_RCE_FAILED);
+	TF_CHECK_EQ(auth_throttled(), 1);
+	/* the right key, from the same address: refused too */
+	o.key = NULL;
+	o.tid = 21;
+	rce = 0;
+	TF_CHECK_EQ(host_auth(&c, AUTH_SUBNQN, &o, &rce), -EACCES);
+	TF_CHECK_EQ(rce, NVMFD_AUTH_RCE_FAILED);
+	TF_CHECK_EQ(auth_throttled(), 2);
+	TF_CHECK(probe(&c) != 0); /* still not authenticated */
+	open_admin_from(&c2, "127.0.0.2");
+	o.tid = 22;
+	TF_CHECK_EQ(host_auth(&c2, AUTH_SUBNQN, &o, &rce), -EACCES);
+	TF_CHECK_EQ(auth_throttled(), 3);
+	auth_stats(&ok, &failed, &to);
+	TF_CHECK_EQ(failed, failed0 + 3);
+	TF_CHECK_EQ(ok, ok0);
+	tc_close(&c2);
+	tc_close(&c);
+}
+
 struct hcase {
 	const char *name;
 	void (*fn)(void);
@@ -658,6 +776,7 @@ static const struct hcase cases[] = {
 	{ "negotiate_authenticated", case_negotiate_authenticated, 0, false },
 	{ "recv_before_send", case_recv_before_send, 0, true },
 	{ "deadline", case_deadline, 1000, true },
+	{ "throttle", case_throttle, 0, false },
 };
 
 int main(int argc, char **argv)
@@ -684,11 +803,15 @@ int main(int argc, char **argv)
 	make_key(&g_bad, 1, 32, 2);
 	if (hc->auth_timeout_ms)
 		g_auth_timeout_ms = hc->auth_timeout_ms;
+	if (!strcmp(hc->name, "throttle"))
+		g_fail_burst = 3;
 	if (tf_start(&t, tweak))
 		return 1;
-	/* warm up once so lazily created runtime state is in the baseline */
+	/* warm up once so lazily created runtime state is in the baseline;
+	 * its teardown is asynchronous: its sockets must not be counted (a
+	 * loaded machine once left them open past a fixed 100 ms) */
 	TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, 1), 0);
-	usleep(100000);
+	wait_no_ctrls();
 	fds = tc_count_fds();
 	open_admin(&bystander);
 	TF_CHECK_EQ(host_auth(&bystander, AUTH_SUBNQN, &bo, &rce), 0);
@@ -709,6 +832,7 @@ int main(int argc, char **argv)
 	TF_CHECK(hc->no_failure ? failed == failed0 : failed > failed0);
 	TF_CHECK_EQ(to, strcmp(hc->name, "deadline") ? 0 : 2);
 	tc_close(&bystander);
+	wait_no_ctrls();
 	/* teardown is asynchronous: wait (bounded) for the count to settle */
 	for (int i = 0; i < 500 && tc_count_fds() != fds; i++)
 		usleep(10000);

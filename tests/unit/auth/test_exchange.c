@@ -172,6 +172,51 @@ static void test_reauthentication(void **state)
 	pair_free(&p);
 }
 
+/* nvmfd_auth_ctrl_idle() between transactions only; nvmfd_auth_ctrl_refuse()
+ * answers a Negotiate with Failure1 01h/01h and its T_ID, and leaves the
+ * controller ready for a new transaction (the target's re-keying and
+ * failed-attempt limit rest on both). */
+static void test_idle_refuse(void **state)
+{
+	struct nvmfd_auth_host_cfg hc = {
+		.key = &host_key, .hostnqn = hostnqn, .subnqn = subnqn, .tid = 9,
+	};
+	uint8_t g[] = { 0xff, 0 };
+	struct pair p;
+
+	(void)state;
+	pair_new(&p, &host_key, NULL, &host_key, NULL, 0, 0, NULL, g);
+	assert_true(nvmfd_auth_ctrl_idle(p.c));
+	start(&p);
+	assert_int_equal(to_ctrl(&p), NVMFD_AUTH_NEXT_SEND_RECV); /* Challenge */
+	assert_false(nvmfd_auth_ctrl_idle(p.c));
+	assert_int_equal(to_host(&p), NVMFD_AUTH_NEXT_SEND_RECV);
+	assert_int_equal(to_ctrl(&p), NVMFD_AUTH_NEXT_SEND_DONE);
+	assert_true(nvmfd_auth_ctrl_idle(p.c));
+	/* a new Negotiate, refused */
+	nvmfd_auth_host_free(p.h);
+	assert_int_equal(nvmfd_auth_host_new(&hc, &p.h), 0);
+	start(&p);
+	assert_int_equal(nvmfd_auth_ctrl_refuse(p.c, p.a, p.alen, "no key", p.b, sizeof(p.b),
+						&p.blen),
+			 NVMFD_AUTH_NEXT_SEND_FAIL);
+	assert_int_equal(p.blen, 8);
+	assert_int_equal(p.b[0], NVMFD_AUTH_TYPE_COMMON);
+	assert_int_equal(p.b[1], NVMFD_AUTH_ID_FAILURE1);
+	assert_int_equal(p.b[4] | p.b[5] << 8, 9);
+	assert_int_equal(p.b[6], NVMFD_AUTH_RC_FAILED);
+	assert_int_equal(p.b[7], NVMFD_AUTH_RCE_FAILED);
+	assert_false(nvmfd_auth_ctrl_authenticated(p.c));
+	assert_string_equal(nvmfd_auth_ctrl_result(p.c)->why, "no key");
+	assert_true(nvmfd_auth_ctrl_idle(p.c));
+	assert_int_equal(to_host(&p), -EACCES);
+	/* and the next transaction runs as usual */
+	nvmfd_auth_host_free(p.h);
+	assert_int_equal(nvmfd_auth_host_new(&hc, &p.h), 0);
+	run_ok(&p, false);
+	pair_free(&p);
+}
+
 static void test_wrong_host_secret(void **state)
 {
 	uint8_t g[] = { NVMFD_AUTH_DHGROUP_2048, 0 };
@@ -531,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_every_hash_and_group),
 		cmocka_unit_test(test_bidirectional_default_prefs),
 		cmocka_unit_test(test_reauthentication),
+		cmocka_unit_test(test_idle_refuse),
 		cmocka_unit_test(test_wrong_host_secret),
 		cmocka_unit_test(test_wrong_ctrl_secret),
 		cmocka_unit_test(test_bidi_without_ctrl_key),
