@@ -29,6 +29,9 @@
 #define USOCK_TAG_CANCEL 3u
 #define USOCK_SQ_ENTRIES 8u /* receive + send + 2 cancels at most */
 #define USOCK_BGID 0
+/* counters: owner writes, any thread reads (relaxed, doc/conventions.md §8) */
+#define USOCK_ST_ADD(u, f, n) \
+	__atomic_store_n(&(u)->st.f, (u)->st.f + (uint64_t)(n), __ATOMIC_RELAXED)
 
 struct usock_chunk {
 	uint8_t *ptr;
@@ -246,8 +249,8 @@ static void usock_recv_cqe(struct nvmfd_usock *u, int res, unsigned int flags)
 	}
 	if (res > 0) {
 		u->got_data = true;
-		u->st.recv_cqes++;
-		u->st.recv_bytes += (uint64_t)res;
+		USOCK_ST_ADD(u, recv_cqes, 1);
+		USOCK_ST_ADD(u, recv_bytes, res);
 		if (u->cancelled) {
 			/* dropped: hand the buffer straight back */
 			if (u->multishot && (flags & IORING_CQE_F_BUFFER))
@@ -270,13 +273,13 @@ static void usock_recv_cqe(struct nvmfd_usock *u, int res, unsigned int flags)
 	if (res == 0) {
 		u->eof = true;
 	} else if (res == -ENOBUFS) {
-		u->st.enobufs++; /* re-armed once a buffer is back */
+		USOCK_ST_ADD(u, enobufs, 1); /* re-armed once a buffer is back */
 	} else if (res == -ECANCELED) {
 		/* not ours: the submitting thread exited; arm again */
 	} else if (res == -EINVAL && u->multishot && u->mode == NVMFD_USOCK_RECV_AUTO &&
 		   !u->got_data) {
 		/* buffer rings but no multishot receive (Linux 5.19): single */
-		u->multishot = false;
+		__atomic_store_n(&u->multishot, false, __ATOMIC_RELAXED);
 	} else {
 		u->err = res;
 	}
@@ -332,7 +335,7 @@ static void usock_arm_recv(struct nvmfd_usock *u)
 	io_uring_sqe_set_data64(sqe, USOCK_TAG_RECV);
 	u->recv_armed = true;
 	u->ops++;
-	u->st.recv_arms++;
+	USOCK_ST_ADD(u, recv_arms, 1);
 }
 
 ssize_t nvmfd_usock_peek(struct nvmfd_usock *u, const uint8_t **p)
@@ -374,7 +377,7 @@ int nvmfd_usock_submit(struct nvmfd_usock *u)
 
 	if (!io_uring_sq_ready(&u->ring))
 		return 0;
-	u->st.submits++;
+	USOCK_ST_ADD(u, submits, 1);
 	do
 		ret = io_uring_submit(&u->ring);
 	while (ret == -EINTR);
@@ -402,7 +405,7 @@ int nvmfd_usock_send(struct nvmfd_usock *u, const struct iovec *iov, int iovcnt,
 	io_uring_sqe_set_data64(sqe, USOCK_TAG_SEND);
 	u->send_busy = true;
 	u->ops++;
-	u->st.sends++;
+	USOCK_ST_ADD(u, sends, 1);
 	return nvmfd_usock_submit(u);
 }
 
@@ -414,7 +417,7 @@ bool nvmfd_usock_send_result(struct nvmfd_usock *u, ssize_t *res)
 	u->send_done = false;
 	*res = u->send_res;
 	if (*res >= 0 && (size_t)*res < u->send_len)
-		u->st.short_sends++;
+		USOCK_ST_ADD(u, short_sends, 1);
 	return true;
 }
 
@@ -519,10 +522,16 @@ int nvmfd_usock_event_fd(const struct nvmfd_usock *u)
 
 bool nvmfd_usock_multishot(const struct nvmfd_usock *u)
 {
-	return u->multishot;
+	return __atomic_load_n(&u->multishot, __ATOMIC_RELAXED);
 }
 
 void nvmfd_usock_get_stats(const struct nvmfd_usock *u, struct nvmfd_usock_stats *st)
 {
-	*st = u->st;
+	st->recv_cqes = __atomic_load_n(&u->st.recv_cqes, __ATOMIC_RELAXED);
+	st->recv_bytes = __atomic_load_n(&u->st.recv_bytes, __ATOMIC_RELAXED);
+	st->recv_arms = __atomic_load_n(&u->st.recv_arms, __ATOMIC_RELAXED);
+	st->enobufs = __atomic_load_n(&u->st.enobufs, __ATOMIC_RELAXED);
+	st->sends = __atomic_load_n(&u->st.sends, __ATOMIC_RELAXED);
+	st->short_sends = __atomic_load_n(&u->st.short_sends, __ATOMIC_RELAXED);
+	st->submits = __atomic_load_n(&u->st.submits, __ATOMIC_RELAXED);
 }

@@ -73,8 +73,8 @@ struct nvmfd_usock_opts {
 };
 
 /**
- * struct nvmfd_usock_stats - counters (owner writes; readers accept torn
- * values).
+ * struct nvmfd_usock_stats - counters (the owner writes them with relaxed
+ * stores; nvmfd_usock_get_stats() reads them relaxed from any thread).
  * @recv_cqes:  receive completions that carried bytes.
  * @recv_bytes: bytes received.
  * @recv_arms:  receive SQEs prepared (the first, and re-arms).
@@ -196,7 +196,7 @@ int nvmfd_usock_cancel(struct nvmfd_usock *u);
  */
 bool nvmfd_usock_idle(struct nvmfd_usock *u);
 
-/** nvmfd_usock_get_stats() - copy the counters. */
+/** nvmfd_usock_get_stats() - copy the counters (any thread: relaxed loads). */
 void nvmfd_usock_get_stats(const struct nvmfd_usock *u, struct nvmfd_usock_stats *st);
 
 #endif /* NVMFD_NET_USOCK_H */
