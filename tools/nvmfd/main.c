@@ -169,7 +169,7 @@ static const char usage_text[] =
 "                           CPU shared by its queues\n"
 "      --net epoll|uring    how queues use their sockets: epoll readiness with\n"
 "                           recv/sendmsg (default), or a per-queue io_uring\n"
-"                           (receive and send as SQEs; Linux >= 5.19 for\n"
+"                           (receive and send as SQEs; Linux >= 6.0 for\n"
 "                           multishot receive, plain TCP only: refused with TLS\n"
 "                           and with --exec auto)\n"
 "      --uring-recv auto|multishot|single\n"
