@@ -428,8 +428,8 @@ bool nvmfd_usock_send_busy(const struct nvmfd_usock *u)
 
 void nvmfd_usock_mute(struct nvmfd_usock *u)
 {
-	if (!u->muted) {
-		io_uring_cq_eventfd_toggle(&u->ring, false);
+	if (!u->muted && u->ring.cq.kflags) {
+		__atomic_fetch_or(u->ring.cq.kflags, IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
 		u->muted = true;
 	}
 }
@@ -438,12 +438,14 @@ bool nvmfd_usock_unmute(struct nvmfd_usock *u)
 {
 	nvmfd_usock_submit(u);
 	if (u->muted) {
-		io_uring_cq_eventfd_toggle(&u->ring, true);
+		/* a sequentially consistent read-modify-write: the flag is
+		 * cleared before the CQ tail is loaded below, so a CQE the
+		 * kernel posts after that load sees signals on (the kernel
+		 * checks the flag after writing the tail) */
+		__atomic_fetch_and(u->ring.cq.kflags, ~(unsigned int)IORING_CQ_EVENTFD_DISABLED,
+				   __ATOMIC_SEQ_CST);
 		u->muted = false;
 	}
-	/* the flag store before the CQ tail load: a CQE posted after the
-	 * load signals the eventfd */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return io_uring_cq_ready(&u->ring) > 0;
 }
 

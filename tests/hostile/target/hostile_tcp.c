@@ -419,27 +419,6 @@ static void case_drop_mid_r2t(void)
 static struct tc_conn unread_adm, unread_io;
 static bool unread_open;
 
-static void unread_fill(struct tc_conn *adm, struct tc_conn *io)
-{
-	struct nvmfd_sqe sqe;
-	uint16_t cntlid = 0;
-
-	TF_CHECK_EQ(tc_admin_enable(adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
-	TF_CHECK_EQ(tc_io_connect(io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 63, 0, false, false),
-		    0);
-	for (uint32_t i = 0; i < 48; i++) {
-		/* 512 KiB each, 24 MiB in all: more than the sockets buffer */
-		memset(&sqe, 0, sizeof(sqe));
-		sqe.opc = NVMFD_CMD_READ;
-		sqe.cid = (uint16_t)(100 + i);
-		sqe.nsid = htole32(1);
-		sqe.cdw10 = htole32(i * 1024);
-		sqe.cdw12 = htole32(1024 - 1);
-		TF_CHECK_EQ(tc_send_cmd(io, &sqe, NULL, 0, 512u << 10), 0);
-	}
-	usleep(300000); /* the target fills the socket and waits */
-}
-
 /* The largest value of "@key" in the target's stats JSON. */
 static unsigned long long stats_max(const char *key)
 {
@@ -462,18 +441,56 @@ static unsigned long long stats_max(const char *key)
 	return best;
 }
 
+/* Wait (up to 30 s: sanitizers and load slow the target) until the
+ * largest "@key" is non-zero (@nonzero) or zero; return it. */
+static unsigned long long stats_wait(const char *key, bool nonzero)
+{
+	unsigned long long v = 0;
+
+	for (int i = 0; i < 3000; i++) {
+		v = stats_max(key);
+		if ((v > 0) == nonzero)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
+static void unread_fill(struct tc_conn *adm, struct tc_conn *io)
+{
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid = 0;
+
+	TF_CHECK_EQ(tc_admin_enable(adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 63, 0, false, false),
+		    0);
+	for (uint32_t i = 0; i < 48; i++) {
+		/* 512 KiB each, 24 MiB in all: more than the sockets buffer */
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_CMD_READ;
+		sqe.cid = (uint16_t)(100 + i);
+		sqe.nsid = htole32(1);
+		sqe.cdw10 = htole32(i * 1024);
+		sqe.cdw12 = htole32(1024 - 1);
+		TF_CHECK_EQ(tc_send_cmd(io, &sqe, NULL, 0, 512u << 10), 0);
+	}
+	/* the target fills the socket and a send waits (with uring: in
+	 * flight in the kernel) */
+	TF_CHECK(stats_wait("eagain_sends", true) > 0);
+}
+
 static void case_unread_reads(void)
 {
 	struct tc_conn adm, io;
 	const char *net = getenv("TF_NET");
 
 	unread_fill(&adm, &io);
-	/* a send waits for the socket (with uring: in flight in the kernel) */
-	TF_CHECK(stats_max("eagain_sends") > 0);
 	if (net && !strncmp(net, "uring", 5))
 		TF_CHECK(stats_max("sends") > 0);
 	tc_close(&io);
 	tc_close(&adm);
+	/* its queues gone, so that the next wait sees the new connection's */
+	TF_CHECK_EQ(stats_wait("eagain_sends", false), 0);
 	unread_fill(&unread_adm, &unread_io);
 	unread_open = true; /* closed after tf_stop() */
 }
