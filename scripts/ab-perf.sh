@@ -14,7 +14,9 @@
 #   rd128k-qd16 128K read QD16       rw-qd32     4K randwrite QD32
 # DIGEST=hdr,data adds nvmf-perf --digest (DIGEST_A / DIGEST_B: for one
 # side only, e.g. the digest cost of one build: A and B the same directory,
-# DIGEST_B=hdr,data); NVMFD_ARGS adds nvmfd options.
+# DIGEST_B=hdr,data); NVMFD_ARGS adds nvmfd options (NVMFD_ARGS_A /
+# NVMFD_ARGS_B: for one side only, e.g. A and B the same directory,
+# NVMFD_ARGS_A="--net epoll" NVMFD_ARGS_B="--net uring").
 # PRIO="chrt -f 5" (for example) runs target and initiator under that
 # command: on a machine loaded by others, SCHED_FIFO keeps their runnable
 # tasks from adding scheduler wake-up delay to every I/O (the kernel's RT
@@ -47,9 +49,11 @@ cpu_ns() {
 run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO P50_US"
 	local bin=$1 wl=$2 log=$work/tgt.log port iops c0 c1 trid dig
 	[ "$3" = A ] && dig=${DIGEST_A-${DIGEST:-}} || dig=${DIGEST_B-${DIGEST:-}}
+	local nargs
+	[ "$3" = A ] && nargs=${NVMFD_ARGS_A-${NVMFD_ARGS:-}} || nargs=${NVMFD_ARGS_B-${NVMFD_ARGS:-}}
 	rm -f "$log" # no stale port from the previous target's log
 	# shellcheck disable=SC2086
-	${PRIO:-} "$bin/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
+	${PRIO:-} "$bin/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 $nargs >"$log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 100); do
 		port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -1)
@@ -72,7 +76,7 @@ run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO P50_US"
 	echo "$iops"
 }
 
-echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} (A ${DIGEST_A-${DIGEST:-none}}, B ${DIGEST_B-${DIGEST:-none}}) prio=${PRIO:-none} perf_args=${PERF_ARGS:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+echo "# $(date -u +%FT%TZ) A=$A B=$B rounds=$ROUNDS secs=$SECS digest=${DIGEST:-none} (A ${DIGEST_A-${DIGEST:-none}}, B ${DIGEST_B-${DIGEST:-none}}) nvmfd args A '${NVMFD_ARGS_A-${NVMFD_ARGS:-}}' B '${NVMFD_ARGS_B-${NVMFD_ARGS:-}}' prio=${PRIO:-none} perf_args=${PERF_ARGS:-none} load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 for wl in $WORKLOADS; do
 	: >"$work/a.$wl"; : >"$work/b.$wl"
 	for r in $(seq "$ROUNDS"); do

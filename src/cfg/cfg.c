@@ -86,6 +86,8 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
 	ex->idle_poll_us = 0;
 	ex->backend_poll = false;
 	ex->cq_pool_shared = false;
+	ex->net = NVMFD_CFG_NET_EPOLL;
+	ex->uring_recv = NVMFD_CFG_URING_RECV_AUTO;
 	ex->place = NVMFD_RT_PLACE_RR;
 	ex->rx_budget_bytes = 0;
 	ex->tx_budget_bytes = 0;
@@ -660,6 +662,15 @@ static const char *const scope_names[] = {
 	[NVMFD_RT_SCOPE_CPU] = "cpu",	  [NVMFD_RT_SCOPE_SMT] = "smt",
 	[NVMFD_RT_SCOPE_CACHE] = "cache", [NVMFD_RT_SCOPE_NUMA] = "numa",
 	[NVMFD_RT_SCOPE_SYSTEM] = "system",
+};
+static const char *const net_names[] = {
+	[NVMFD_CFG_NET_EPOLL] = "epoll",
+	[NVMFD_CFG_NET_URING] = "uring",
+};
+static const char *const uring_recv_names[] = {
+	[NVMFD_CFG_URING_RECV_AUTO] = "auto",
+	[NVMFD_CFG_URING_RECV_MULTISHOT] = "multishot",
+	[NVMFD_CFG_URING_RECV_SINGLE] = "single",
 };
 static const char *const place_names[] = {
 	[NVMFD_RT_PLACE_RR] = "rr",
@@ -1620,7 +1631,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		"backend_poll",	  "cq_pool",	     "io_cpu",		"rx_budget_bytes",
 		"tx_budget_bytes", "rx_budget_pdus", "tx_budget_pdus", "io_work_deadline_us",
 		"auto_freeze",	  "auto_bound",	     "auto_starve_ms", "auto_no_poll",
-		"auto_no_budget", "auto_no_cq",	     NULL
+		"auto_no_budget", "auto_no_cq",	     "net",		"uring_recv",
+		NULL
 	};
 	struct nvmfd_cfg_exec *ex = &cfg->exec;
 	json_object *exo;
@@ -1690,6 +1702,15 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		return -EINVAL;
 	ex->exec_auto = e == NVMFD_CFG_EXEC_AUTO;
 	ex->rt.mode = ex->exec_auto ? NVMFD_RT_BOUND : (enum nvmfd_rt_mode)e;
+	e = (int)ex->net;
+	if (j_enum(exo, "net", &ep, net_names, CFG_ARRAY_SIZE(net_names), &e, err) < 0)
+		return -EINVAL;
+	ex->net = (enum nvmfd_cfg_net)e;
+	e = (int)ex->uring_recv;
+	if (j_enum(exo, "uring_recv", &ep, uring_recv_names, CFG_ARRAY_SIZE(uring_recv_names), &e,
+		   err) < 0)
+		return -EINVAL;
+	ex->uring_recv = (enum nvmfd_cfg_uring_recv)e;
 	e = (int)ex->rt.scope;
 	if (j_enum(exo, "scope", &ep, scope_names, CFG_ARRAY_SIZE(scope_names), &e, err) < 0)
 		return -EINVAL;
@@ -2134,6 +2155,19 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 			       ex->auto_no_budget || ex->auto_no_cq))
 		return cfg_err(err, "exec auto_freeze/auto_bound/auto_no_poll/auto_no_budget/"
 				    "auto_no_cq need exec mode auto");
+	/* doc/execution-model.md §9: the io_uring socket path is plain TCP
+	 * only, and not under auto (whose stall measure looks for input
+	 * unread in the socket, which a multishot receive never leaves) */
+	if (ex->net == NVMFD_CFG_NET_URING && ex->exec_auto)
+		return cfg_err(err, "exec net uring does not work with exec mode auto (use bound or "
+				    "unbound)");
+	if (ex->net != NVMFD_CFG_NET_URING && ex->uring_recv != NVMFD_CFG_URING_RECV_AUTO)
+		return cfg_err(err, "exec uring_recv needs exec net uring");
+	for (unsigned int i = 0; ex->net == NVMFD_CFG_NET_URING && i < cfg->nr_ports; i++)
+		if (cfg->ports[i].tls)
+			return cfg_err(err, "exec net uring does not support TLS (port %s:%s has "
+					    "tls): use net epoll for TLS ports",
+				       cfg->ports[i].traddr, cfg->ports[i].trsvcid);
 	for (unsigned int i = 0; i < cfg->nr_ports; i++) {
 		ret = cfg_validate_port(cfg, i, err);
 		if (ret)
@@ -2541,12 +2575,15 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "mode", json_object_new_string(
 					       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
 									: (int)ex->rt.mode]));
+		ret |= jadd(e, "net", json_object_new_string(net_names[ex->net]));
 		ret |= jadd(e, "rx_budget_bytes", json_object_new_int64(ex->rx_budget_bytes));
 		ret |= jadd(e, "rx_budget_pdus", json_object_new_int64(ex->rx_budget_pdus));
 		ret |= jadd(e, "scope", json_object_new_string(scope_names[ex->rt.scope]));
 		ret |= jadd(e, "strict", json_object_new_boolean(ex->rt.strict));
 		ret |= jadd(e, "tx_budget_bytes", json_object_new_int64(ex->tx_budget_bytes));
 		ret |= jadd(e, "tx_budget_pdus", json_object_new_int64(ex->tx_budget_pdus));
+		ret |= jadd(e, "uring_recv",
+			    json_object_new_string(uring_recv_names[ex->uring_recv]));
 		ret |= jadd(e, "workers_per_pool", json_object_new_int64(ex->rt.workers_per_pool));
 		ret |= jadd(e, "wq_per_ctrl", json_object_new_boolean(ex->wq_per_ctrl));
 	}

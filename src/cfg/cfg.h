@@ -140,8 +140,23 @@ struct nvmfd_cfg_referral {
 };
 
 /* Execution settings (runtime issue); defaults are the Linux drivers'. */
+/* How queues move bytes on their sockets (exec.net, --net). */
+enum nvmfd_cfg_net {
+	NVMFD_CFG_NET_EPOLL, /* readiness (epoll) + recv/sendmsg: the default */
+	NVMFD_CFG_NET_URING, /* a per-queue io_uring: recv and send as SQEs */
+};
+
+/* exec.uring_recv (--uring-recv): how the io_uring path receives. */
+enum nvmfd_cfg_uring_recv {
+	NVMFD_CFG_URING_RECV_AUTO, /* multishot + provided buffers where the kernel has them */
+	NVMFD_CFG_URING_RECV_MULTISHOT, /* only that; refuse the queue otherwise */
+	NVMFD_CFG_URING_RECV_SINGLE, /* one recv SQE at a time into the queue's buffer */
+};
+
 struct nvmfd_cfg_exec {
 	struct nvmfd_rt_opts rt; /* mode, scope, strict, max_active, cpus */
+	enum nvmfd_cfg_net net; /* doc/execution-model.md §9 */
+	enum nvmfd_cfg_uring_recv uring_recv;
 	/* exec.mode "auto" (rt.mode is then bound): a per-queue controller
 	 * moves queues off starved or contended CPUs (doc/execution-model.md §8) */
 	bool exec_auto;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tgt_fixture.h"
@@ -11,6 +12,7 @@ int tf_start(struct tf_target *t, tf_tweak_fn tweak)
 {
 	char err[NVMFD_CFG_ERRLEN] = "";
 	struct nvmfd_cfg *cfg;
+	const char *net;
 	char spec[64];
 	int ret;
 
@@ -38,6 +40,13 @@ int tf_start(struct tf_target *t, tf_tweak_fn tweak)
 		goto out_err;
 	cfg->subsys[0].ns[0].nsid = 1;
 	cfg->subsys[0].ns[0].enable = true;
+	/* TF_NET=uring / uring-single: the same test over --net uring */
+	net = getenv("TF_NET");
+	if (net && !strncmp(net, "uring", 5)) {
+		cfg->exec.net = NVMFD_CFG_NET_URING;
+		if (!strcmp(net, "uring-single"))
+			cfg->exec.uring_recv = NVMFD_CFG_URING_RECV_SINGLE;
+	}
 	if (tweak)
 		tweak(cfg);
 	ret = nvmfd_cfg_validate(cfg, err);

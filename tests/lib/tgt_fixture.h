@@ -3,6 +3,8 @@
  * tgt_fixture.h - an in-process nvmfd target for functional and hostile
  * tests: 127.0.0.1, port 0 (ephemeral), one subsystem TF_SUBNQN that allows
  * any host, with one RAM namespace (nsid 1, TF_NS_SIZE bytes, 512 B blocks).
+ * Environment TF_NET=uring (or uring-single) runs it with --net uring
+ * (single recv SQEs); the tweak may still override.
  */
 #ifndef NVMFD_TESTS_TGT_FIXTURE_H
 #define NVMFD_TESTS_TGT_FIXTURE_H

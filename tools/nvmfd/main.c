@@ -173,6 +173,15 @@ static const char usage_text[] =
 "      --cq-pool per-queue|shared\n"
 "                           one completion ring per queue (default) or one per\n"
 "                           CPU shared by its queues\n"
+"      --net epoll|uring    how queues use their sockets: epoll readiness with\n"
+"                           recv/sendmsg (default), or a per-queue io_uring\n"
+"                           (receive and send as SQEs; Linux >= 6.0 for\n"
+"                           multishot receive, plain TCP only: refused with TLS\n"
+"                           and with --exec auto)\n"
+"      --uring-recv auto|multishot|single\n"
+"                           --net uring receive: multishot into a provided\n"
+"                           buffer ring where the kernel has it, else single\n"
+"                           recv SQEs (auto, default); or force one of them\n"
 "      --rx-budget BYTES    bytes received per io_work pass (default 0: no limit)\n"
 "      --tx-budget BYTES    bytes sent per io_work pass (default 0: no limit)\n"
 "      --rx-budget-pdus N   PDUs received per io_work pass (default 8)\n"
@@ -257,6 +266,8 @@ enum {
 	OPT_IDLE_POLL_US,
 	OPT_BACKEND_POLL,
 	OPT_CQ_POOL,
+	OPT_NET,
+	OPT_URING_RECV,
 	OPT_RX_BUDGET,
 	OPT_TX_BUDGET,
 	OPT_RX_BUDGET_PDUS,
@@ -301,6 +312,8 @@ static const struct option long_opts[] = {
 	{ "idle-poll-us", required_argument, NULL, OPT_IDLE_POLL_US },
 	{ "backend-poll", no_argument, NULL, OPT_BACKEND_POLL },
 	{ "cq-pool", required_argument, NULL, OPT_CQ_POOL },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "uring-recv", required_argument, NULL, OPT_URING_RECV },
 	{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
 	{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 	{ "rx-budget-pdus", required_argument, NULL, OPT_RX_BUDGET_PDUS },
@@ -812,6 +825,25 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 				ex->cq_pool_shared = false;
 			else
 				usage_die("--cq-pool '%s': expected per-queue or shared", optarg);
+			break;
+		case OPT_NET:
+			if (!strcmp(optarg, "epoll"))
+				ex->net = NVMFD_CFG_NET_EPOLL;
+			else if (!strcmp(optarg, "uring"))
+				ex->net = NVMFD_CFG_NET_URING;
+			else
+				usage_die("--net '%s': expected epoll or uring", optarg);
+			break;
+		case OPT_URING_RECV:
+			if (!strcmp(optarg, "auto"))
+				ex->uring_recv = NVMFD_CFG_URING_RECV_AUTO;
+			else if (!strcmp(optarg, "multishot"))
+				ex->uring_recv = NVMFD_CFG_URING_RECV_MULTISHOT;
+			else if (!strcmp(optarg, "single"))
+				ex->uring_recv = NVMFD_CFG_URING_RECV_SINGLE;
+			else
+				usage_die("--uring-recv '%s': expected auto, multishot or single",
+					  optarg);
 			break;
 		case OPT_RX_BUDGET:
 			ex->rx_budget_bytes = flag_bytes(c, optarg, 0, UINT32_MAX);

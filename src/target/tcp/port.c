@@ -90,7 +90,7 @@ void tcp_queue_move(struct tcp_queue *q, struct nvmfd_rt *rt, int io_cpu)
 	nvmfd_rt_work_cancel_sync(&q->io_work);
 	if (q->state == TCP_Q_DEAD)
 		return;
-	fds[0] = q->fd;
+	fds[0] = q->uring ? tcp_uring_watch_fd(q) : q->fd;
 	fds[1] = q->ring_fd;
 	q->ring_watched = false;
 	q->requeued = false;
@@ -372,6 +372,9 @@ static int tcp_add_port(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_port *cfg,
 	ret = -pthread_cond_init(&port->cond, NULL);
 	if (ret)
 		goto out_destroy_lock;
+	ret = tcp_uring_port_init(port); /* --net uring: can this kernel? */
+	if (ret)
+		goto out_destroy_cond;
 	if (port->gcfg->exec.wq_per_ctrl) {
 		ret = nvmfd_rt_group_create(&port->gcfg->exec.rt, "nvmfc", &port->ctrl_rts);
 		if (ret)

@@ -555,7 +555,8 @@ static int tcp_rx_pdu(struct tcp_queue *q)
 	return ret;
 }
 
-static int tcp_rx_event(struct tcp_queue *q, enum nvmfd_pdu_ev ev, bool *pdu_done)
+/* Handle one codec event (also for tcp_uring.c). */
+int tcp_rx_event(struct tcp_queue *q, enum nvmfd_pdu_ev ev, bool *pdu_done)
 {
 	switch (ev) {
 	case NVMFD_PDU_EV_NEED_MORE:
@@ -587,6 +588,8 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		if (ret || q->state == TCP_Q_TLS)
 			return ret;
 	}
+	if (q->uring)
+		return tcp_uring_rx(q, progress);
 	while (q->state == TCP_Q_IC_WAIT || q->state == TCP_Q_LIVE) {
 		enum nvmfd_pdu_ev ev;
 		bool pdu_done = false;
@@ -829,6 +832,8 @@ const struct nvmfd_txq_ops tcp_txq_ops_tls = {
  */
 static int tcp_tx(struct tcp_queue *q, bool *progress)
 {
+	if (q->uring)
+		return tcp_uring_tx(q, progress);
 	q->tx_blocked = false;
 	nvmfd_budget_start_slice(&q->tx_budget);
 	while (!nvmfd_txq_empty(&q->txq)) {
@@ -982,16 +987,18 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	if (q->state != TCP_Q_DRAINING) {
 		__atomic_store_n(&q->closing, true, __ATOMIC_RELAXED); /* no stall checks */
 		q->state = TCP_Q_CLOSING;
-		if (q->term_pending) {
+		/* --net uring: not behind a send in flight (inside a PDU) */
+		if (q->term_pending && !(q->uring && tcp_uring_send_busy(q)))
 			tcp_send_term(q);
-			q->term_pending = false;
-		}
-		nvmfd_rt_unwatch_fd(&q->io_work, q->fd);
+		q->term_pending = false;
+		if (!q->uring)
+			nvmfd_rt_unwatch_fd(&q->io_work, q->fd);
 		q->state = TCP_Q_DRAINING;
 	}
 	/* completions of a closing queue drop their responses */
 	nvmfd__tgt_qp_poll(&q->qp, false);
-	if (nvmfd__tgt_qp_inflight(&q->qp)) {
+	/* --net uring: the kernel returns every socket CQE first */
+	if ((q->uring && tcp_uring_close(q)) || nvmfd__tgt_qp_inflight(&q->qp)) {
 		/* Backend ios hold slot buffers: come back when one ends. */
 		if (q->ring_fd >= 0) {
 			/* edge-triggered like a live queue's (cqpool.h) */
@@ -1006,6 +1013,8 @@ static void tcp_queue_teardown(struct tcp_queue *q)
 	if (q->ring_fd >= 0)
 		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
 	q->ring_watched = false;
+	if (q->uring)
+		tcp_uring_unwatch(q);
 	nvmfd__tgt_qp_drain_posted(&q->qp);
 	nvmfd__tgt_qp_destroy(&q->qp); /* forgets held AERs */
 	tcp_reclaim_slots(q);
@@ -1040,7 +1049,10 @@ static int tcp_rearm(struct tcp_queue *q)
 
 	if (q->tx_blocked || nvmfd_stream_want_out(q->tls))
 		ev |= EPOLLOUT;
-	ret = nvmfd_rt_watch_fd(&q->io_work, q->fd, ev);
+	if (q->uring)
+		ret = tcp_uring_rearm(q); /* its eventfd, not the socket */
+	else
+		ret = nvmfd_rt_watch_fd(&q->io_work, q->fd, ev);
 	if (ret)
 		return ret;
 	TCP_STAT_ADD(q, rearms, 1);
@@ -1229,6 +1241,7 @@ void tcp_queue_free(struct tcp_queue *q)
 	if (q->data)
 		munmap(q->data, q->data_size);
 	nvmfd_tls_free(q->tls);
+	tcp_uring_queue_free(q);
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->bounce);
@@ -1311,6 +1324,9 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 		snprintf(q->qp.local_addr, sizeof(q->qp.local_addr), "%.63s", pc->traddr);
 	if (nvmfd__sock_peer_addr(fd, q->qp.peer_addr, sizeof(q->qp.peer_addr)))
 		snprintf(q->qp.peer_addr, sizeof(q->qp.peer_addr), "?");
+	ret = tcp_uring_queue_init(q); /* --net uring */
+	if (ret)
+		goto out_destroy_qp;
 
 	/* every slot FREE, lowest index first on the free list */
 	q->free_head = UINT32_MAX;
@@ -1444,5 +1460,6 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 					       &q->nr_state[i], __ATOMIC_RELAXED)));
 	json_object_object_add(o, "slot_states", ss);
 	tcp_auto_queue_json(q, o);
+	tcp_uring_json(q, o);
 	return o;
 }

@@ -132,6 +132,7 @@ struct tcp_qstats {
 #define TCP_STAT_LOAD(q, f) __atomic_load_n(&(q)->st.f, __ATOMIC_RELAXED)
 
 struct tcp_port;
+struct tcp_uring;
 
 struct tcp_queue {
 	struct nvmfd_tgt_qp qp;
@@ -229,6 +230,8 @@ struct tcp_queue {
 	struct nvmfd_tls *tls;
 	const struct nvmfd_txq_ops *txops;
 	const char *tls_why; /* why the PSK lookup failed, for the log */
+	/* --net uring (tcp_uring.c): the socket's io_uring, or NULL (epoll) */
+	struct tcp_uring *uring;
 	const char *tls_cipher; /* after the handshake */
 	bool tls_ktls;
 	int tls_idver;
@@ -339,7 +342,33 @@ void tcp_queue_shutdown(struct tcp_queue *q);
 void tcp_io_work(struct nvmfd_work *w);
 json_object *tcp_queue_json(struct tcp_queue *q);
 
+int tcp_rx_event(struct tcp_queue *q, enum nvmfd_pdu_ev ev, bool *pdu_done);
+
 extern const struct nvmfd_txq_ops tcp_txq_ops_tls;
+
+/* tcp_uring.c (--net uring, doc/execution-model.md §9). Context: the
+ * queue's io_work unless said otherwise. */
+/* Port setup: with net uring, check the kernel. Return: 0, -errno (logged). */
+int tcp_uring_port_init(struct tcp_port *port);
+/* With net uring, give @q (socket set) its io_uring. Return: 0, -errno. Context: accept. */
+int tcp_uring_queue_init(struct tcp_queue *q);
+/* Free it (waits for CQEs still owed). Context: release/accept work. */
+void tcp_uring_queue_free(struct tcp_queue *q);
+/* The fd io_work watches instead of the socket (for moves). */
+int tcp_uring_watch_fd(const struct tcp_queue *q);
+/* tcp_rx()/tcp_tx() of a uring queue. Return: 0, -errno/-EPROTO to close. */
+int tcp_uring_rx(struct tcp_queue *q, bool *progress);
+int tcp_uring_tx(struct tcp_queue *q, bool *progress);
+/* Before sleeping: watch and unmute (re-queues when CQEs slipped in). */
+int tcp_uring_rearm(struct tcp_queue *q);
+/* A sendmsg SQE is in flight: no synchronous send may start. */
+bool tcp_uring_send_busy(const struct tcp_queue *q);
+/* Teardown: cancel (once); true while CQEs are owed (a CQE wakes us). */
+bool tcp_uring_close(struct tcp_queue *q);
+/* Teardown, once idle: stop watching the eventfd. */
+void tcp_uring_unwatch(struct tcp_queue *q);
+/* Stats: "net", and the "uring" counters. Context: under port->lock. */
+void tcp_uring_json(struct tcp_queue *q, json_object *o);
 
 /* tcp_tls.c */
 int tcp_tls_port_init(struct tcp_port *port);

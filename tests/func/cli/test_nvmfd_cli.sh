@@ -28,6 +28,7 @@ for opt in --listen --subsystem --namespace --allow-host --allow-any-host --conf
 	--print-config --serial --model --inline-data-size --max-queue-size --max-io-size \
 	--maxh2cdata --log-level --stats-interval --control --exec --affinity-scope \
 	--affinity-strict --max-active --wq-per-ctrl --idle-poll-us --backend-poll --cq-pool \
+	--net --uring-recv \
 	--rx-budget --tx-budget --rx-budget-pdus --tx-budget-pdus --io-work-deadline-us \
 	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-no-budget --auto-no-cq \
 	--auto-freeze --version --help; do
@@ -82,6 +83,11 @@ check_bad "--exec 'sideways'" --exec sideways
 check_bad "--auto-starve-ms" -l 127.0.0.1:0 $S --exec auto --auto-starve-ms 0
 check_bad "auto does not work with wq_per_ctrl" -l 127.0.0.1:0 $S --exec auto --wq-per-ctrl
 check_bad "need exec mode auto" -l 127.0.0.1:0 $S --auto-bound
+check_bad "--net 'kqueue'" --net kqueue
+check_bad "--uring-recv 'many'" --uring-recv many
+check_bad "net uring does not work with exec mode auto" -l 127.0.0.1:0 $S --net uring --exec auto
+check_bad "net uring does not support TLS" -l 127.0.0.1:0 --tls $S --net uring
+check_bad "uring_recv needs exec net uring" -l 127.0.0.1:0 $S --uring-recv single
 check_bad "--affinity-scope 'socket'" --affinity-scope socket
 check_bad "--io-cpu 'random'" --io-cpu random
 check_bad "--cq-pool 'global'" --cq-pool global
@@ -203,6 +209,14 @@ listening && fail "--print-config started a listener"
 	fail "reloading the auto config failed: $(cat "$TMP/err")"
 cmp -s "$TMP/a1.json" "$TMP/a2.json" || fail "auto --print-config output changed on reload"
 grep -q '"mode": "auto"' "$TMP/a1.json" || fail "--exec auto not in printed config"
+# --net uring and --uring-recv print and load back
+"$NVMFD" -c "$TMP/good.json" --net uring --uring-recv single --print-config >"$TMP/u1.json" \
+	2>"$TMP/err" || fail "--net uring --print-config failed: $(cat "$TMP/err")"
+"$NVMFD" -c "$TMP/u1.json" --print-config >"$TMP/u2.json" 2>"$TMP/err" ||
+	fail "reloading the uring config failed: $(cat "$TMP/err")"
+cmp -s "$TMP/u1.json" "$TMP/u2.json" || fail "uring --print-config output changed on reload"
+grep -q '"net": "uring"' "$TMP/u1.json" || fail "--net uring not in printed config"
+grep -q '"uring_recv": "single"' "$TMP/u1.json" || fail "--uring-recv not in printed config"
 grep -q '"auto_starve_ms": 80' "$TMP/a1.json" || fail "--auto-starve-ms not in printed config"
 grep -q '"auto_bound": true' "$TMP/a1.json" || fail "--auto-bound not in printed config"
 

@@ -7,7 +7,8 @@
 # verify mismatch, I/Os done) and nvmfd must exit 0 on SIGTERM. Cells:
 # bound, unbound x {cpu, cache, system} (+ strict), --wq-per-ctrl, idle
 # polling (+ --backend-poll), --cq-pool shared, small rx/tx budgets,
-# --io-cpu least-loaded / incoming-cpu. About 2 s per cell.
+# --io-cpu least-loaded / incoming-cpu, auto, and --net uring with the
+# modes it supports. About 2 s per cell.
 #
 # Env: NVMFD, NVMF_PERF = the binaries. Needs ss (iproute2) and python3
 # (exit 77 without them).
@@ -116,6 +117,14 @@ run_cell auto-idle-poll --exec auto --idle-poll-us 100 --backend-poll
 run_cell auto-frozen --exec auto --auto-freeze
 run_cell auto-cq-shared --exec auto --cq-pool shared --auto-no-cq
 run_cell auto-cq-auto --exec auto --cq-pool shared
+# the io_uring socket path (doc/execution-model.md §9) under the modes it supports
+run_cell uring --net uring
+run_cell uring-single --net uring --uring-recv single
+run_cell uring-unbound-system --net uring --exec unbound --affinity-scope system
+run_cell uring-wq-per-ctrl --net uring --wq-per-ctrl
+run_cell uring-idle-poll-backend-poll --net uring --idle-poll-us 100 --backend-poll
+run_cell uring-cq-shared --net uring --cq-pool shared
+run_cell uring-budgets --net uring --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
 
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)" >&2

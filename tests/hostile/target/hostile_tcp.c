@@ -409,6 +409,92 @@ static void case_drop_mid_r2t(void)
 	tc_close(&adm);
 }
 
+/*
+ * Reads the host never takes: the target's sends wait on a full socket
+ * (with --net uring: a sendmsg SQE in flight in the kernel). One
+ * connection closes abruptly with them pending; another stays open until
+ * the target stops, so that tf_stop() tears it down with the send still
+ * in flight (ASan: nothing freed that the kernel may still read).
+ */
+static struct tc_conn unread_adm, unread_io;
+static bool unread_open;
+
+/* The largest value of "@key" in the target's stats JSON. */
+static unsigned long long stats_max(const char *key)
+{
+	unsigned long long best = 0;
+	char *buf = NULL, pat[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	TF_CHECK(f != NULL);
+	TF_CHECK_EQ(nvmfd_tgt_stats_json(t.tgt, f), 0);
+	fclose(f);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	for (char *p = strstr(buf, pat); p; p = strstr(p + 1, pat)) {
+		unsigned long long v = strtoull(p + strlen(pat), NULL, 10);
+
+		if (v > best)
+			best = v;
+	}
+	free(buf);
+	return best;
+}
+
+/* Wait (up to 30 s: sanitizers and load slow the target) until the
+ * largest "@key" is non-zero (@nonzero) or zero; return it. */
+static unsigned long long stats_wait(const char *key, bool nonzero)
+{
+	unsigned long long v = 0;
+
+	for (int i = 0; i < 3000; i++) {
+		v = stats_max(key);
+		if ((v > 0) == nonzero)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
+static void unread_fill(struct tc_conn *adm, struct tc_conn *io)
+{
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid = 0;
+
+	TF_CHECK_EQ(tc_admin_enable(adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(io, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 63, 0, false, false),
+		    0);
+	for (uint32_t i = 0; i < 48; i++) {
+		/* 512 KiB each, 24 MiB in all: more than the sockets buffer */
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_CMD_READ;
+		sqe.cid = (uint16_t)(100 + i);
+		sqe.nsid = htole32(1);
+		sqe.cdw10 = htole32(i * 1024);
+		sqe.cdw12 = htole32(1024 - 1);
+		TF_CHECK_EQ(tc_send_cmd(io, &sqe, NULL, 0, 512u << 10), 0);
+	}
+	/* the target fills the socket and a send waits (with uring: in
+	 * flight in the kernel) */
+	TF_CHECK(stats_wait("eagain_sends", true) > 0);
+}
+
+static void case_unread_reads(void)
+{
+	struct tc_conn adm, io;
+	const char *net = getenv("TF_NET");
+
+	unread_fill(&adm, &io);
+	if (net && !strncmp(net, "uring", 5))
+		TF_CHECK(stats_max("sends") > 0);
+	tc_close(&io);
+	tc_close(&adm);
+	/* its queues gone, so that the next wait sees the new connection's */
+	TF_CHECK_EQ(stats_wait("eagain_sends", false), 0);
+	unread_fill(&unread_adm, &unread_io);
+	unread_open = true; /* closed after tf_stop() */
+}
+
 static void case_cycles(void)
 {
 	int base, now = -1;
@@ -591,6 +677,7 @@ static const struct {
 	{ "random", case_random },
 	{ "byte_by_byte", case_byte_by_byte },
 	{ "cycles", case_cycles },
+	{ "unread_reads", case_unread_reads },
 };
 
 int main(int argc, char **argv)
@@ -608,5 +695,9 @@ int main(int argc, char **argv)
 	}
 	TF_CHECK(ran > 0);
 	tf_stop(&t);
+	if (unread_open) {
+		tc_close(&unread_io);
+		tc_close(&unread_adm);
+	}
 	return 0;
 }
