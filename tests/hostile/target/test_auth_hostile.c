@@ -833,10 +833,13 @@ int main(int argc, char **argv)
 	TF_CHECK_EQ(to, strcmp(hc->name, "deadline") ? 0 : 2);
 	tc_close(&bystander);
 	wait_no_ctrls();
-	/* teardown is asynchronous: wait (bounded) for the count to settle */
-	for (int i = 0; i < 500 && tc_count_fds() != fds; i++)
+	/* teardown is asynchronous: wait (bounded) for the count to settle.
+	 * The baseline may itself still hold sockets of the warm-up's
+	 * teardown (seen under load: 13 at the baseline, 9 at the end), so
+	 * the check is "nothing more than the baseline": a leak shows as more */
+	for (int i = 0; i < 500 && tc_count_fds() > fds; i++)
 		usleep(10000);
-	TF_CHECK_EQ(tc_count_fds(), fds);
+	TF_CHECK(tc_count_fds() <= fds);
 	tf_stop(&t);
 	printf("auth-hostile %s: ok (auth ok %lu, failed %lu, timeouts %lu)\n", hc->name, ok, failed,
 	       to);
