@@ -225,6 +225,19 @@ static uint64_t pending(struct perf_auto_queue *q, const struct perf_auto_obs *o
 	return o->now_ns - q->work_since_ns;
 }
 
+/* @q->kick = @cpus without @from (the CPU to leave); false if none left. */
+static bool kick(struct perf_auto_queue *q, const cpu_set_t *cpus, int from)
+{
+	if (from < 0 || from >= CPU_SETSIZE || !CPU_ISSET(from, cpus))
+		return false;
+	q->kick = *cpus;
+	CPU_CLR(from, &q->kick);
+	if (!CPU_COUNT(&q->kick))
+		return false;
+	q->kicks++;
+	return true;
+}
+
 unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_obs *o,
 			    const double *contention, const cpu_set_t *cpus)
 {
@@ -233,6 +246,7 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 	unsigned int before_poll = q->ctl.poll_us, ret = 0;
 	int cur, alt = -1;
 	double best = 2;
+	bool starved;
 
 	if (!q->have_prev) {
 		q->prev = *o;
@@ -283,6 +297,8 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 	s.alt_cpu = alt >= 0 && best <= q->ctl.k.pressure_lo;
 	q->prev = *o;
 	nvmfd_auto_update(&q->ctl, &s);
+	starved = s.pending_ns && s.pending_ns >= q->ctl.k.starve_ns && !q->ctl.k.bound &&
+		  !q->ctl.k.freeze;
 	if (q->ctl.poll_us != before_poll)
 		ret |= PERF_AUTO_POLL;
 	if (q->ctl.place != before) {
@@ -303,6 +319,10 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 			q->mask = m;
 			ret |= PERF_AUTO_MOVE;
 		}
+		if (q->ctl.place == NVMFD_AUTO_UNBOUND && kick(q, cpus, cur))
+			ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
+	} else if (q->ctl.place == NVMFD_AUTO_UNBOUND && starved && kick(q, cpus, o->cpu)) {
+		ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
 	}
 	return ret;
 }

@@ -878,6 +878,7 @@ static struct json_object *json_exec(const struct worker *w)
 					       json_object_new_uint64(w->aq.max_pending_ns / 1000000));
 			json_object_object_add(a, "move_errors",
 					       json_object_new_uint64(w->aq.move_errors));
+			json_object_object_add(a, "kicks", json_object_new_uint64(w->aq.kicks));
 			json_object_object_add(e, "auto", a);
 		}
 	}
@@ -1468,7 +1469,11 @@ static void auto_apply(struct auto_mon *m, struct perf_run *run, struct worker *
 		int ret;
 
 		pthread_mutex_lock(&w->aff_lock);
-		ret = pthread_setaffinity_np(w->thread, sizeof(q->mask), &q->mask);
+		/* off the CPU it is stuck on first: widening alone leaves it there */
+		ret = what & PERF_AUTO_KICK ?
+			      pthread_setaffinity_np(w->thread, sizeof(q->kick), &q->kick) : 0;
+		if (!ret)
+			ret = pthread_setaffinity_np(w->thread, sizeof(q->mask), &q->mask);
 		if (ret)
 			q->move_errors++;
 		else

@@ -385,6 +385,14 @@ struct perf_auto_obs {
  *               no pass (fed as the controller's starvation input).
  * @max_pending_ns: the largest @pending_ns seen.
  * @move_errors: affinity changes that failed (set by the monitor).
+ * @kick:        with PERF_AUTO_KICK: the --cpus set without the CPU the
+ *               thread is stuck on, to be applied before @mask. Widening
+ *               the affinity does not move a runnable thread off a CPU
+ *               that is still allowed (it would wait there for the load
+ *               balancer, seen here for 800 ms behind a SCHED_FIFO hog),
+ *               so an UNBOUND move off a CPU first pins the thread to the
+ *               other CPUs, then widens.
+ * @kicks:       kicks asked for.
  * private: the rest.
  */
 struct perf_auto_queue {
@@ -395,6 +403,8 @@ struct perf_auto_queue {
 	uint64_t pending_ns;
 	uint64_t max_pending_ns;
 	uint64_t move_errors;
+	cpu_set_t kick;
+	uint64_t kicks;
 	/* private */
 	struct perf_auto_obs prev;
 	bool have_prev;
@@ -404,6 +414,7 @@ struct perf_auto_queue {
 /* perf_auto_step() result bits */
 #define PERF_AUTO_MOVE 1u /* @mask changed: apply it */
 #define PERF_AUTO_POLL 2u /* ctl.poll_us changed: publish it */
+#define PERF_AUTO_KICK 4u /* apply @kick, then @mask (with PERF_AUTO_MOVE) */
 
 /** perf_auto_queue_init() - BOUND on @io_cpu, event driven; @k NULL: defaults. */
 void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_knobs *k,
@@ -429,7 +440,8 @@ void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_kno
  * alt_cpu = a --cpus CPU other than the current one with contention <=
  * the knobs' pressure_lo; arrival gap = wall time per completion; qd =
  * mean in flight at completion.
- * Return: PERF_AUTO_MOVE | PERF_AUTO_POLL bits.
+ * A thread starved while UNBOUND is kicked again (each tick it stays so).
+ * Return: PERF_AUTO_MOVE | PERF_AUTO_POLL | PERF_AUTO_KICK bits.
  */
 unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_obs *o,
 			    const double *contention, const cpu_set_t *cpus);

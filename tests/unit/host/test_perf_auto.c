@@ -205,14 +205,29 @@ static void test_starved_moves_and_converges(void **state)
 static void test_no_alt_cpu_widens(void **state)
 {
 	static struct sim s;
+	unsigned int r;
 
 	(void)state;
 	sim_init(&s, NULL);
-	/* both CPUs contended: starved on CPU 1, nowhere better: unbound */
-	sim_tick(&s, false, 0, 0, 1.0, 0.9);
+	/* both CPUs contended: starved on CPU 1, nowhere better: unbound,
+	 * kicked off CPU 1 first (widening alone would leave it there) */
+	r = sim_tick(&s, false, 0, 0, 1.0, 0.9);
+	assert_int_equal(r & (PERF_AUTO_MOVE | PERF_AUTO_KICK), PERF_AUTO_MOVE | PERF_AUTO_KICK);
 	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_UNBOUND);
 	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+	assert_int_equal(CPU_COUNT(&s.q.kick), 1);
+	assert_true(CPU_ISSET(0, &s.q.kick));
 	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
+	/* still stuck on CPU 1 at the next tick: kicked again, mode unchanged */
+	s.o.cpu = 1;
+	s.o.now_ns += TICK;
+	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_int_equal(r & PERF_AUTO_KICK, PERF_AUTO_KICK);
+	assert_int_equal(s.q.kicks, 2);
+	assert_int_equal(s.q.ctl.moves, 1);
+	/* running again: no more kicks */
+	r = sim_tick(&s, true, 100, 32, 1.0, 0.9);
+	assert_int_equal(r & PERF_AUTO_KICK, 0);
 	/* moved to CPU 0, then starved there too: unbound */
 	sim_init(&s, NULL);
 	sim_tick(&s, false, 0, 0, 1.0, 0);
