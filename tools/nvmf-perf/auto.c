@@ -225,13 +225,17 @@ static uint64_t pending(struct perf_auto_queue *q, const struct perf_auto_obs *o
 	return o->now_ns - q->work_since_ns;
 }
 
-/* @q->kick = @cpus without @from (the CPU to leave); false if none left. */
-static bool kick(struct perf_auto_queue *q, const cpu_set_t *cpus, int from)
+/* @q->kick = the @cpus less contended than @from (the CPU to leave);
+ * false if there is none (pushing it onto a worse CPU helps nobody). */
+static bool kick(struct perf_auto_queue *q, const cpu_set_t *cpus, int from,
+		 const double *contention)
 {
 	if (from < 0 || from >= CPU_SETSIZE || !CPU_ISSET(from, cpus))
 		return false;
-	q->kick = *cpus;
-	CPU_CLR(from, &q->kick);
+	CPU_ZERO(&q->kick);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, cpus) && c != from && contention[c] < contention[from])
+			CPU_SET(c, &q->kick);
 	if (!CPU_COUNT(&q->kick))
 		return false;
 	q->kicks++;
@@ -272,6 +276,15 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 
 		if (slices)
 			s.queue_delay_ns = rd / slices;
+		/* it passes, but in crumbs: waiting for a CPU 90 % of the tick
+		 * or more is starvation too (a nice 0 thread behind nice -20
+		 * hogs gets ~0.4 % of its CPU and still makes a pass a tick) */
+		if (wall && rd >= wall - wall / 10 && rd > s.pending_ns) {
+			s.pending_ns = rd;
+			q->pending_ns = rd;
+			if (rd > q->max_pending_ns)
+				q->max_pending_ns = rd;
+		}
 		s.pressure = wall ? clamp01((double)rd / (double)wall) : 0;
 		if (done) {
 			s.arrival_gap_ns = wall / done;
@@ -319,9 +332,10 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 			q->mask = m;
 			ret |= PERF_AUTO_MOVE;
 		}
-		if (q->ctl.place == NVMFD_AUTO_UNBOUND && kick(q, cpus, cur))
+		if (q->ctl.place == NVMFD_AUTO_UNBOUND && kick(q, cpus, cur, contention))
 			ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
-	} else if (q->ctl.place == NVMFD_AUTO_UNBOUND && starved && kick(q, cpus, o->cpu)) {
+	} else if (q->ctl.place == NVMFD_AUTO_UNBOUND && starved &&
+		   kick(q, cpus, o->cpu, contention)) {
 		ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
 	}
 	return ret;

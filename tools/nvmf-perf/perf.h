@@ -385,8 +385,9 @@ struct perf_auto_obs {
  *               no pass (fed as the controller's starvation input).
  * @max_pending_ns: the largest @pending_ns seen.
  * @move_errors: affinity changes that failed (set by the monitor).
- * @kick:        with PERF_AUTO_KICK: the --cpus set without the CPU the
- *               thread is stuck on, to be applied before @mask. Widening
+ * @kick:        with PERF_AUTO_KICK: the --cpus CPUs less contended than
+ *               the one the thread is stuck on, applied before @mask (no
+ *               kick when there is none). Widening
  *               the affinity does not move a runnable thread off a CPU
  *               that is still allowed (it would wait there for the load
  *               balancer, seen here for 800 ms behind a SCHED_FIFO hog),
@@ -434,7 +435,8 @@ void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_kno
  * running at two ticks without a pass in between has waited at least the
  * tick; a sleeping thread with input unread or an overdue wait counts from
  * the first tick that saw it (so input that arrived just before the tick
- * is not taken for starvation). queue delay = its run delay per timeslice;
+ * is not taken for starvation); a thread that makes passes but whose run
+ * delay grew by 90 % of the tick or more counts that run delay. queue delay = its run delay per timeslice;
  * pressure = its run delay per wall ns; home pressure = contention of
  * io_cpu; sys_pressure (gates polling) = contention of the CPU it runs on;
  * alt_cpu = a --cpus CPU other than the current one with contention <=

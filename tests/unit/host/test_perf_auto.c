@@ -228,6 +228,15 @@ static void test_no_alt_cpu_widens(void **state)
 	/* running again: no more kicks */
 	r = sim_tick(&s, true, 100, 32, 1.0, 0.9);
 	assert_int_equal(r & PERF_AUTO_KICK, 0);
+	/* starved on CPU 0 while CPU 1 is worse: not pushed onto it */
+	s.o.cpu = 0;
+	s.o.now_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	s.o.now_ns += TICK;
+	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_true(s.q.pending_ns >= TICK);
+	assert_int_equal(r & PERF_AUTO_KICK, 0);
+	assert_int_equal(s.q.kicks, 2);
 	/* moved to CPU 0, then starved there too: unbound */
 	sim_init(&s, NULL);
 	sim_tick(&s, false, 0, 0, 1.0, 0);
@@ -236,6 +245,35 @@ static void test_no_alt_cpu_widens(void **state)
 	sim_tick(&s, false, 0, 0, 1.0, 1.0);
 	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_UNBOUND);
 	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+}
+
+static void test_crumbs_are_starvation(void **state)
+{
+	static struct sim s;
+
+	(void)state;
+	sim_init(&s, NULL);
+	sim_tick(&s, true, 100, 32, 0, 0);
+	/* behind nice -20 hogs: a pass per tick, but 97 ms of run delay */
+	s.o.now_ns += TICK;
+	s.o.loops++;
+	s.o.ss.timeslices++;
+	s.o.ss.run_delay_ns += 97 * MS;
+	s.cont[1] = 1.0;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_int_equal(s.q.pending_ns, 97 * MS);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(s.q.ctl.last_reason, NVMFD_AUTO_R_STARVED);
+	/* 80 % of the tick is contention (the hold applies), not starvation */
+	sim_init(&s, NULL);
+	sim_tick(&s, true, 100, 32, 0, 0);
+	s.o.now_ns += TICK;
+	s.o.loops++;
+	s.o.ss.timeslices++;
+	s.o.ss.run_delay_ns += 80 * MS;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_int_equal(s.q.pending_ns, 0);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
 }
 
 static void test_sleeping_is_not_starved(void **state)
@@ -493,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_quiet_stays_bound),
 		cmocka_unit_test(test_starved_moves_and_converges),
 		cmocka_unit_test(test_no_alt_cpu_widens),
+		cmocka_unit_test(test_crumbs_are_starvation),
 		cmocka_unit_test(test_sleeping_is_not_starved),
 		cmocka_unit_test(test_flapping_hog_backs_off),
 		cmocka_unit_test(test_poll_on_off),
