@@ -1467,7 +1467,7 @@ static void auto_queue_name(const struct perf_run *run, uint32_t n, uint32_t i, 
 static void auto_apply(struct auto_mon *m, struct perf_run *run, struct worker *w,
 		       unsigned int what, enum nvmfd_auto_place before, unsigned int poll_before)
 {
-	static unsigned long rl_move, rl_poll;
+	static unsigned long rl_move[2], rl_poll[2]; /* nvmfd_log_ratelimit() state */
 	struct perf_auto_queue *q = &w->aq;
 	char name[32], cpus[256];
 
@@ -1488,7 +1488,7 @@ static void auto_apply(struct auto_mon *m, struct perf_run *run, struct worker *
 		w->aff_started = true;
 		pthread_mutex_unlock(&w->aff_lock);
 		nvmfd__cpulist_format(&q->mask, cpus, sizeof(cpus));
-		if (nvmfd_log_ratelimit(&rl_move))
+		if (nvmfd_log_ratelimit(rl_move))
 			nvmfd_log(ret ? NVMFD_LOG_WARN : NVMFD_LOG_INFO, "auto",
 				  "%s: %s -> %s (%s), cpus %s%s%s", name,
 				  nvmfd_auto_place_name(before), nvmfd_auto_place_name(q->ctl.place),
@@ -1497,7 +1497,7 @@ static void auto_apply(struct auto_mon *m, struct perf_run *run, struct worker *
 	}
 	if (what & PERF_AUTO_POLL) {
 		__atomic_store_n(&w->auto_poll_us, q->ctl.poll_us, __ATOMIC_RELAXED);
-		if (nvmfd_log_ratelimit(&rl_poll))
+		if (nvmfd_log_ratelimit(rl_poll))
 			nvmfd_log(NVMFD_LOG_INFO, "auto", "%s: idle poll %u -> %u us (%s)", name,
 				  poll_before, q->ctl.poll_us,
 				  nvmfd_auto_reason_name(q->ctl.last_reason));
