@@ -30,7 +30,8 @@ void nvmfd_log(enum nvmfd_log_level level, const char *comp, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 
 /* Returns true when a message from this call site may be printed now: at most
- * 10 per second per site. */
+ * 10 per second per site. @state_ns_and_count: an array of TWO unsigned
+ * longs (window start, count), zero-initialised, one per call site. */
 bool nvmfd_log_ratelimit(unsigned long *state_ns_and_count);
 
 #define NVMFD_ERR(comp, ...) nvmfd_log(NVMFD_LOG_ERR, comp, __VA_ARGS__)

@@ -155,6 +155,7 @@ struct bench_load {
 	long load_pct; /* 1..100 */
 	long buffer_mb; /* hog: per thread; stress-ng: --vm bytes total */
 	long workers; /* stress-ng: --cpu workers; 0: one per CPU of the set */
+	bool own_session; /* "session": "own": the load runs in a session of its own */
 };
 
 struct bench_result {
@@ -274,6 +275,17 @@ const char *bench_builtin_text(const char *name);
 /* proc.c; @cg_procs: cgroup.procs file the child joins before exec, NULL or "" = none */
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
 		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs);
+/**
+ * bench_proc_own_session() - whether the children of the next
+ * bench_proc_spawn*() calls start a session of their own (setsid(2)) instead
+ * of only a process group; reset it with false after the spawn. With the
+ * scheduler's autogroup (CONFIG_SCHED_AUTOGROUP, on in most distribution
+ * kernels) a session is a task group: a nice -20 load in the bench's own
+ * session takes the group's CPU weight from the target and the initiator on
+ * every CPU, not only on the load's CPUs.
+ */
+void bench_proc_own_session(bool on);
+
 pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long load_pct, long buffer_mb,
 			   const char *log_path, const char *cg_procs);
 int bench_proc_reap_group(pid_t pgid, int *status, double grace_s);

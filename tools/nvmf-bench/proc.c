@@ -112,12 +112,22 @@ static void group_del(pid_t pg)
 			groups[i] = 0;
 }
 
-/* In the child right after fork: own group, die with the parent. */
+/* bench_proc_own_session(): the next spawn's child calls setsid() */
+static bool next_setsid;
+
+void bench_proc_own_session(bool on)
+{
+	next_setsid = on;
+}
+
+/* In the child right after fork: own group (or own session, which is a
+ * group of its own too), die with the parent. */
 static void child_setup(pid_t parent)
 {
 	sigset_t none;
 
-	setpgid(0, 0);
+	if (!next_setsid || setsid() < 0)
+		setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127); /* the bench died between fork and prctl */
@@ -230,7 +240,10 @@ pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err
 		fprintf(stderr, "nvmf-bench: cannot execute %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	setpgid(pid, pid); /* also in the parent: no window without a group */
+	/* also in the parent: no window without a group (not for a child
+	 * making its own session: a group leader could not) */
+	if (!next_setsid)
+		setpgid(pid, pid);
 	group_add(pid);
 	return pid;
 }
@@ -347,7 +360,8 @@ pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long
 		for (;;)
 			pause();
 	}
-	setpgid(pid, pid);
+	if (!next_setsid)
+		setpgid(pid, pid);
 	group_add(pid);
 	return pid;
 }

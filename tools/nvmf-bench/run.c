@@ -922,9 +922,14 @@ static pid_t start_load(const struct bench_cell *c, const char *dir, const struc
 	bench_cpuset_format(lcpus, cpus, sizeof(cpus));
 	snprintf(log, sizeof(log), "%s/contention.log", dir);
 	if (l->kind == BENCH_LOAD_HOG) {
-		bench_fmt(desc, dlen, "hog on CPUs %s, nice %ld, load %ld%%, %ld MiB/thread", cpus, l->nice,
-			 l->load_pct, l->buffer_mb);
-		return bench_proc_spawn_hog(lcpus, (int)l->nice, l->load_pct, l->buffer_mb, log, cg_procs);
+		pid_t pid;
+
+		bench_fmt(desc, dlen, "hog on CPUs %s, nice %ld, load %ld%%, %ld MiB/thread%s", cpus,
+			  l->nice, l->load_pct, l->buffer_mb, l->own_session ? ", own session" : "");
+		bench_proc_own_session(l->own_session);
+		pid = bench_proc_spawn_hog(lcpus, (int)l->nice, l->load_pct, l->buffer_mb, log, cg_procs);
+		bench_proc_own_session(false);
+		return pid;
 	}
 	append_arg(argv, &argc, store, &off, sizeof(store), "%s", paths->stress_ng);
 	append_arg(argv, &argc, store, &off, sizeof(store), "--cpu");
@@ -943,8 +948,16 @@ static pid_t start_load(const struct bench_cell *c, const char *dir, const struc
 	append_arg(argv, &argc, store, &off, sizeof(store), "0");
 	append_arg(argv, &argc, store, &off, sizeof(store), "-q");
 	join_argv(argv, desc, dlen);
-	snprintf(desc + strlen(desc), dlen - strlen(desc), " (nice %ld)", l->nice);
-	return bench_proc_spawn(argv, NULL, log, NULL, (int)l->nice, cg_procs);
+	snprintf(desc + strlen(desc), dlen - strlen(desc), " (nice %ld%s)", l->nice,
+		 l->own_session ? ", own session" : "");
+	{
+		pid_t pid;
+
+		bench_proc_own_session(l->own_session);
+		pid = bench_proc_spawn(argv, NULL, log, NULL, (int)l->nice, cg_procs);
+		bench_proc_own_session(false);
+		return pid;
+	}
 }
 
 static bool have_exe(const char *path)

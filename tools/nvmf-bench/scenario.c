@@ -652,8 +652,10 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 
 static int parse_load(struct json_object *o, const char *path, struct bench_load *ld, char *err, size_t len)
 {
-	static const char *const keys[] = { "kind", "cpus", "nice", "load_pct", "buffer_mb", "workers", NULL };
-	char kind[16] = "";
+	static const char *const keys[] = { "kind", "cpus", "nice", "load_pct", "buffer_mb", "workers",
+					    "session", NULL };
+	static const char *const sessions[] = { "bench", "own", NULL };
+	char kind[16] = "", session[8] = "";
 	int ret;
 
 	TRY(check_keys(o, path, keys, err, len));
@@ -668,6 +670,10 @@ static int parse_load(struct json_object *o, const char *path, struct bench_load
 	TRY(get_long(o, "load_pct", path, &ld->load_pct, 1, 100, false, err, len));
 	TRY(get_long(o, "buffer_mb", path, &ld->buffer_mb, 0, 65536, false, err, len));
 	TRY(get_long(o, "workers", path, &ld->workers, 0, 1024, false, err, len));
+	ret = get_str(o, "session", path, session, sizeof(session), sessions, err, len);
+	TRY(ret);
+	if (ret > 0)
+		ld->own_session = !strcmp(session, "own");
 	return 0;
 }
 

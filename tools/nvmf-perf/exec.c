@@ -41,7 +41,7 @@ int perf_parse_cpulist(const char *s, cpu_set_t *set)
 
 const char *perf_exec_name(enum perf_exec e)
 {
-	return e == PERF_EXEC_UNBOUND ? "unbound" : "bound";
+	return e == PERF_EXEC_UNBOUND ? "unbound" : e == PERF_EXEC_AUTO ? "auto" : "bound";
 }
 
 const char *perf_scope_name(enum nvmfd_rt_scope s)
@@ -106,13 +106,18 @@ int perf_choose_io_cpu(enum perf_io_cpu policy, const int *list, unsigned int nc
 
 int perf_read_schedstat(struct perf_schedstat *out)
 {
+	return perf_read_task_schedstat(0, out);
+}
+
+int perf_read_task_schedstat(int tid, struct perf_schedstat *out)
+{
 	char path[64];
 	unsigned long long a, b, c;
 	FILE *f;
 	int n;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)gettid());
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid ? tid : (int)gettid());
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;

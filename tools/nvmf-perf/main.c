@@ -106,6 +106,19 @@ struct worker {
 	uint64_t repatriations;
 	uint64_t empty_seen; /* qp empty_polls at the last check */
 	struct nvmfd_idle_poll idle;
+	/* --exec auto: published by the queue thread (relaxed atomics) for the
+	 * monitor, which owns @aq and writes @auto_poll_us; @aff_lock orders
+	 * the thread's first affinity against the monitor's moves (and guards
+	 * @allowed while both run) */
+	struct perf_auto_queue aq;
+	pthread_mutex_t aff_lock;
+	bool aff_started; /* under @aff_lock: the thread set its affinity */
+	int waiting; /* blocked in poll(2)/ppoll(2) */
+	uint64_t wait_until_ns;
+	int cur_cpu; /* sched_getcpu() at the last pass */
+	uint64_t qd_sum; /* sum of the I/Os in flight at each completion */
+	unsigned int auto_poll_us; /* the controller's idle-poll period */
+	unsigned int poll_us_now; /* the period in effect (owner only) */
 	struct perf_schedstat ss0;
 	struct perf_schedstat ss1;
 	/* --rate (open loop; owner only) */
@@ -148,6 +161,7 @@ struct perf_run {
 	uint32_t qbase;
 	uint32_t qtotal;
 	bool rt_borrowed;
+	uint64_t auto_self_kicks; /* --exec auto: the monitor's (runs[0] only) */
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -230,6 +244,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	uint64_t end = now_ns();
 
 	io->busy = false;
+	if (run->o.exec == PERF_EXEC_AUTO)
+		__atomic_store_n(&w->qd_sum, w->qd_sum + w->outstanding, __ATOMIC_RELAXED);
 	w->outstanding--;
 	if (w->inflight)
 		w->inflight[io->slot] = 0;
@@ -369,7 +385,7 @@ static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns)
 }
 
 /* Affinity: start inside the unit, then widen to what the mode allows. */
-static int worker_set_affinity(struct worker *w)
+static int worker_set_affinity_locked(struct worker *w)
 {
 	int ret = pthread_setaffinity_np(pthread_self(), sizeof(w->unit), &w->unit);
 
@@ -385,6 +401,57 @@ static int worker_set_affinity(struct worker *w)
 
 /* Non-strict unbound: a thread that woke up outside its unit is moved back
  * (the runtime does the same when a worker starts an item outside it). */
+static int worker_set_affinity(struct worker *w)
+{
+	int ret;
+
+	if (w->run->o.exec != PERF_EXEC_AUTO)
+		return worker_set_affinity_locked(w);
+	/* the monitor may have moved it already: then its mask stands */
+	pthread_mutex_lock(&w->aff_lock);
+	ret = w->aff_started ? 0 : worker_set_affinity_locked(w);
+	w->aff_started = true;
+	pthread_mutex_unlock(&w->aff_lock);
+	return ret;
+}
+
+/* --exec auto decides the idle-poll period unless one was given. */
+static bool auto_polls(const struct perf_run *run)
+{
+	return !run->o.busy_poll && !run->o.idle_poll_us;
+}
+
+/* --exec auto: the monitor sees a blocking wait (and when it times out). */
+static void wait_begin(struct worker *w, uint64_t until_ns)
+{
+	if (w->run->o.exec != PERF_EXEC_AUTO)
+		return;
+	__atomic_store_n(&w->wait_until_ns, until_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->waiting, 1, __ATOMIC_RELEASE);
+}
+
+static void wait_end(struct worker *w)
+{
+	if (w->run->o.exec == PERF_EXEC_AUTO)
+		__atomic_store_n(&w->waiting, 0, __ATOMIC_RELEASE);
+}
+
+/* --exec auto: a pass starts (the monitor sees it); take the
+ * controller's polling period when it decides polling (@polls). */
+static void auto_pass(struct worker *w, bool polls)
+{
+	unsigned int us;
+
+	__atomic_store_n(&w->cur_cpu, sched_getcpu(), __ATOMIC_RELAXED);
+	if (!polls)
+		return;
+	us = __atomic_load_n(&w->auto_poll_us, __ATOMIC_RELAXED);
+	if (us != w->poll_us_now) {
+		w->poll_us_now = us;
+		nvmfd_idle_poll_init(&w->idle, us);
+	}
+}
+
 static void worker_repatriate(struct worker *w)
 {
 	int cpu = sched_getcpu();
@@ -483,8 +550,12 @@ static int rate_wait(struct worker *w)
 	ts.tv_sec = (time_t)((until - now) / 1000000000ull);
 	ts.tv_nsec = (long)((until - now) % 1000000000ull);
 	w->waits++;
-	if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+	wait_begin(w, until);
+	if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR) {
+		wait_end(w);
 		return -errno;
+	}
+	wait_end(w);
 	return 0;
 }
 
@@ -503,7 +574,7 @@ static void *worker_main(void *arg)
 	uint64_t drain_deadline;
 	int ret;
 
-	w->tid = (int)gettid();
+	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
 	ret = worker_set_affinity(w);
 	if (ret < 0) {
 		worker_fail(w, PERF_EXIT_USAGE, "queue %u: cannot set the CPU affinity: %s", w->idx + 1,
@@ -533,7 +604,10 @@ static void *worker_main(void *arg)
 			getrusage(RUSAGE_THREAD, &w->ru0);
 			perf_read_schedstat(&w->ss0);
 		}
-		w->loops++;
+		/* atomic: the --exec auto monitor reads it */
+		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELAXED);
+		if (run->o.exec == PERF_EXEC_AUTO)
+			auto_pass(w, auto_polls(run));
 		if (run->o.reauth_ms && now >= w->reauth_next_ns && worker_reauth(w, now) < 0)
 			break;
 		if (run->o.rate) {
@@ -576,7 +650,13 @@ static void *worker_main(void *arg)
 		if (nvmfd_idle_poll_update(&w->idle, progressed, now_ns()))
 			continue;
 		w->waits++;
-		n = nvmfd_host_qp_wait(w->qp, wait_ms(run, now_ns()));
+		{
+			int ms = wait_ms(run, now_ns());
+
+			wait_begin(w, now_ns() + (uint64_t)ms * 1000000ull);
+			n = nvmfd_host_qp_wait(w->qp, ms);
+			wait_end(w);
+		}
 		if (n < 0) {
 			worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
 				    nvmfd_host_qp_errmsg(w->qp));
@@ -835,6 +915,20 @@ static struct json_object *json_exec(const struct worker *w)
 	json_object_object_add(e, "repolls", json_object_new_int64((int64_t)w->idle.polls));
 	json_object_object_add(e, "repatriations",
 			       json_object_new_int64((int64_t)w->repatriations));
+	if (w->run->o.exec == PERF_EXEC_AUTO) {
+		/* the controller's counters (as nvmfd's stats), and the host's */
+		struct json_object *a = nvmfd_auto_stats_obj(&w->aq.ctl);
+
+		if (a) {
+			json_object_object_add(a, "cpu", json_object_new_int(perf_auto_cpu_now(&w->aq)));
+			json_object_object_add(a, "max_wait_ms",
+					       json_object_new_uint64(w->aq.max_pending_ns / 1000000));
+			json_object_object_add(a, "move_errors",
+					       json_object_new_uint64(w->aq.move_errors));
+			json_object_object_add(a, "kicks", json_object_new_uint64(w->aq.kicks));
+			json_object_object_add(e, "auto", a);
+		}
+	}
 	return e;
 }
 
@@ -931,6 +1025,27 @@ static void print_exec(const struct perf_run *run, uint32_t ctrl)
 		       hs.empty_polls, w->waits, hs.rx_pdus, (double)hs.rx_bytes / 1048576.0,
 		       hs.tx_pdus, (double)hs.tx_bytes / 1048576.0);
 	}
+	if (run->o.exec != PERF_EXEC_AUTO)
+		return;
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		const struct perf_auto_queue *q = &run->workers[i].aq;
+		char name[32];
+
+		if (ctrl)
+			snprintf(name, sizeof(name), "c%uq%u", ctrl, i + 1);
+		else
+			snprintf(name, sizeof(name), "q%u", i + 1);
+		printf("%-8s auto: mode %s, poll %u us, moves %" PRIu64 ", poll changes %" PRIu64
+		       ", starvations %" PRIu64 ", last reason %s; ms bound %" PRIu64 " moved %" PRIu64
+		       " unbound %" PRIu64 " polling %" PRIu64 "; longest wait %" PRIu64 " ms%s\n",
+		       name, nvmfd_auto_place_name(q->ctl.place), q->ctl.poll_us, q->ctl.moves,
+		       q->ctl.poll_changes, q->ctl.starvations,
+		       nvmfd_auto_reason_name(q->ctl.last_reason),
+		       q->ctl.time_ns[NVMFD_AUTO_BOUND] / 1000000,
+		       q->ctl.time_ns[NVMFD_AUTO_MOVED] / 1000000,
+		       q->ctl.time_ns[NVMFD_AUTO_UNBOUND] / 1000000, q->ctl.poll_time_ns / 1000000,
+		       q->max_pending_ns / 1000000, q->move_errors ? ", affinity errors" : "");
+	}
 }
 
 /*
@@ -1004,6 +1119,19 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		json_object_object_add(cfg, "in_capsule_max",
 				       json_object_new_int64(ci->in_capsule_max));
 		json_object_object_add(cfg, "exec", json_object_new_string(perf_exec_name(run->o.exec)));
+		if (run->o.exec == PERF_EXEC_AUTO) {
+			struct json_object *ak = json_object_new_object();
+			const struct nvmfd_auto_knobs *k = &run->o.auto_knobs;
+
+			json_object_object_add(ak, "starve_ms",
+					       json_object_new_uint64(k->starve_ns / 1000000));
+			json_object_object_add(ak, "bound", json_object_new_boolean(k->bound));
+			json_object_object_add(ak, "no_poll", json_object_new_boolean(k->no_poll));
+			json_object_object_add(ak, "freeze", json_object_new_boolean(k->freeze));
+			json_object_object_add(ak, "tick_ms",
+					       json_object_new_uint64(PERF_AUTO_TICK_NS / 1000000));
+			json_object_object_add(cfg, "auto", ak);
+		}
 		json_object_object_add(cfg, "affinity_scope",
 				       json_object_new_string(perf_scope_name(run->o.scope)));
 		json_object_object_add(cfg, "affinity_strict", json_object_new_boolean(run->o.strict));
@@ -1112,6 +1240,10 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		json_object_object_add(root, "vm_hwm_kib",
 				       json_object_new_int64((int64_t)run->vm_hwm_kib));
 		json_object_object_add(root, "interrupted", json_object_new_boolean(run->signo != 0));
+		if (run->o.exec == PERF_EXEC_AUTO)
+			/* late ticks after which the monitor left its CPU */
+			json_object_object_add(root, "auto_monitor_self_kicks",
+					       json_object_new_uint64(run->auto_self_kicks));
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(root);
@@ -1370,6 +1502,242 @@ static void progress(struct perf_run *runs, uint32_t n, uint64_t *last_ios, uint
 	last_ns = now;
 }
 
+
+/*
+ * --exec auto: the monitor thread. Every PERF_AUTO_TICK_NS it reads the
+ * CPUs' load (/proc/stat, /proc/schedstat if present) and each queue
+ * thread's schedstat and published state, feeds every queue's controller
+ * (perf_auto_step()) and applies the decisions: the affinity with
+ * pthread_setaffinity_np() on the queue thread (this thread is not a queue
+ * thread and keeps the process's own affinity, so a queue thread starved
+ * on its CPU is moved by a thread that runs), the polling period through
+ * @auto_poll_us (the queue thread takes it at its next pass).
+ */
+static bool any_stop(struct perf_run *runs, uint32_t n);
+
+struct auto_mon {
+	struct perf_run *runs;
+	uint32_t n;
+	pthread_t thread;
+	bool started;
+	struct perf_cpu_loads *la, *lb;
+	double *cont;
+	uint64_t *own;
+	cpu_set_t own_cpus; /* the monitor's own affinity (the process's) */
+	uint64_t self_kicks; /* late ticks after which it left its CPU */
+};
+
+static void auto_queue_name(const struct perf_run *run, uint32_t n, uint32_t i, char *buf,
+			    size_t len)
+{
+	if (n > 1)
+		snprintf(buf, len, "c%uq%u", run->ctrl_idx + 1, i + 1);
+	else
+		snprintf(buf, len, "q%u", i + 1);
+}
+
+static void auto_apply(struct auto_mon *m, struct perf_run *run, struct worker *w,
+		       unsigned int what, enum nvmfd_auto_place before, unsigned int poll_before)
+{
+	static unsigned long rl_move[2], rl_poll[2]; /* nvmfd_log_ratelimit() state */
+	struct perf_auto_queue *q = &w->aq;
+	char name[32], cpus[256];
+
+	auto_queue_name(run, m->n, w->idx, name, sizeof(name));
+	if (what & PERF_AUTO_MOVE) {
+		int ret;
+
+		pthread_mutex_lock(&w->aff_lock);
+		/* off the CPU it is stuck on first: widening alone leaves it there */
+		ret = what & PERF_AUTO_KICK ?
+			      pthread_setaffinity_np(w->thread, sizeof(q->kick), &q->kick) : 0;
+		if (!ret)
+			ret = pthread_setaffinity_np(w->thread, sizeof(q->mask), &q->mask);
+		if (ret)
+			q->move_errors++;
+		else
+			w->allowed = q->mask;
+		w->aff_started = true;
+		pthread_mutex_unlock(&w->aff_lock);
+		nvmfd__cpulist_format(&q->mask, cpus, sizeof(cpus));
+		if (nvmfd_log_ratelimit(rl_move))
+			nvmfd_log(ret ? NVMFD_LOG_WARN : NVMFD_LOG_INFO, "auto",
+				  "%s: %s -> %s (%s), cpus %s%s%s", name,
+				  nvmfd_auto_place_name(before), nvmfd_auto_place_name(q->ctl.place),
+				  nvmfd_auto_reason_name(q->ctl.last_reason), cpus,
+				  ret ? ": cannot set the affinity: " : "", ret ? strerror(ret) : "");
+	}
+	if (what & PERF_AUTO_POLL) {
+		__atomic_store_n(&w->auto_poll_us, q->ctl.poll_us, __ATOMIC_RELAXED);
+		if (nvmfd_log_ratelimit(rl_poll))
+			nvmfd_log(NVMFD_LOG_INFO, "auto", "%s: idle poll %u -> %u us (%s)", name,
+				  poll_before, q->ctl.poll_us,
+				  nvmfd_auto_reason_name(q->ctl.last_reason));
+	}
+}
+
+static void auto_tick(struct auto_mon *m)
+{
+	struct perf_cpu_loads *t;
+
+	if (perf_read_cpu_loads(m->lb) < 0)
+		memset(m->lb, 0, sizeof(*m->lb)); /* contention reads 0 */
+	memset(m->own, 0, CPU_SETSIZE * sizeof(*m->own));
+	/* this process's queue threads' CPU time per CPU: not contention */
+	for (uint32_t c = 0; c < m->n; c++) {
+		for (uint32_t i = 0; i < m->runs[c].o.queues; i++) {
+			struct worker *w = &m->runs[c].workers[i];
+			int tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+			struct perf_schedstat ss;
+			int cpu;
+
+			if (!tid || perf_read_task_schedstat(tid, &ss) < 0 || !w->aq.have_prev)
+				continue;
+			cpu = perf_auto_cpu_now(&w->aq);
+			if (cpu < 0)
+				cpu = __atomic_load_n(&w->cur_cpu, __ATOMIC_RELAXED);
+			if (cpu >= 0 && cpu < CPU_SETSIZE && ss.cpu_ns >= w->aq.prev.ss.cpu_ns)
+				m->own[cpu] += ss.cpu_ns - w->aq.prev.ss.cpu_ns;
+		}
+	}
+	perf_cpu_contention(m->la, m->lb, m->own, m->cont);
+	for (uint32_t c = 0; c < m->n; c++) {
+		struct perf_run *run = &m->runs[c];
+
+		for (uint32_t i = 0; i < run->o.queues; i++) {
+			struct worker *w = &run->workers[i];
+			int tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+			struct pollfd pfd = { .fd = nvmfd_host_qp_fd(w->qp), .events = POLLIN };
+			struct perf_auto_obs o;
+			enum nvmfd_auto_place before = w->aq.ctl.place;
+			unsigned int poll_before = w->aq.ctl.poll_us, what;
+
+			if (!tid)
+				continue; /* not started: it has the process's affinity */
+			memset(&o, 0, sizeof(o));
+			o.now_ns = now_ns();
+			o.loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
+			o.waiting = __atomic_load_n(&w->waiting, __ATOMIC_ACQUIRE);
+			o.wait_until_ns = __atomic_load_n(&w->wait_until_ns, __ATOMIC_RELAXED);
+			o.readable = o.waiting && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+			if (perf_read_task_schedstat(tid, &o.ss) < 0)
+				o.ss = w->aq.prev.ss; /* no schedstat: no run-delay signal */
+			o.cpu = __atomic_load_n(&w->cur_cpu, __ATOMIC_RELAXED);
+			o.completions = __atomic_load_n(&w->progress_ios, __ATOMIC_RELAXED);
+			o.qd_sum = __atomic_load_n(&w->qd_sum, __ATOMIC_RELAXED);
+			what = perf_auto_step(&w->aq, &o, m->cont, &run->rt_cpus);
+			if (!auto_polls(run))
+				what &= ~PERF_AUTO_POLL;
+			if (what)
+				auto_apply(m, run, w, what, before, poll_before);
+		}
+	}
+	t = m->la;
+	m->la = m->lb;
+	m->lb = t;
+}
+
+/*
+ * The monitor woke @late_ns after its tick: it waited for its CPU too.
+ * Leave that CPU the same way a queue thread is kicked (pinned to the
+ * process's other CPUs, then widened again), so that the next ticks are
+ * on time. Rate: once per late tick.
+ */
+static void auto_self_kick(struct auto_mon *m, uint64_t late_ns)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t other = m->own_cpus;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || late_ns < m->runs[0].o.auto_knobs.starve_ns)
+		return;
+	CPU_CLR(cpu, &other);
+	if (!CPU_COUNT(&other))
+		return;
+	if (pthread_setaffinity_np(pthread_self(), sizeof(other), &other) == 0) {
+		m->self_kicks++;
+		pthread_setaffinity_np(pthread_self(), sizeof(m->own_cpus), &m->own_cpus);
+	}
+}
+
+static void *auto_main(void *arg)
+{
+	struct auto_mon *m = arg;
+	struct timespec next;
+
+	perf_read_cpu_loads(m->la);
+	if (sched_getaffinity(0, sizeof(m->own_cpus), &m->own_cpus))
+		CPU_ZERO(&m->own_cpus);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!any_stop(m->runs, m->n) && now_ns() < m->runs[0].end_ns) {
+		next.tv_nsec += (long)PERF_AUTO_TICK_NS;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (any_stop(m->runs, m->n))
+			break;
+		{
+			uint64_t due = (uint64_t)next.tv_sec * 1000000000ull + (uint64_t)next.tv_nsec;
+			uint64_t now = now_ns();
+
+			if (now > due)
+				auto_self_kick(m, now - due);
+			/* ticks missed while late are not made up in a burst */
+			if (now > due + PERF_AUTO_TICK_NS) {
+				next.tv_sec = (time_t)(now / 1000000000ull);
+				next.tv_nsec = (long)(now % 1000000000ull);
+			}
+		}
+		auto_tick(m);
+	}
+	return NULL;
+}
+
+/* Start the monitor if --exec auto. Return 0 or a negative errno. */
+static int auto_start(struct auto_mon *m, struct perf_run *runs, uint32_t n)
+{
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (runs[0].o.exec != PERF_EXEC_AUTO)
+		return 0;
+	m->runs = runs;
+	m->n = n;
+	m->la = calloc(1, sizeof(*m->la));
+	m->lb = calloc(1, sizeof(*m->lb));
+	m->cont = calloc(CPU_SETSIZE, sizeof(*m->cont));
+	m->own = calloc(CPU_SETSIZE, sizeof(*m->own));
+	if (!m->la || !m->lb || !m->cont || !m->own) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = -pthread_create(&m->thread, NULL, auto_main, m);
+	if (ret)
+		goto out_free;
+	m->started = true;
+	return 0;
+out_free:
+	free(m->la);
+	free(m->lb);
+	free(m->cont);
+	free(m->own);
+	return ret;
+}
+
+static void auto_stop(struct auto_mon *m)
+{
+	if (!m->started)
+		return;
+	pthread_join(m->thread, NULL);
+	m->runs[0].auto_self_kicks = m->self_kicks;
+	free(m->la);
+	free(m->lb);
+	free(m->cont);
+	free(m->own);
+	m->started = false;
+}
+
 static int rt_place_cb(void *ctx, enum nvmfd_rt_place policy, unsigned int qid,
 		       const cpu_set_t *allowed)
 {
@@ -1390,6 +1758,7 @@ static int exec_setup(struct perf_run *run)
 	int ret;
 
 	nvmfd_rt_opts_init(&ro);
+	/* auto starts bound: per-CPU pools, per-CPU placement counters */
 	ro.mode = o->exec == PERF_EXEC_UNBOUND ? NVMFD_RT_UNBOUND : NVMFD_RT_BOUND;
 	ro.scope = o->scope;
 	ro.strict = o->strict;
@@ -1443,6 +1812,16 @@ static int exec_setup(struct perf_run *run)
 			w->repatriate = !o->strict && !CPU_EQUAL(&w->unit, &w->allowed);
 		}
 		w->last_cpu = -1;
+		w->cur_cpu = -1;
+		if (o->exec == PERF_EXEC_AUTO) {
+			struct nvmfd_auto_knobs k = o->auto_knobs;
+
+			/* a given --idle-poll-us or --busy-poll stays as given */
+			if (!auto_polls(run))
+				k.no_poll = true;
+			perf_auto_queue_init(&w->aq, &k, w->io_cpu);
+			pthread_mutex_init(&w->aff_lock, NULL);
+		}
 		nvmfd_host_qp_set_budget(w->qp, o->rx_budget, o->tx_budget);
 	}
 	return 0;
@@ -1453,8 +1832,11 @@ static void exec_teardown(struct perf_run *run)
 	if (!run->rt)
 		return;
 	for (uint32_t i = 0; run->workers && i < run->o.queues; i++) {
-		if (run->workers[i].qp && run->workers[i].io_cpu >= 0)
+		if (run->workers[i].qp && run->workers[i].io_cpu >= 0) {
 			nvmfd_rt_unplace(run->rt, run->workers[i].io_cpu);
+			if (run->o.exec == PERF_EXEC_AUTO)
+				pthread_mutex_destroy(&run->workers[i].aff_lock);
+		}
 	}
 	if (!run->rt_borrowed)
 		nvmfd_rt_destroy(run->rt);
@@ -1589,6 +1971,7 @@ static void stop_all(struct perf_run *runs, uint32_t n)
 static int run_perf(struct perf_run *runs, uint32_t n)
 {
 	struct rusage ru0, ru1;
+	struct auto_mon mon;
 	sigset_t sigs, oldsigs;
 	uint64_t t0 = 0, t1, last_ios = 0, last_bytes = 0, start;
 	bool tty = isatty(STDERR_FILENO), snap = false;
@@ -1639,6 +2022,11 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 			}
 		}
 	}
+	if (!code && auto_start(&mon, runs, n) < 0) {
+		fprintf(stderr, "nvmf-perf: cannot start the --exec auto monitor thread\n");
+		stop_all(runs, n);
+		code = PERF_EXIT_CONN;
+	}
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	for (;;) {
 		uint64_t now = now_ns(), step;
@@ -1666,6 +2054,7 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 		if (tty && !got_signal)
 			progress(runs, n, &last_ios, &last_bytes);
 	}
+	auto_stop(&mon);
 	for (c = 0; c < n; c++)
 		for (uint32_t i = 0; i < started[c]; i++)
 			pthread_join(runs[c].workers[i].thread, NULL);

@@ -15,7 +15,9 @@ static const char usage_text[] =
 "  nvmf-perf -r TRID [-r TRID]... [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
 "            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
-"            [--exec bound|unbound] [--affinity-scope SCOPE] [--affinity-strict]\n"
+"            [--exec bound|unbound|auto] [--affinity-scope SCOPE]\n"
+"            [--affinity-strict]\n"
+"            [--auto-starve-ms N] [--auto-bound] [--auto-no-poll] [--auto-freeze]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]\n"
@@ -88,7 +90,34 @@ static const char usage_text[] =
 "                    with the C2HData SUCCESS flag instead of a CapsuleResp.\n"
 "      --exec MODE   bound (default): the queue thread is pinned to its\n"
 "                    io_cpu; unbound: it may run on the CPUs of the\n"
-"                    --affinity-scope unit that contains its io_cpu.\n"
+"                    --affinity-scope unit that contains its io_cpu; auto:\n"
+"                    starts bound, and a monitor thread (not a queue\n"
+"                    thread, on the process's own CPUs) samples every\n"
+"                    100 ms each queue thread's schedstat and progress and\n"
+"                    every CPU's load (/proc/stat; /proc/schedstat's run\n"
+"                    delay when the kernel has it). A queue thread that\n"
+"                    had work but made no pass for --auto-starve-ms is\n"
+"                    moved at once (pinned to the least contended other\n"
+"                    --cpus CPU if one is idle enough, else allowed on all\n"
+"                    --cpus CPUs); one whose own run delay is >= 50 % of\n"
+"                    the time or >= 2 ms per timeslice for 3 ticks moves\n"
+"                    after at least the hold (1 s); it returns to io_cpu\n"
+"                    after 6 ticks with io_cpu at most 10 % busy with other\n"
+"                    work (a return followed soon by a departure doubles\n"
+"                    the hold, up to 64 s). Idle polling goes on for a\n"
+"                    latency-bound queue (QD <= 4, completions <= 200 us\n"
+"                    apart, its CPU < 25 % busy with other work; period\n"
+"                    2 x the gap, 10..200 us), off at once when its CPU is\n"
+"                    contended, after 3 idle ticks when idle. A given\n"
+"                    --idle-poll-us or --busy-poll is kept as given. The\n"
+"                    decisions are in the report (below) and logged.\n"
+"      --auto-starve-ms N  auto: the no-pass bound for an immediate move,\n"
+"                    1..60000 (default 50).\n"
+"      --auto-bound  auto: never move a queue thread (starvations are\n"
+"                    still counted).\n"
+"      --auto-no-poll  auto: never idle-poll.\n"
+"      --auto-freeze auto: decide nothing (counters and time only). The\n"
+"                    --auto-* options need --exec auto.\n"
 "      --affinity-scope S  cpu | smt | cache (default) | numa | system:\n"
 "                    the unit for --exec unbound.\n"
 "      --affinity-strict   unbound threads never leave their unit; without\n"
@@ -171,7 +200,10 @@ static const char usage_text[] =
 "time. Then the DH-HMAC-CHAP line of each controller that authenticated;\n"
 "per queue its io_cpu, the CPUs it may run on, run-queue delay\n"
 "(schedstat), polls, empty polls, blocking waits and PDUs/bytes received\n"
-"and sent; and the peak RSS\n"
+"and sent; with --exec auto a line per queue: mode (bound, moved,\n"
+"unbound), idle-poll period, moves, poll changes, starvations, the last\n"
+"reason, milliseconds in each mode and polling, the longest wait seen\n"
+"(JSON: queues[].exec.auto, config.auto); and the peak RSS\n"
 "(VmHWM); with --verify the blocks verified. --json has all of it. While\n"
 "running, a one-line progress report is written to stderr each second if\n"
 "stderr is a terminal. SIGINT or SIGTERM ends the run early: the report\n"
@@ -300,6 +332,10 @@ enum {
 	OPT_PSK,
 	OPT_TLS_IDENTITY,
 	OPT_RATE,
+	OPT_AUTO_STARVE,
+	OPT_AUTO_BOUND,
+	OPT_AUTO_NO_POLL,
+	OPT_AUTO_FREEZE,
 };
 
 /*
@@ -391,11 +427,15 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "psk", required_argument, NULL, OPT_PSK },
 		{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "auto-starve-ms", required_argument, NULL, OPT_AUTO_STARVE },
+		{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
+		{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
+		{ "auto-freeze", no_argument, NULL, OPT_AUTO_FREEZE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool port_given = false, mix_given = false;
+	bool port_given = false, mix_given = false, auto_knob = false;
 	const char *trid_strs[PERF_MAX_CTRLS];
 	const char *trid_str = NULL;
 	uint32_t nr_trid = 0;
@@ -411,6 +451,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	o->timeout_ms = 10000;
 	o->tls_identity = NVMFD_HOST_TLS_ID_V1;
 	o->exec = PERF_EXEC_BOUND;
+	nvmfd_auto_knobs_init(&o->auto_knobs);
 	o->scope = NVMFD_RT_SCOPE_CACHE;
 	o->io_cpu = PERF_IO_CPU_RR;
 	if (argc > 1 && !strcmp(argv[1], "discover")) {
@@ -506,8 +547,32 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 				o->exec = PERF_EXEC_BOUND;
 			else if (!strcmp(optarg, "unbound"))
 				o->exec = PERF_EXEC_UNBOUND;
+			else if (!strcmp(optarg, "auto"))
+				o->exec = PERF_EXEC_AUTO;
 			else
-				return seterr(err, len, "--exec: bound or unbound, not '%s'", optarg);
+				return seterr(err, len, "--exec: bound, unbound or auto, not '%s'",
+					      optarg);
+			break;
+		case OPT_AUTO_STARVE: {
+			uint32_t ms;
+
+			if (parse_u32(optarg, 1, 60000, &ms, false))
+				return seterr(err, len, "--auto-starve-ms: 1 .. 60000");
+			o->auto_knobs.starve_ns = (uint64_t)ms * 1000000ull;
+			auto_knob = true;
+			break;
+		}
+		case OPT_AUTO_BOUND:
+			o->auto_knobs.bound = true;
+			auto_knob = true;
+			break;
+		case OPT_AUTO_NO_POLL:
+			o->auto_knobs.no_poll = true;
+			auto_knob = true;
+			break;
+		case OPT_AUTO_FREEZE:
+			o->auto_knobs.freeze = true;
+			auto_knob = true;
 			break;
 		case OPT_SCOPE: {
 			bool found = false;
@@ -609,6 +674,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
+	if (auto_knob && o->exec != PERF_EXEC_AUTO)
+		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll and "
+					"--auto-freeze need --exec auto");
 	if (o->tls != (o->tls_psk[0] != '\0'))
 		return seterr(err, len, o->tls ? "--tls needs --psk" : "--psk needs --tls");
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])

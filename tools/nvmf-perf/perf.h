@@ -29,6 +29,7 @@
 enum perf_exec {
 	PERF_EXEC_BOUND, /* each queue's thread pinned to its io_cpu */
 	PERF_EXEC_UNBOUND, /* allowed on the affinity-scope unit of its io_cpu */
+	PERF_EXEC_AUTO, /* starts bound; the auto monitor moves it and sets polling */
 };
 
 enum perf_io_cpu {
@@ -68,7 +69,10 @@ enum perf_pattern {
  * @busy_poll: --busy-poll: never sleep in poll() (SPDK style).
  * @timeout_ms: --timeout for every wait.
  * @disable_sqflow: --disable-sqflow: Connect CATTR bit 2 on I/O queues.
- * @exec:     --exec bound|unbound.
+ * @exec:     --exec bound|unbound|auto.
+ * @auto_knobs: --auto-starve-ms, --auto-bound, --auto-no-poll,
+ *            --auto-freeze (--exec auto only; the controller's defaults
+ *            otherwise).
  * @scope:    --affinity-scope (unbound only).
  * @strict:   --affinity-strict (unbound only).
  * @io_cpu:   --io-cpu rr|least-loaded.
@@ -105,6 +109,7 @@ struct perf_opts {
 	uint32_t timeout_ms;
 	bool disable_sqflow;
 	enum perf_exec exec;
+	struct nvmfd_auto_knobs auto_knobs;
 	enum nvmfd_rt_scope scope;
 	bool strict;
 	enum perf_io_cpu io_cpu;
@@ -266,5 +271,186 @@ int perf_read_schedstat(struct perf_schedstat *out);
  * Return: VmHWM from /proc/self/status in KiB; 0 if unavailable.
  */
 uint64_t perf_vm_hwm_kib(void);
+
+/**
+ * perf_read_task_schedstat() - read thread @tid's schedstat
+ * (/proc/self/task/<tid>/schedstat; @tid 0: the calling thread).
+ * @out: out (zeroed on failure).
+ * Return: as perf_read_schedstat().
+ * Context: any thread of this process.
+ */
+int perf_read_task_schedstat(int tid, struct perf_schedstat *out);
+
+/*
+ * --exec auto (auto.c; doc/execution-model.md §8.3): every queue thread
+ * has a controller of src/rt/auto.c (struct nvmfd_auto), fed every
+ * PERF_AUTO_TICK_NS by one monitor thread that is not a queue thread (so a
+ * starved queue thread is moved by a thread that runs): placement BOUND
+ * (pinned to io_cpu) / MOVED (pinned to the least contended other CPU of
+ * --cpus) / UNBOUND (allowed on every --cpus CPU), and the idle-poll
+ * period the queue thread takes at its next pass. The pure parts below are
+ * what the unit test drives with an injected clock and injected signals.
+ */
+#define PERF_AUTO_TICK_NS 100000000ull
+
+/**
+ * struct perf_cpu_load - one CPU's cumulative counters.
+ * @busy_ns:      /proc/stat user+nice+system+irq+softirq+steal, ns.
+ * @total_ns:     @busy_ns + idle + iowait, ns.
+ * @run_delay_ns: /proc/schedstat: time the CPU's runnable tasks waited
+ *                (0 when the kernel has no CONFIG_SCHEDSTATS).
+ */
+struct perf_cpu_load {
+	uint64_t busy_ns;
+	uint64_t total_ns;
+	uint64_t run_delay_ns;
+};
+
+/**
+ * struct perf_cpu_loads - every CPU's counters at one instant.
+ * @have_stat: /proc/stat was parsed.
+ * @have_rd:   /proc/schedstat was parsed (per-CPU run delay known).
+ * @cpu:       indexed by CPU number (CPUs absent from the files stay 0).
+ */
+struct perf_cpu_loads {
+	bool have_stat;
+	bool have_rd;
+	struct perf_cpu_load cpu[CPU_SETSIZE];
+};
+
+/**
+ * perf_parse_proc_stat() - the "cpuN" lines of /proc/stat into @l.
+ * @text:        the file's contents (NUL-terminated).
+ * @l:           out: busy_ns, total_ns (other fields untouched).
+ * @ns_per_tick: 1e9 / sysconf(_SC_CLK_TCK).
+ * Return: 0 (sets @l->have_stat); -ENODATA if no cpuN line parses.
+ */
+int perf_parse_proc_stat(const char *text, struct perf_cpu_loads *l, uint64_t ns_per_tick);
+
+/**
+ * perf_parse_proc_schedstat() - the "cpuN" lines of /proc/schedstat
+ * (version 15 and later: the 8th number is the run queue's run delay, ns).
+ * Return: 0 (sets @l->have_rd); -ENODATA if no cpuN line parses.
+ */
+int perf_parse_proc_schedstat(const char *text, struct perf_cpu_loads *l);
+
+/**
+ * perf_read_cpu_loads() - read /proc/stat and, if present, /proc/schedstat.
+ * Return: 0; -errno or -ENODATA if /proc/stat cannot be read or parsed.
+ */
+int perf_read_cpu_loads(struct perf_cpu_loads *l);
+
+/**
+ * perf_cpu_contention() - per CPU, how much other work kept it between @a
+ * and @b (0..1): the larger of (a) the busy share of the interval that is
+ * not this process's queue threads' (@own_ns[cpu], their CPU time there)
+ * and (b) with /proc/schedstat, the growth of its run queue's run delay
+ * per wall ns (runnable work waiting; three hogs on one CPU read 1).
+ * @a, @b:   counters at the start and end of the interval.
+ * @own_ns:  CPU_SETSIZE entries (NULL: none).
+ * @out:     CPU_SETSIZE entries; CPUs without data read 0.
+ */
+void perf_cpu_contention(const struct perf_cpu_loads *a, const struct perf_cpu_loads *b,
+			 const uint64_t *own_ns, double *out);
+
+/**
+ * struct perf_auto_obs - what the monitor sees of one queue thread at a tick.
+ * @now_ns:        the (injected) monotonic clock, ns.
+ * @loops:         passes of the queue loop so far.
+ * @waiting:       the thread is blocked in poll(2)/ppoll(2).
+ * @wait_until_ns: when that wait times out.
+ * @readable:      its socket has input now.
+ * @ss:            the thread's schedstat.
+ * @cpu:           the CPU it last ran on (-1: unknown).
+ * @completions:   I/Os completed so far.
+ * @qd_sum:        sum over those completions of the I/Os in flight at each.
+ */
+struct perf_auto_obs {
+	uint64_t now_ns;
+	uint64_t loops;
+	bool waiting;
+	uint64_t wait_until_ns;
+	bool readable;
+	struct perf_schedstat ss;
+	int cpu;
+	uint64_t completions;
+	uint64_t qd_sum;
+};
+
+/**
+ * struct perf_auto_queue - the monitor's state of one queue thread.
+ * @ctl:         the controller (mode, moves, times, last reason: stats).
+ * @io_cpu:      home CPU.
+ * @cpu:         the CPU of a MOVED placement (-1 otherwise).
+ * @mask:        the affinity the placement asks for.
+ * @pending_ns:  the last measure of how long the thread had work but made
+ *               no pass (fed as the controller's starvation input).
+ * @max_pending_ns: the largest @pending_ns seen.
+ * @move_errors: affinity changes that failed (set by the monitor).
+ * @kick:        with PERF_AUTO_KICK: the --cpus CPUs less contended than
+ *               the one the thread is stuck on, applied before @mask (no
+ *               kick when there is none). Widening
+ *               the affinity does not move a runnable thread off a CPU
+ *               that is still allowed (it would wait there for the load
+ *               balancer, seen here for 800 ms behind a SCHED_FIFO hog),
+ *               so an UNBOUND move off a CPU first pins the thread to the
+ *               other CPUs, then widens.
+ * @kicks:       kicks asked for.
+ * private: the rest.
+ */
+struct perf_auto_queue {
+	struct nvmfd_auto ctl;
+	int io_cpu;
+	int cpu;
+	cpu_set_t mask;
+	uint64_t pending_ns;
+	uint64_t max_pending_ns;
+	uint64_t move_errors;
+	cpu_set_t kick;
+	uint64_t kicks;
+	/* private */
+	struct perf_auto_obs prev;
+	bool have_prev;
+	uint64_t work_since_ns; /* first tick that saw work and no pass (0: none) */
+};
+
+/* perf_auto_step() result bits */
+#define PERF_AUTO_MOVE 1u /* @mask changed: apply it */
+#define PERF_AUTO_POLL 2u /* ctl.poll_us changed: publish it */
+#define PERF_AUTO_KICK 4u /* apply @kick, then @mask (with PERF_AUTO_MOVE) */
+
+/** perf_auto_queue_init() - BOUND on @io_cpu, event driven; @k NULL: defaults. */
+void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_knobs *k,
+			  int io_cpu);
+
+/**
+ * perf_auto_step() - one tick of one queue: build the controller's sample
+ * from @o (and the previous observation) and @contention, update, and
+ * derive the affinity.
+ * @q:          the queue's state.
+ * @o:          this tick's observation (@o->now_ns non-decreasing).
+ * @contention: perf_cpu_contention() of the last interval (CPU_SETSIZE).
+ * @cpus:       the --cpus set (where MOVED may go, what UNBOUND allows).
+ *
+ * Sample: pending = how long the thread has had work (running, input
+ * unread, or its wait overdue) without making a pass: a thread seen
+ * running at two ticks without a pass in between has waited at least the
+ * tick; a sleeping thread with input unread or an overdue wait counts from
+ * the first tick that saw it (so input that arrived just before the tick
+ * is not taken for starvation); a thread that makes passes but whose run
+ * delay grew by 90 % of the tick or more counts that run delay. queue delay = its run delay per timeslice;
+ * pressure = its run delay per wall ns; home pressure = contention of
+ * io_cpu; sys_pressure (gates polling) = contention of the CPU it runs on;
+ * alt_cpu = a --cpus CPU other than the current one with contention <=
+ * the knobs' pressure_lo; arrival gap = wall time per completion; qd =
+ * mean in flight at completion.
+ * A thread starved while UNBOUND is kicked again (each tick it stays so).
+ * Return: PERF_AUTO_MOVE | PERF_AUTO_POLL | PERF_AUTO_KICK bits.
+ */
+unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_obs *o,
+			    const double *contention, const cpu_set_t *cpus);
+
+/** perf_auto_cpu_now() - the CPU the placement pins to (-1: UNBOUND). */
+int perf_auto_cpu_now(const struct perf_auto_queue *q);
 
 #endif /* NVMF_PERF_H */

@@ -44,6 +44,8 @@ expect_bad exec-mode 'cells[0].target.exec: "sideways" is not one of: bound, unb
 	'{"name": "x", "cells": [{"name": "a", "target": {"exec": "sideways"}}]}'
 expect_bad load-workers 'cells[0].contention.workers: -1 is out of range 0..1024' \
 	'{"name": "x", "cells": [{"name": "a", "contention": {"kind": "stress-ng", "workers": -1}}]}'
+expect_bad load-session 'cells[0].contention.session: "other" is not one of: bench, own' \
+	'{"name": "x", "cells": [{"name": "a", "contention": {"kind": "stress-ng", "session": "other"}}]}'
 expect_bad cq-pool 'cells[0].target.cq_pool' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"cq_pool": "global"}}]}'
 expect_bad backend-poll-type 'cells[0].target.backend_poll: must be true or false' \

@@ -52,13 +52,15 @@ def free_port(family=socket.AF_INET, addr="127.0.0.1"):
     return port
 
 
-def start_nvmfd(nvmfd, addr, logpath):
+def start_nvmfd(nvmfd, addr, logpath, extra=()):
     """nvmfd on ADDR port 0 (the kernel picks a free port, nvmfd logs it:
-    a port chosen here could be taken before nvmfd binds it).
+    a port chosen here could be taken before nvmfd binds it), subsystem
+    NQN with a 1 MiB RAM namespace, @extra appended to its arguments.
     Return (process, port) or (None, 0)."""
     log = open(logpath, "w")
     proc = subprocess.Popen([nvmfd, "-l", "%s:0" % addr, "-s", NQN, "-n", "ram:1M",
-                             "--allow-any-host", "--log-level", "info"], stdout=log, stderr=log)
+                             "--allow-any-host", "--log-level", "info"] + list(extra),
+                            stdout=log, stderr=log)
     log.close()
     pat = re.compile(r"listening on %s:(\d+)" % re.escape(addr))
     for _ in range(100):
