@@ -272,6 +272,13 @@ static int tcp_fatal_codec(struct tcp_queue *q)
 		q->state = TCP_Q_CLOSING;
 		return -ECONNRESET;
 	}
+	/* a TLS ClientHello (record type 0x16) as the first bytes of a plain
+	 * port: name it, the host asked for TLS this port does not offer */
+	if (e->err == NVMFD_PDU_ERR_TYPE && q->state == TCP_Q_IC_WAIT && !e->stream_off &&
+	    e->hdr_len && e->hdr[0] == 0x16)
+		return tcp_fatal(q, e->fes, e->fei, e->hdr, e->hdr_len,
+				 "the host started a TLS handshake (first byte 0x16) on a port "
+				 "without TLS");
 	return tcp_fatal(q, e->fes, e->fei, e->hdr, e->hdr_len, nvmfd_pdu_err_str(e->err));
 }
 

@@ -160,6 +160,16 @@ else
 	fail "nvmfd --tls=not-required did not start"
 fi
 
+# --- a TLS host on a plain port: refused, and the target says why ---------------
+if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:1M --allow-any-host; then
+	perf plain-port 3 "$HOSTNQN" -t 1 --tls --psk "$PSK"
+	grep -q "the host started a TLS handshake (first byte 0x16) on a port without TLS" \
+		"$TMP/stderr" || fail "plain port: the target did not name the TLS handshake"
+	nvmfd_stop
+else
+	fail "nvmfd (plain port) did not start"
+fi
+
 # --- refused configurations -----------------------------------------------------
 chmod 644 "$TMP/psk.key"
 rc=0
