@@ -10,7 +10,8 @@
  * The mapping reserves BK_RAM_RESERVE bytes of address space (inaccessible
  * beyond the size) so that nvmfd_bk_resize() can grow it in place.
  * WRITE_ZEROES and DISCARD clear the range with memset; FLUSH and FUA have
- * nothing to make durable.
+ * nothing to make durable. The mapping asks for transparent huge pages
+ * (MADV_HUGEPAGE; see nvmfd__bk_ram_open()).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -97,6 +98,12 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		munmap(mem, (size_t)bk->map_len);
 		return -ENOMEM;
 	}
+	/* Transparent huge pages where the kernel allows them (THP "always"
+	 * or "madvise"; best effort, ignored otherwise): freeing 256 MiB of
+	 * 4 KiB pages at close costs the closing thread 25-40 ms of CPU, which
+	 * a starved CPU turned into seconds of stop time (issue 14); 2 MiB
+	 * pages cost about 1 ms, and first writes fault 512 times less often. */
+	(void)madvise(mem, (size_t)bk->map_len, MADV_HUGEPAGE);
 	bk->ops = &ram_ops;
 	bk->mem = mem;
 	bk->size = opts->size;
