@@ -73,10 +73,14 @@ struct worker {
 	uint8_t *bufs;
 	uint32_t outstanding;
 	struct nvmfd_hist *hist;
-	/* Verify state, per slot. */
+	/* Verify state, per slot. With --verify-state @gen and @pend point
+	 * into the run's state file (perf_vstate_*()), else @gen is ours and
+	 * @pend NULL. */
 	uint64_t *gen;
+	uint64_t *pend;
 	uint8_t *inflight;
 	uint64_t next_gen;
+	uint64_t gen_end; /* --verify-state: end of the reserved chunk */
 	/* Measured counters (owner writes; read after join). */
 	bool measuring;
 	uint64_t t0_ns;
@@ -142,6 +146,8 @@ struct perf_run {
 	uint32_t qbase;
 	uint32_t qtotal;
 	bool rt_borrowed;
+	struct perf_vstate *vstate; /* --verify-state */
+	struct perf_vstate_stats vstats; /* its check of earlier runs */
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -247,6 +253,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	if (w->gen) {
 		if (!io->read) {
 			w->gen[io->slot] = io->gen;
+			if (w->pend) /* after the acknowledged generation */
+				__atomic_store_n(&w->pend[io->slot], 0, __ATOMIC_RELEASE);
 		} else if (w->gen[io->slot]) {
 			char msg[256];
 
@@ -328,7 +336,9 @@ static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns)
 	io->busy = true;
 	lba = w->region_lba + slot * run->nlb;
 	if (w->gen && !io->read) {
-		io->gen = ++w->next_gen;
+		perf_vstate_next_gen(run->vstate, &w->next_gen, &w->gen_end, &io->gen);
+		if (w->pend) /* before the write can reach the target */
+			__atomic_store_n(&w->pend[slot], io->gen, __ATOMIC_RELEASE);
 		for (uint32_t b = 0; b < run->nlb; b++)
 			perf_verify_fill(io->buf + (size_t)b * lba_size, lba_size, lba + b, io->gen);
 	}
@@ -588,8 +598,15 @@ static int worker_init(struct perf_run *run, struct worker *w, uint32_t idx)
 		w->ios[i].w = w;
 		w->ios[i].buf = w->bufs + i * io;
 	}
+	if (run->vstate) {
+		uint64_t first = w->region_lba / run->nlb;
+
+		w->gen = perf_vstate_acked(run->vstate, first);
+		w->pend = perf_vstate_pending(run->vstate, first);
+	}
 	if (run->o.verify) {
-		w->gen = calloc(per, sizeof(*w->gen));
+		if (!w->gen)
+			w->gen = calloc(per, sizeof(*w->gen));
 		w->inflight = calloc(per, 1);
 		if (!w->gen || !w->inflight)
 			return -ENOMEM;
@@ -602,7 +619,8 @@ static void worker_fini(struct worker *w)
 	nvmfd__hist_destroy(w->hist);
 	free(w->ios);
 	free(w->bufs);
-	free(w->gen);
+	if (!w->pend) /* else it is the state file's */
+		free(w->gen);
 	free(w->inflight);
 }
 
@@ -1472,6 +1490,15 @@ static int ctrl_setup(struct perf_run *run)
 	if (o->verify && run->ns->lba_size < 64)
 		return PERF_EXIT_USAGE;
 	run->nlb = o->io_size / run->ns->lba_size;
+	if (o->verify_state) {
+		char err[512];
+
+		if (perf_vstate_open(o->verify_state, run->ns->lba_size, run->nlb,
+				     run->ns->nsze / run->nlb, &run->vstate, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nvmf-perf: %s\n", err);
+			return PERF_EXIT_USAGE;
+		}
+	}
 	run->workers = calloc(o->queues, sizeof(*run->workers));
 	if (!run->workers)
 		return PERF_EXIT_CONN;
@@ -1486,12 +1513,49 @@ static int ctrl_setup(struct perf_run *run)
 	return PERF_EXIT_OK;
 }
 
+/*
+ * --verify-state: before the run's I/O, read back every slot an earlier
+ * run wrote (each queue its own region) and check it (verify.c).
+ * Return: PERF_EXIT_OK, or PERF_EXIT_IO (mismatch) / PERF_EXIT_CONN (a
+ * read failed), message printed.
+ */
+static int vstate_check_run(struct perf_run *run)
+{
+	struct perf_vstate_stats *st = &run->vstats;
+
+	if (!run->vstate)
+		return PERF_EXIT_OK;
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		struct worker *w = &run->workers[i];
+		char msg[512];
+		int ret;
+
+		ret = perf_vstate_check(run->vstate, w->qp, run->ns->nsid,
+					w->region_lba / run->nlb, w->nslots, run->nlb,
+					run->ns->lba_size, run->o.depth, w->bufs, st, msg,
+					sizeof(msg));
+		if (ret) {
+			fprintf(stderr, "nvmf-perf: --verify-state %s: queue %u: %s%s\n",
+				run->o.verify_state, i + 1, ret == -EILSEQ ? "verify failed: " : "",
+				msg);
+			return ret == -EILSEQ ? PERF_EXIT_IO : PERF_EXIT_CONN;
+		}
+	}
+	fprintf(stderr, "nvmf-perf: --verify-state %s (run %" PRIu64 "): %" PRIu64 " slots (%"
+		PRIu64 " blocks) of earlier runs read back intact; writes in flight at the last "
+		"stop: %" PRIu64 " landed, %" PRIu64 " not, %" PRIu64 " in part\n",
+		run->o.verify_state, perf_vstate_runs(run->vstate), st->slots, st->blocks,
+		st->inflight_new, st->inflight_old, st->inflight_torn);
+	return PERF_EXIT_OK;
+}
+
 static void ctrl_teardown(struct perf_run *run)
 {
 	for (uint32_t i = 0; i < run->o.queues && run->workers; i++)
 		worker_fini(&run->workers[i]);
 	free(run->workers);
 	run->workers = NULL;
+	perf_vstate_close(&run->vstate);
 	nvmfd_host_ctrl_destroy(&run->ctrl);
 }
 
@@ -1525,6 +1589,8 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 
 	for (c = 0; c < n; c++, setup++) {
 		code = ctrl_setup(&runs[c]);
+		if (!code)
+			code = vstate_check_run(&runs[c]);
 		if (code)
 			goto out_ctrls;
 	}
