@@ -1515,32 +1515,77 @@ static int ctrl_setup(struct perf_run *run)
 
 /*
  * --verify-state: before the run's I/O, read back every slot an earlier
- * run wrote (each queue its own region) and check it (verify.c).
+ * run wrote and check it (verify.c), every queue its own region on a
+ * thread of its own.
  * Return: PERF_EXIT_OK, or PERF_EXIT_IO (mismatch) / PERF_EXIT_CONN (a
  * read failed), message printed.
  */
+struct vstate_job {
+	struct perf_run *run;
+	struct worker *w;
+	struct perf_vstate_stats st;
+	int ret;
+	bool threaded;
+	char msg[512];
+};
+
+static void *vstate_job_main(void *arg)
+{
+	struct vstate_job *j = arg;
+	struct perf_run *run = j->run;
+
+	j->ret = perf_vstate_check(run->vstate, j->w->qp, run->ns->nsid,
+				   j->w->region_lba / run->nlb, j->w->nslots, run->nlb,
+				   run->ns->lba_size, run->o.depth, j->w->bufs, &j->st, j->msg,
+				   sizeof(j->msg));
+	return NULL;
+}
+
 static int vstate_check_run(struct perf_run *run)
 {
 	struct perf_vstate_stats *st = &run->vstats;
+	struct vstate_job *jobs;
+	pthread_t *tids;
+	int code = PERF_EXIT_OK;
 
 	if (!run->vstate)
 		return PERF_EXIT_OK;
+	jobs = calloc(run->o.queues, sizeof(*jobs));
+	tids = calloc(run->o.queues, sizeof(*tids));
+	if (!jobs || !tids) {
+		free(jobs);
+		free(tids);
+		fprintf(stderr, "nvmf-perf: out of memory\n");
+		return PERF_EXIT_CONN;
+	}
 	for (uint32_t i = 0; i < run->o.queues; i++) {
-		struct worker *w = &run->workers[i];
-		char msg[512];
-		int ret;
+		jobs[i].run = run;
+		jobs[i].w = &run->workers[i];
+		jobs[i].threaded = !pthread_create(&tids[i], NULL, vstate_job_main, &jobs[i]);
+		if (!jobs[i].threaded)
+			vstate_job_main(&jobs[i]); /* no thread: here */
+	}
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		struct vstate_job *j = &jobs[i];
 
-		ret = perf_vstate_check(run->vstate, w->qp, run->ns->nsid,
-					w->region_lba / run->nlb, w->nslots, run->nlb,
-					run->ns->lba_size, run->o.depth, w->bufs, st, msg,
-					sizeof(msg));
-		if (ret) {
+		if (j->threaded)
+			pthread_join(tids[i], NULL);
+		st->slots += j->st.slots;
+		st->blocks += j->st.blocks;
+		st->inflight_new += j->st.inflight_new;
+		st->inflight_old += j->st.inflight_old;
+		st->inflight_torn += j->st.inflight_torn;
+		if (j->ret && (!code || j->ret == -EILSEQ)) {
 			fprintf(stderr, "nvmf-perf: --verify-state %s: queue %u: %s%s\n",
-				run->o.verify_state, i + 1, ret == -EILSEQ ? "verify failed: " : "",
-				msg);
-			return ret == -EILSEQ ? PERF_EXIT_IO : PERF_EXIT_CONN;
+				run->o.verify_state, i + 1, j->ret == -EILSEQ ? "verify failed: " : "",
+				j->msg);
+			code = j->ret == -EILSEQ ? PERF_EXIT_IO : PERF_EXIT_CONN;
 		}
 	}
+	free(jobs);
+	free(tids);
+	if (code)
+		return code;
 	fprintf(stderr, "nvmf-perf: --verify-state %s (run %" PRIu64 "): %" PRIu64 " slots (%"
 		PRIu64 " blocks) of earlier runs read back intact; writes in flight at the last "
 		"stop: %" PRIu64 " landed, %" PRIu64 " not, %" PRIu64 " in part\n",
