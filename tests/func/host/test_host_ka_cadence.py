@@ -29,25 +29,13 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, recv_exact  # noqa: E402
+from tcpproxy import close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:ka-cadence"
 CAPSULE_CMD = 0x04
 CAPSULE_RESP = 0x05
 KEEP_ALIVE = 0x18
 HOLD_LIMIT_S = 30
-
-
-def read_pdu(s):
-    """One NVMe/TCP PDU (common header + rest) from s, or None at EOF."""
-    ch = recv_exact(s, 8)
-    if ch is None:
-        return None
-    plen = struct.unpack_from("<I", ch, 4)[0]
-    rest = recv_exact(s, plen - 8) if plen > 8 else b""
-    if rest is None:
-        return None
-    return ch + rest
 
 
 class Proxy:
@@ -125,20 +113,9 @@ def main():
     perf, nvmfd = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="nvmfd-kac-")
     log_path = os.path.join(work, "nvmfd.log")
-    with open(log_path, "w") as log:
-        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M",
-                                "--allow-any-host", "--log-level", "info"],
-                               stdout=log, stderr=log)
-    port = None
-    for _ in range(200):
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
-        if m:
-            port = int(m.group(1))
-            break
-        time.sleep(0.05)
-    if not port:
+    tgt, port = start_nvmfd(nvmfd, NQN, log_path, ["--log-level", "info"])
+    if not tgt:
         print("FAIL: nvmfd did not start")
-        tgt.kill()
         return 1
     proxy = Proxy(port)
     trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (proxy.port, NQN)
