@@ -931,6 +931,24 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
 		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
 		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		if (run->vstate) {
+			struct json_object *v = json_object_new_object();
+			const struct perf_vstate_stats *vs = &run->vstats;
+
+			json_object_object_add(v, "file", json_object_new_string(run->o.verify_state));
+			json_object_object_add(v, "run", json_object_new_int64(
+							 (int64_t)perf_vstate_runs(run->vstate)));
+			json_object_object_add(v, "earlier_slots", json_object_new_int64((int64_t)vs->slots));
+			json_object_object_add(v, "earlier_blocks",
+					       json_object_new_int64((int64_t)vs->blocks));
+			json_object_object_add(v, "inflight_landed",
+					       json_object_new_int64((int64_t)vs->inflight_new));
+			json_object_object_add(v, "inflight_not",
+					       json_object_new_int64((int64_t)vs->inflight_old));
+			json_object_object_add(v, "inflight_part",
+					       json_object_new_int64((int64_t)vs->inflight_torn));
+			json_object_object_add(cfg, "verify_state", v);
+		}
 		json_object_object_add(cfg, "dhchap",
 				       json_object_new_string(run->o.dhchap_ctrl_secret[0] ?
 								      "bidirectional" :

@@ -90,7 +90,7 @@ static const char usage_text[] =
 "                    generations never repeat. The same namespace size and\n"
 "                    -o are needed; -P may differ. The file is kept in the\n"
 "                    page cache: it survives SIGKILL of nvmf-perf, not a\n"
-"                    crash of the host machine.\n"
+"                    crash of the host machine. JSON: config.verify_state.\n"
 "      --json        print the report as one JSON object on stdout.\n"
 "      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
 "                    default 10000.\n"

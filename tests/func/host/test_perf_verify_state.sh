@@ -39,6 +39,13 @@ perf -q 8 -P 2 -t 1 >"$TMP/o1" 2>&1 || fail "run 1: exit $? $(cat "$TMP/o1")"
 perf -q 8 -P 3 -t 1 >"$TMP/o2" 2>&1 || fail "run 2: exit $? $(cat "$TMP/o2")"
 [ "$(checked "$TMP/o2")" -gt 0 ] 2>/dev/null ||
 	fail "run 2 checked none of run 1's slots: $(cat "$TMP/o2")"
+# the same figures in --json (config.verify_state)
+perf -q 8 -P 2 -t 1 --json >"$TMP/j1" 2>/dev/null || fail "--json run: exit $?"
+python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["config"]["verify_state"]
+assert v["run"] == 3 and v["earlier_slots"] > 0 and v["earlier_blocks"] == 8 * v["earlier_slots"], v
+' "$TMP/j1" || fail "--json verify_state: $(cat "$TMP/j1")"
 
 # host SIGKILLed with writes in flight
 perf_bg "$TMP/o3" -q 32 -P 2 -t 60
