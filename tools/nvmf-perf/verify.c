@@ -413,7 +413,22 @@ int perf_vstate_check(struct perf_vstate *vs, struct nvmfd_host_qp *qp, uint32_t
 				snprintf(msg, len, "%s", nvmfd_host_qp_errmsg(qp));
 		}
 	}
-	/* a failed qp completed (cancelled) what was still open */
-	free(r);
+	/* After a mismatch or a failed submit, reads may still be in flight:
+	 * reap them before @r goes (their callbacks write into it). A failed
+	 * qp has completed (cancelled) every one of them already. */
+	while (open) {
+		int w = nvmfd_host_qp_wait(qp, 100);
+
+		for (uint32_t i = 0; i < depth; i++) {
+			if (r[i].busy && r[i].done) {
+				r[i].busy = false;
+				open--;
+			}
+		}
+		if (w < 0)
+			break;
+	}
+	if (!open)
+		free(r); /* else (cannot happen) leave it to the callbacks */
 	return ret;
 }
