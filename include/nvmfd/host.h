@@ -16,7 +16,10 @@
  *    between calls, never used by two at once.
  *  - The admin queue is guarded by a mutex inside the controller; the
  *    blocking admin helpers may be called from any thread. When KATO is
- *    non-zero a small internal thread sends Keep Alive every KATO/2.
+ *    non-zero a small internal thread sends Keep Alive every KATO/2,
+ *    counted from the previous one's send, without waiting for its
+ *    completion (at most 4 in flight), so a slow round trip does not
+ *    stretch the interval the target sees.
  *  - No allocation on the data path: every qp preallocates one request slot
  *    per queue entry (the slot index is the command identifier).
  *

@@ -89,6 +89,14 @@ int nvmfd_bk_close(struct nvmfd_bk **bkp)
 	return rc;
 }
 
+bool nvmfd_bk_dirty(const struct nvmfd_bk *bk)
+{
+	if (bk->type != NVMFD_BK_FILE && bk->type != NVMFD_BK_BDEV)
+		return false;
+	return __atomic_load_n(&bk->mod_done, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&bk->flushed_upto, __ATOMIC_ACQUIRE);
+}
+
 /**
  * nvmfd_bk_size() - namespace size in bytes (a multiple of the block size).
  * @bk: borrowed.  Return: bytes.  Context: any thread.

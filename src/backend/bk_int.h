@@ -59,6 +59,7 @@ struct nvmfd_bk_ops {
  * @no_iopoll:     latched (atomic) after the device refused polled I/O.
  * @no_zero_range: latched (atomic) after FALLOC_FL_ZERO_RANGE was refused;
  *                 WRITE_ZEROES then writes zeroes.
+ * @mod_done, @flushed_upto: see nvmfd_bk_dirty().
  */
 struct nvmfd_bk {
 	enum nvmfd_bk_type type;
@@ -75,6 +76,12 @@ struct nvmfd_bk {
 	bool iopoll_capable;
 	int no_iopoll;
 	int no_zero_range;
+	/* durability bookkeeping (atomics; ring.c ring_account()): modifying
+	 * ios finished, and the most of those a successful FLUSH covered (the
+	 * count when it was submitted: fdatasync writes back what was in the
+	 * page cache when it ran) */
+	uint64_t mod_done;
+	uint64_t flushed_upto;
 };
 
 /**
@@ -112,7 +119,8 @@ int nvmfd__bk_null_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 int nvmfd__bk_fd_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io);
 bool nvmfd__bk_fd_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io,
 			   int *res);
-/* fsync + close of bk->fd; Return: 0 or the first error as -errno. */
+/* fsync (when nvmfd_bk_dirty()) + close of bk->fd; Return: 0 or the
+ * first error as -errno. */
 int nvmfd__bk_fd_close(struct nvmfd_bk *bk);
 
 #endif /* NVMFD_BACKEND_BK_INT_H */

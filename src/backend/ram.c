@@ -23,6 +23,9 @@
  * (nvmfd_bk_lent_lock()) take it shared. A writer never holds two locks,
  * so readers holding several (and taking one again) cannot deadlock; a
  * stripe is a multiple of every block size, so no block spans two locks.
+ *
+ * The mapping asks for transparent huge pages (MADV_HUGEPAGE; see
+ * nvmfd__bk_ram_open()).
  */
 #include <errno.h>
 #include <sched.h>
@@ -262,6 +265,12 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		munmap(mem, (size_t)bk->map_len);
 		return -ENOMEM;
 	}
+	/* Transparent huge pages where the kernel allows them (THP "always"
+	 * or "madvise"; best effort, ignored otherwise): freeing 256 MiB of
+	 * 4 KiB pages at close costs the closing thread 25-40 ms of CPU, which
+	 * a starved CPU turned into seconds of stop time (issue 14); 2 MiB
+	 * pages cost about 1 ms, and first writes fault 512 times less often. */
+	(void)madvise(mem, (size_t)bk->map_len, MADV_HUGEPAGE);
 	bk->stripes = calloc(BK_RAM_STRIPE_LOCKS, sizeof(*bk->stripes));
 	if (!bk->stripes) {
 		munmap(mem, (size_t)bk->map_len);

@@ -49,6 +49,8 @@ static int file_resize(struct nvmfd_bk *bk, uint64_t *size, uint64_t lbs)
 	if (*size) {
 		if ((uint64_t)st.st_size < *size && ftruncate(bk->fd, (off_t)*size) < 0)
 			return -errno;
+		/* the new size is metadata a FLUSH (or the close) must sync */
+		__atomic_add_fetch(&bk->mod_done, 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	*size = (uint64_t)st.st_size & ~(lbs - 1);

@@ -305,6 +305,8 @@ int nvmfd_bk_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmf
 		}
 	}
 
+	if (io->op == NVMFD_BK_FLUSH)
+		io->seq = __atomic_load_n(&bk->mod_done, __ATOMIC_ACQUIRE);
 	rc = bk->ops->submit(ring, bk, io);
 	if (rc < 0) {
 		ring->inflight--;
@@ -383,8 +385,43 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring)
 	return total;
 }
 
+/*
+ * Durability bookkeeping for nvmfd_bk_dirty(): count the ios that may leave
+ * data in a volatile cache (a FUA write that succeeded is durable already:
+ * RWF_DSYNC); a successful FLUSH covers every one that had finished when it
+ * was submitted. A failed io counts too (part of it may have been written).
+ */
+static void ring_account(struct nvmfd_bk_io *io, int res)
+{
+	struct nvmfd_bk *bk = io->bk;
+	uint64_t cur;
+
+	switch (io->op) {
+	case NVMFD_BK_WRITE:
+		if (io->fua && res >= 0)
+			break;
+		/* fall through */
+	case NVMFD_BK_WRITE_ZEROES:
+	case NVMFD_BK_DISCARD:
+		__atomic_add_fetch(&bk->mod_done, 1, __ATOMIC_RELEASE);
+		break;
+	case NVMFD_BK_FLUSH:
+		if (res < 0)
+			break;
+		cur = __atomic_load_n(&bk->flushed_upto, __ATOMIC_RELAXED);
+		while (cur < io->seq &&
+		       !__atomic_compare_exchange_n(&bk->flushed_upto, &cur, io->seq, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+		break;
+	default:
+		break;
+	}
+}
+
 static void ring_deliver(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res)
 {
+	ring_account(io, res);
 	io->res = res;
 	io->next = NULL;
 	ring->inflight--;

@@ -5,9 +5,11 @@
  * discovery log and orderly shutdown (NVMe-oF 1.1 §3, Base spec 2.0 §3.5).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,9 +171,8 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 		}
 	}
 	pthread_mutex_init(&ctrl->admin_lock, NULL);
-	pthread_mutex_init(&ctrl->ka_lock, NULL);
 	pthread_mutex_init(&ctrl->info_lock, NULL);
-	pthread_cond_init(&ctrl->ka_cond, NULL);
+	ctrl->ka_efd = -1;
 	*out = ctrl;
 	return 0;
 }
@@ -179,6 +180,26 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl)
 {
 	return ctrl ? ctrl->errmsg : "";
+}
+
+/*
+ * Keep Alives in flight may hold every slot of a small admin queue
+ * (admin_queue_size 2 leaves one): reap until one is free, at most the
+ * command timeout. Return: 0, or the admin qp's error. admin_lock held.
+ */
+static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
+{
+	uint64_t deadline = nvmfd__host_now_ns() + ctrl->admin->timeout_ns;
+
+	while (!ctrl->admin->nr_free && ctrl->ka_inflight) {
+		int ret = nvmfd_host_qp_wait(ctrl->admin, 100);
+
+		if (ret < 0)
+			return ret;
+		if (nvmfd__host_now_ns() >= deadline)
+			return -ETIMEDOUT;
+	}
+	return 0;
 }
 
 /* Run one admin command; admin_lock must be held. */
@@ -191,7 +212,9 @@ static int admin_exec_locked(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sq
 	if (!ctrl->admin || ctrl->admin->state != HOST_QP_LIVE)
 		return -ENOTCONN;
 	memset(&c, 0, sizeof(c));
-	ret = nvmfd__host_qp_exec(ctrl->admin, sqe, buf, len, write, &c);
+	ret = admin_slot_wait_locked(ctrl);
+	if (ret == 0)
+		ret = nvmfd__host_qp_exec(ctrl->admin, sqe, buf, len, write, &c);
 	if (cpl)
 		*cpl = c;
 	if (ret == -EREMOTEIO) {
@@ -449,77 +472,154 @@ static int ctrl_set_num_queues(struct nvmfd_host_ctrl *ctrl, uint32_t want, uint
 	return 0;
 }
 
+/*
+ * Keep-alive (NVMe base spec 2.0 §3.9): the target expires the controller
+ * when no command reached it for KATO (nvmfd: KATO + 1 s). The thread
+ * sends one Keep Alive every KATO/2, counted from the previous one's
+ * *send*, and does not wait for the previous one's completion before the
+ * next is due (up to KA_MAX_INFLIGHT outstanding): a slow round trip (the
+ * target or this host short of CPU, seconds at 1000 controllers on two
+ * CPUs) must not stretch the interval the target sees. Scheduling the next
+ * one KATO/2 after the previous one's completion made that interval
+ * KATO/2 + round trip + wake-up delay, and controllers that only sent Keep
+ * Alives (their I/O done, waiting for their turn to disconnect) expired
+ * (issue 14).
+ *
+ * The completions come back on the admin queue: whichever thread polls it
+ * under admin_lock (this one when the admin socket turns readable, or the
+ * user's admin command) runs ka_done().
+ */
+#define KA_MAX_INFLIGHT 4u
+
+static uint32_t ka_max_inflight(const struct nvmfd_host_ctrl *ctrl)
+{
+	uint32_t depth = ctrl->admin ? ctrl->admin->depth : 1;
+
+	/* leave the user's admin commands a slot */
+	if (depth <= 1)
+		return 1;
+	return depth - 1 < KA_MAX_INFLIGHT ? depth - 1 : KA_MAX_INFLIGHT;
+}
+
+/* A Keep Alive completed (or was cancelled). Context: admin_lock held. */
+static void ka_done(void *arg, const struct nvmfd_host_cpl *cpl)
+{
+	struct nvmfd_host_ctrl *ctrl = arg;
+
+	ctrl->ka_inflight--;
+	/* not ctrl->errmsg: it belongs to the user's thread; a failed admin
+	 * qp shows up with its own message on the next admin call */
+	if (cpl->err && cpl->err != -ECANCELED)
+		NVMFD_WARN("host", "ctrl %u: keep-alive failed: %s", ctrl->info.cntlid,
+			   strerror(-cpl->err));
+	else if (!cpl->err && cpl->status)
+		NVMFD_WARN("host", "ctrl %u: keep-alive failed: status 0x%x", ctrl->info.cntlid,
+			   cpl->status);
+}
+
+/* Submit one Keep Alive unless KA_MAX_INFLIGHT are outstanding; also reap
+ * what arrived. Return: true when one was sent. Context: ka thread. */
+static bool ka_send(struct nvmfd_host_ctrl *ctrl)
+{
+	struct nvmfd_sqe sqe;
+	bool sent = false;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	if (ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
+		nvmfd_host_qp_poll(ctrl->admin, 0);
+		if (ctrl->admin->state == HOST_QP_LIVE &&
+		    ctrl->ka_inflight < ka_max_inflight(ctrl) &&
+		    nvmfd_host_qp_submit_raw(ctrl->admin, &sqe, NULL, 0, false, ka_done, ctrl) == 0) {
+			ctrl->ka_inflight++;
+			ctrl->ka_sent++;
+			sent = true;
+		}
+	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return sent;
+}
+
 static void *ka_main(void *arg)
 {
 	struct nvmfd_host_ctrl *ctrl = arg;
 	uint64_t period_ns = (uint64_t)ctrl->opts.kato_ms * 1000000ull / 2;
+	uint64_t next = nvmfd__mono_ns() + period_ns;
+	/* ctrl->admin is set before this thread starts and freed after it
+	 * stopped: its fd is stable here */
+	int admin_fd = ctrl->admin ? ctrl->admin->fd : -1;
 
-	pthread_mutex_lock(&ctrl->ka_lock);
-	while (!ctrl->ka_stop) {
-		struct timespec ts;
-		uint64_t t;
-		int rc;
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = ctrl->ka_efd, .events = POLLIN },
+					 { .fd = -1, .events = POLLIN } };
+		uint64_t now = nvmfd__mono_ns();
+		bool wait_cpl;
+		int tmo;
 
-		t = nvmfd__mono_ns() + period_ns; /* the condvar runs on CLOCK_MONOTONIC */
-		ts.tv_sec = (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
-		rc = pthread_cond_timedwait(&ctrl->ka_cond, &ctrl->ka_lock, &ts);
-		if (ctrl->ka_stop)
+		if (now >= next) {
+			/* the next one is due a period after this send, whatever
+			 * the round trip; a send refused (all KA_MAX_INFLIGHT out,
+			 * the queue failed) is retried at the next reap */
+			if (ka_send(ctrl))
+				next = now + period_ns;
+			else
+				next = now + period_ns / 8;
+			continue;
+		}
+		pthread_mutex_lock(&ctrl->admin_lock);
+		wait_cpl = ctrl->ka_inflight && ctrl->admin && ctrl->admin->state == HOST_QP_LIVE;
+		pthread_mutex_unlock(&ctrl->admin_lock);
+		if (wait_cpl)
+			pfd[1].fd = admin_fd;
+		tmo = (int)((next - now + 999999ull) / 1000000ull);
+		if (poll(pfd, 2, tmo) < 0 && errno != EINTR) {
+			NVMFD_WARN("host", "ctrl %u: keep-alive poll failed: %s", ctrl->info.cntlid,
+				   strerror(errno));
 			break;
-		if (rc == ETIMEDOUT) {
-			struct nvmfd_sqe sqe;
-
-			pthread_mutex_unlock(&ctrl->ka_lock);
-			memset(&sqe, 0, sizeof(sqe));
-			sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
-			/*
-			 * Not admin_exec_locked(): ctrl->errmsg belongs to the
-			 * user's thread. A failure here shows up as a failed
-			 * admin qp (its own message) on the next admin call.
-			 */
+		}
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents) {
+			/* reap (blocks while the user's admin command runs: it
+			 * reaps then itself) */
 			pthread_mutex_lock(&ctrl->admin_lock);
-			if (ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
-				int r = nvmfd__host_qp_exec(ctrl->admin, &sqe, NULL, 0, false,
-							    NULL);
-
-				if (r < 0)
-					NVMFD_WARN("host", "ctrl %u: keep-alive failed: %s",
-						   ctrl->info.cntlid, strerror(-r));
-			}
+			if (ctrl->admin->state == HOST_QP_LIVE)
+				nvmfd_host_qp_poll(ctrl->admin, 0);
 			pthread_mutex_unlock(&ctrl->admin_lock);
-			pthread_mutex_lock(&ctrl->ka_lock);
 		}
 	}
-	pthread_mutex_unlock(&ctrl->ka_lock);
 	return NULL;
 }
 
 static void ka_stop(struct nvmfd_host_ctrl *ctrl)
 {
+	uint64_t one = 1;
+
 	if (!ctrl->ka_running)
 		return;
-	pthread_mutex_lock(&ctrl->ka_lock);
-	ctrl->ka_stop = true;
-	pthread_cond_signal(&ctrl->ka_cond);
-	pthread_mutex_unlock(&ctrl->ka_lock);
+	if (write(ctrl->ka_efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		NVMFD_WARN("host", "ctrl %u: cannot wake the keep-alive thread: %s",
+			   ctrl->info.cntlid, strerror(errno));
 	pthread_join(ctrl->ka_thread, NULL);
+	close(ctrl->ka_efd);
+	ctrl->ka_efd = -1;
 	ctrl->ka_running = false;
 }
 
 static int ka_start(struct nvmfd_host_ctrl *ctrl)
 {
-	pthread_condattr_t attr;
 	int ret;
 
-	pthread_cond_destroy(&ctrl->ka_cond);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&ctrl->ka_cond, &attr);
-	pthread_condattr_destroy(&attr);
-	ctrl->ka_stop = false;
+	ctrl->ka_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctrl->ka_efd < 0)
+		return -errno;
 	ret = pthread_create(&ctrl->ka_thread, NULL, ka_main, ctrl);
-	if (ret)
+	if (ret) {
+		close(ctrl->ka_efd);
+		ctrl->ka_efd = -1;
 		return -ret;
+	}
 	ctrl->ka_running = true;
 	return 0;
 }
@@ -849,9 +949,7 @@ void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
 	nvmfd_auth_wipe(ctrl->opts.dhchap_ctrl_secret, sizeof(ctrl->opts.dhchap_ctrl_secret));
 	nvmfd_auth_wipe(ctrl->opts.tls_psk, sizeof(ctrl->opts.tls_psk));
 	nvmfd_tls_ctx_free(ctrl->tls_ctx);
-	pthread_cond_destroy(&ctrl->ka_cond);
 	pthread_mutex_destroy(&ctrl->info_lock);
-	pthread_mutex_destroy(&ctrl->ka_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);
 	*ctrlp = NULL;

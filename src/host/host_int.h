@@ -132,12 +132,14 @@ struct nvmfd_host_ctrl {
 	struct nvmfd_id_ctrl *id;
 	struct nvmfd_host_ns *ns;
 	uint32_t nr_ns;
-	/* Keep-alive thread. */
+	/* Keep-alive thread (ctrl.c ka_main): one Keep Alive every KATO/2
+	 * counted from the previous one's send, up to KA_MAX_INFLIGHT
+	 * outstanding; woken for stop through ka_efd (an eventfd). */
 	pthread_t ka_thread;
 	bool ka_running;
-	bool ka_stop; /* under ka_lock */
-	pthread_mutex_t ka_lock;
-	pthread_cond_t ka_cond;
+	int ka_efd;
+	uint32_t ka_inflight; /* Keep Alives submitted, not completed; admin_lock */
+	uint64_t ka_sent; /* Keep Alives submitted (statistics); admin_lock */
 	struct nvmfd_tls_ctx *tls_ctx; /* opts.tls: the client context */
 	char errmsg[HOST_ERRMSG_LEN];
 };

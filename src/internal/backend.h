@@ -114,15 +114,27 @@ struct nvmfd_bk_io {
 	uint32_t done;         /* bytes finished so far (short I/O, zero fill) */
 	uint32_t flags;        /* BK_IOF_* in src/backend/bk_int.h */
 	struct nvmfd_cq *cq;   /* completion context of a shared ring (cqpool.c) */
+	uint64_t seq;          /* FLUSH: the backend's finished-write count at submit */
 };
 
 /** nvmfd_bk_open() - open/create a backend. Return: 0, -EINVAL (bad opts,
  *  size not a multiple of the block size), -ENOMEM, -errno from open/ioctl. */
 int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out);
 
-/** nvmfd_bk_close() - flush (fsync for file/bdev) and release; NULLs *bk.
+/** nvmfd_bk_close() - flush (fsync for file/bdev, skipped when
+ *  nvmfd_bk_dirty() is false) and release; NULLs *bk.
  *  Return: 0 or the fsync error as -errno (the backend is released anyway). */
 int nvmfd_bk_close(struct nvmfd_bk **bk);
+
+/**
+ * nvmfd_bk_dirty() - a write may sit in a volatile cache: a WRITE (without
+ * FUA), WRITE_ZEROES, DISCARD or resize finished after the last FLUSH that
+ * completed successfully was submitted (or, with none, since the open).
+ * FILE and BDEV only (RAM and NULL: false, nothing to make durable).
+ * @bk: borrowed; meaningful when no io is in flight (at close).
+ * Return: the flag. Context: any thread.
+ */
+bool nvmfd_bk_dirty(const struct nvmfd_bk *bk);
 
 uint64_t nvmfd_bk_size(const struct nvmfd_bk *bk); /* bytes */
 

@@ -6,24 +6,25 @@
 #   tests/scale/soak.sh [-t SECONDS] [-- NVMFD-ARGS...]
 #
 # Default 180 s (the CI form; the long form is -t 3600). One nvmfd with two
-# 256 MiB file namespaces, and at the same time:
-#  - victim hosts (namespace 2): nvmf-perf --verify (randrw, 4 I/O
+# 64 MiB file namespaces, and at the same time:
+#  - victim hosts (namespace 2): nvmf-perf --verify-state (randrw, 4 I/O
 #    queues, 8 s runs)
 #    through dropproxy.py, which resets each connection after a random
 #    lifetime (mean 6 s); one in three victim runs is also SIGKILLed at a
 #    random moment;
-#  - a steady host (namespace 1): nvmf-perf --verify runs (4 s) straight
-#    to nvmfd;
+#  - a steady host (namespace 1): nvmf-perf --verify-state runs (4 s)
+#    straight to nvmfd;
 #  - every 20-40 s nvmfd is restarted (SIGTERM, then started again on the
 #    same port and file).
 # Verdict: no run may report a verify mismatch (exit 1), whatever the fault;
 # a steady run that no restart overlapped must pass (exit 0): the target
 # keeps serving the other connections while victims are reset or killed;
 # every victim run's exit is 0 (no fault hit it), 3 (its connection was
-# reset or the target restarted) or 137 (killed). Each run checks every
-# block it wrote and read back; blocks written by an earlier (killed) run
-# are NOT checked against it: nvmf-perf --verify keeps its block image in
-# memory (see the README's scale section).
+# reset or the target restarted) or 137 (killed). The victims share one
+# state file, the steady host another (--verify-state): before its I/O
+# every run reads back what the earlier runs wrote, so a block acknowledged
+# before a SIGKILL, a reset or an nvmfd restart must read back intact in
+# the next run (a write in flight then may read back old or new).
 # Exit 0 pass, 1 fail.
 set -u
 . "$(dirname "$0")/common.sh"
@@ -37,8 +38,8 @@ while [ $# -gt 0 ]; do
 done
 # nsid 1 for the steady host, nsid 2 for the victims: hosts writing the
 # same blocks would overwrite each other's verify images
-NS=file:$WORK/steady.img,size=256M
-set -- -n "file:$WORK/victim.img,size=256M" "$@"
+NS=file:$WORK/steady.img,size=64M
+set -- -n "file:$WORK/victim.img,size=64M" "$@"
 log=$WORK/nvmfd.log
 start_tgt "$log" "$@"
 PORT=$TGT_PORT
@@ -63,7 +64,8 @@ declare -A killed
 	while [ "$(date +%s)" -lt "$t_end" ]; do
 		i=$((i + 1))
 		echo "$(date +%s%N) start $i" >>"$WORK/steady.times"
-		"$PERF" -r "$(trid "$PORT")" -P 2 -q 8 -o 4096 -w randrw -M 50 -t 4 --verify --ns 1 \
+		"$PERF" -r "$(trid "$PORT")" -P 2 -q 8 -o 4096 -w randrw -M 50 -t 4 --verify-state "$WORK/steady.state" \
+			--ns 1 \
 			--timeout 15000 >"$WORK/steady.$i.out" 2>&1
 		echo $? >"$WORK/steady.$i.rc"
 		echo "$(date +%s%N) end $i" >>"$WORK/steady.times"
@@ -82,7 +84,8 @@ while [ "$(date +%s)" -lt "$t_end" ]; do
 			echo $? >"$WORK/victim.$v.rc"
 		fi
 		v=$((v + 1))
-		"$PERF" -r "$(trid "$PPORT")" -P 4 -q 8 -o 4096 -w randrw -M 50 -t 8 --verify --ns 2 \
+		"$PERF" -r "$(trid "$PPORT")" -P 4 -q 8 -o 4096 -w randrw -M 50 -t 8 --verify-state "$WORK/victim.state" \
+			--ns 2 \
 			--timeout 15000 >"$WORK/victim.$v.out" 2>&1 &
 		vpid=$!
 		if [ $((RANDOM % 3)) = 0 ]; then
@@ -149,12 +152,20 @@ kills=${#killed[@]}
 vpass=$(grep -lx 0 "$WORK"/victim.*.rc 2>/dev/null | wc -l)
 blocks=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
 	awk '/^verify: / {s += $2} END {printf "%d", s}')
+# what runs read back of their predecessors' writes (--verify-state)
+carried=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
+	sed -nE 's/.*\): [0-9]+ slots \(([0-9]+) blocks\) of earlier runs.*/\1/p' |
+	awk '{s += $1} END {printf "%d", s}')
+inflight=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
+	sed -nE 's/.*last stop: ([0-9]+) landed, ([0-9]+) not, ([0-9]+) in part.*/\1 \2 \3/p' |
+	awk '{a += $1; b += $2; c += $3} END {printf "%d landed, %d not, %d in part", a, b, c}')
 stop_tgt
 stop_ms=$STOP_MS
 echo "soak $SECS s: $restarts nvmfd restarts, $drops connection resets, $kills host SIGKILLs"
 echo "victim runs: $victim_runs ($vpass passed whole); steady runs without a restart:" \
 	"$steady_ok passed, $steady_bad failed; verify mismatches: $mismatch;" \
 	"blocks verified: $blocks; last stop $stop_ms ms"
+echo "blocks of earlier runs read back intact: $carried; writes in flight at a fault: $inflight"
 if [ "$mismatch" = 0 ] && [ "$steady_bad" = 0 ] && [ "$victim_bad" = 0 ] && [ "$steady_ok" -gt 0 ]; then
 	echo PASS
 	exit 0

@@ -73,10 +73,14 @@ struct worker {
 	uint8_t *bufs;
 	uint32_t outstanding;
 	struct nvmfd_hist *hist;
-	/* Verify state, per slot. */
+	/* Verify state, per slot. With --verify-state @gen and @pend point
+	 * into the run's state file (perf_vstate_*()), else @gen is ours and
+	 * @pend NULL. */
 	uint64_t *gen;
+	uint64_t *pend;
 	uint8_t *inflight;
 	uint64_t next_gen;
+	uint64_t gen_end; /* --verify-state: end of the reserved chunk */
 	/* Measured counters (owner writes; read after join). */
 	bool measuring;
 	uint64_t t0_ns;
@@ -162,6 +166,8 @@ struct perf_run {
 	uint32_t qtotal;
 	bool rt_borrowed;
 	uint64_t auto_self_kicks; /* --exec auto: the monitor's (runs[0] only) */
+	struct perf_vstate *vstate; /* --verify-state */
+	struct perf_vstate_stats vstats; /* its check of earlier runs */
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -274,6 +280,8 @@ static void io_done(void *arg, const struct nvmfd_host_cpl *cpl)
 	if (w->gen) {
 		if (!io->read) {
 			w->gen[io->slot] = io->gen;
+			if (w->pend) /* after the acknowledged generation */
+				__atomic_store_n(&w->pend[io->slot], 0, __ATOMIC_RELEASE);
 		} else if (w->gen[io->slot]) {
 			char msg[256];
 
@@ -355,7 +363,9 @@ static int submit_one(struct worker *w, struct io_ctx *io, uint64_t intended_ns)
 	io->busy = true;
 	lba = w->region_lba + slot * run->nlb;
 	if (w->gen && !io->read) {
-		io->gen = ++w->next_gen;
+		perf_vstate_next_gen(run->vstate, &w->next_gen, &w->gen_end, &io->gen);
+		if (w->pend) /* before the write can reach the target */
+			__atomic_store_n(&w->pend[slot], io->gen, __ATOMIC_RELEASE);
 		for (uint32_t b = 0; b < run->nlb; b++)
 			perf_verify_fill(io->buf + (size_t)b * lba_size, lba_size, lba + b, io->gen);
 	}
@@ -714,8 +724,15 @@ static int worker_init(struct perf_run *run, struct worker *w, uint32_t idx)
 		w->ios[i].w = w;
 		w->ios[i].buf = w->bufs + i * io;
 	}
+	if (run->vstate) {
+		uint64_t first = w->region_lba / run->nlb;
+
+		w->gen = perf_vstate_acked(run->vstate, first);
+		w->pend = perf_vstate_pending(run->vstate, first);
+	}
 	if (run->o.verify) {
-		w->gen = calloc(per, sizeof(*w->gen));
+		if (!w->gen)
+			w->gen = calloc(per, sizeof(*w->gen));
 		w->inflight = calloc(per, 1);
 		if (!w->gen || !w->inflight)
 			return -ENOMEM;
@@ -728,7 +745,8 @@ static void worker_fini(struct worker *w)
 	nvmfd__hist_destroy(w->hist);
 	free(w->ios);
 	free(w->bufs);
-	free(w->gen);
+	if (!w->pend) /* else it is the state file's */
+		free(w->gen);
 	free(w->inflight);
 }
 
@@ -1090,6 +1108,24 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		json_object_object_add(cfg, "hdgst", json_object_new_boolean(run->o.hdgst));
 		json_object_object_add(cfg, "ddgst", json_object_new_boolean(run->o.ddgst));
 		json_object_object_add(cfg, "verify", json_object_new_boolean(run->o.verify));
+		if (run->vstate) {
+			struct json_object *v = json_object_new_object();
+			const struct perf_vstate_stats *vs = &run->vstats;
+
+			json_object_object_add(v, "file", json_object_new_string(run->o.verify_state));
+			json_object_object_add(v, "run", json_object_new_int64(
+							 (int64_t)perf_vstate_runs(run->vstate)));
+			json_object_object_add(v, "earlier_slots", json_object_new_int64((int64_t)vs->slots));
+			json_object_object_add(v, "earlier_blocks",
+					       json_object_new_int64((int64_t)vs->blocks));
+			json_object_object_add(v, "inflight_landed",
+					       json_object_new_int64((int64_t)vs->inflight_new));
+			json_object_object_add(v, "inflight_not",
+					       json_object_new_int64((int64_t)vs->inflight_old));
+			json_object_object_add(v, "inflight_part",
+					       json_object_new_int64((int64_t)vs->inflight_torn));
+			json_object_object_add(cfg, "verify_state", v);
+		}
 		json_object_object_add(cfg, "dhchap",
 				       json_object_new_string(run->o.dhchap_ctrl_secret[0] ?
 								      "bidirectional" :
@@ -1926,6 +1962,15 @@ static int ctrl_setup(struct perf_run *run)
 	if (o->verify && run->ns->lba_size < 64)
 		return PERF_EXIT_USAGE;
 	run->nlb = o->io_size / run->ns->lba_size;
+	if (o->verify_state) {
+		char err[512];
+
+		if (perf_vstate_open(o->verify_state, run->ns->lba_size, run->nlb,
+				     run->ns->nsze / run->nlb, &run->vstate, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nvmf-perf: %s\n", err);
+			return PERF_EXIT_USAGE;
+		}
+	}
 	run->workers = calloc(o->queues, sizeof(*run->workers));
 	if (!run->workers)
 		return PERF_EXIT_CONN;
@@ -1940,12 +1985,94 @@ static int ctrl_setup(struct perf_run *run)
 	return PERF_EXIT_OK;
 }
 
+/*
+ * --verify-state: before the run's I/O, read back every slot an earlier
+ * run wrote and check it (verify.c), every queue its own region on a
+ * thread of its own.
+ * Return: PERF_EXIT_OK, or PERF_EXIT_IO (mismatch) / PERF_EXIT_CONN (a
+ * read failed), message printed.
+ */
+struct vstate_job {
+	struct perf_run *run;
+	struct worker *w;
+	struct perf_vstate_stats st;
+	int ret;
+	bool threaded;
+	char msg[512];
+};
+
+static void *vstate_job_main(void *arg)
+{
+	struct vstate_job *j = arg;
+	struct perf_run *run = j->run;
+
+	j->ret = perf_vstate_check(run->vstate, j->w->qp, run->ns->nsid,
+				   j->w->region_lba / run->nlb, j->w->nslots, run->nlb,
+				   run->ns->lba_size, run->o.depth, j->w->bufs, &j->st, j->msg,
+				   sizeof(j->msg));
+	return NULL;
+}
+
+static int vstate_check_run(struct perf_run *run)
+{
+	struct perf_vstate_stats *st = &run->vstats;
+	struct vstate_job *jobs;
+	pthread_t *tids;
+	int code = PERF_EXIT_OK;
+
+	if (!run->vstate)
+		return PERF_EXIT_OK;
+	jobs = calloc(run->o.queues, sizeof(*jobs));
+	tids = calloc(run->o.queues, sizeof(*tids));
+	if (!jobs || !tids) {
+		free(jobs);
+		free(tids);
+		fprintf(stderr, "nvmf-perf: out of memory\n");
+		return PERF_EXIT_CONN;
+	}
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		jobs[i].run = run;
+		jobs[i].w = &run->workers[i];
+		jobs[i].threaded = !pthread_create(&tids[i], NULL, vstate_job_main, &jobs[i]);
+		if (!jobs[i].threaded)
+			vstate_job_main(&jobs[i]); /* no thread: here */
+	}
+	for (uint32_t i = 0; i < run->o.queues; i++) {
+		struct vstate_job *j = &jobs[i];
+
+		if (j->threaded)
+			pthread_join(tids[i], NULL);
+		st->slots += j->st.slots;
+		st->blocks += j->st.blocks;
+		st->inflight_new += j->st.inflight_new;
+		st->inflight_old += j->st.inflight_old;
+		st->inflight_torn += j->st.inflight_torn;
+		if (j->ret && (!code || j->ret == -EILSEQ)) {
+			fprintf(stderr, "nvmf-perf: --verify-state %s: queue %u: %s%s\n",
+				run->o.verify_state, i + 1, j->ret == -EILSEQ ? "verify failed: " : "",
+				j->msg);
+			code = j->ret == -EILSEQ ? PERF_EXIT_IO : PERF_EXIT_CONN;
+		}
+	}
+	free(jobs);
+	free(tids);
+	if (code)
+		return code;
+	fprintf(stderr, "nvmf-perf: --verify-state %s (run %" PRIu64 "): %" PRIu64 " slots (%"
+		PRIu64 " blocks) of earlier runs read back intact; writes in flight at the last "
+		"stop: %" PRIu64 " landed, %" PRIu64 " not, %" PRIu64 " in part\n",
+		run->o.verify_state, perf_vstate_runs(run->vstate), st->slots, st->blocks,
+		st->inflight_new, st->inflight_old, st->inflight_torn);
+	return PERF_EXIT_OK;
+}
+
 static void ctrl_teardown(struct perf_run *run)
 {
 	for (uint32_t i = 0; i < run->o.queues && run->workers; i++)
 		worker_fini(&run->workers[i]);
 	free(run->workers);
 	run->workers = NULL;
+	perf_vstate_close(&run->vstate);
 	nvmfd_host_ctrl_destroy(&run->ctrl);
 }
 
@@ -1980,6 +2107,8 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 
 	for (c = 0; c < n; c++, setup++) {
 		code = ctrl_setup(&runs[c]);
+		if (!code)
+			code = vstate_check_run(&runs[c]);
 		if (code)
 			goto out_ctrls;
 	}

@@ -14,8 +14,8 @@ static const char usage_text[] =
 "Usage:\n"
 "  nvmf-perf -r TRID [-r TRID]... [-q DEPTH] [-o BYTES] [-w PATTERN] [-M READPCT] [-t SECONDS]\n"
 "            [-P QUEUES] [--ns NSID] [--warmup SECONDS] [--digest hdr,data]\n"
-"            [--verify] [--json] [--busy-poll] [--timeout MS] [--disable-sqflow]\n"
-"            [--exec bound|unbound|auto] [--affinity-scope SCOPE]\n"
+"            [--verify] [--verify-state FILE] [--json] [--busy-poll] [--timeout MS]\n"
+"            [--disable-sqflow] [--exec bound|unbound|auto] [--affinity-scope SCOPE]\n"
 "            [--affinity-strict]\n"
 "            [--auto-starve-ms N] [--auto-bound] [--auto-no-poll] [--auto-freeze]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
@@ -82,6 +82,18 @@ static const char usage_text[] =
 "                    checked; the report gives the blocks verified and the\n"
 "                    reads left unchecked (JSON verified_blocks,\n"
 "                    unverified_reads).\n"
+"      --verify-state FILE  --verify, with the generation of every -o slot\n"
+"                    kept in FILE (created when missing; one -r; locked\n"
+"                    while in use). Before its I/O a run reads back every\n"
+"                    slot an earlier run wrote and checks it: a write that\n"
+"                    was acknowledged must read back exactly; one that was\n"
+"                    in flight when the earlier run was killed (or the\n"
+"                    target stopped) may read back old or new, block by\n"
+"                    block. Later reads check against the file too, and\n"
+"                    generations never repeat. The same namespace size and\n"
+"                    -o are needed; -P may differ. The file is kept in the\n"
+"                    page cache: it survives SIGKILL of nvmf-perf, not a\n"
+"                    crash of the host machine. JSON: config.verify_state.\n"
 "      --json        print the report as one JSON object on stdout.\n"
 "      --timeout MS  bound on every wait (connect, admin command, I/O),\n"
 "                    default 10000.\n"
@@ -313,6 +325,7 @@ enum {
 	OPT_WARMUP,
 	OPT_DIGEST,
 	OPT_VERIFY,
+	OPT_VERIFY_STATE,
 	OPT_JSON,
 	OPT_BUSY,
 	OPT_TIMEOUT,
@@ -408,6 +421,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "digest", required_argument, NULL, OPT_DIGEST },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "verify-state", required_argument, NULL, OPT_VERIFY_STATE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "busy-poll", no_argument, NULL, OPT_BUSY },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -527,6 +541,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			break;
 		}
 		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_VERIFY_STATE:
+			if (!optarg[0])
+				return seterr(err, len, "--verify-state needs a file name");
+			o->verify_state = optarg;
 			o->verify = true;
 			break;
 		case OPT_JSON:
@@ -708,6 +728,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		snprintf(o->trid.subnqn, sizeof(o->trid.subnqn), "%s", NVMFD_DISC_NQN);
 	if (!o->discover && (!o->trid.subnqn[0] || !strcmp(o->trid.subnqn, NVMFD_DISC_NQN)))
 		return seterr(err, len, "-r: subnqn of an NVM subsystem is required for I/O");
+	if (o->verify_state && (o->discover || nr_trid > 1))
+		return seterr(err, len, "--verify-state takes one -r (one controller's namespace "
+					"per state file)");
 	if (!o->discover && o->verify && !perf_pattern_writes(o->pattern, o->read_pct))
 		return seterr(err, len,
 			      "--verify needs writes in the same run (-w rw|randrw%s); "

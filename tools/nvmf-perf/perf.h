@@ -65,6 +65,7 @@ enum perf_pattern {
  * @warmup:   --warmup seconds excluded from the statistics.
  * @hdgst, @ddgst: --digest hdr,data.
  * @verify:   --verify.
+ * @verify_state: --verify-state FILE (sets @verify), or NULL.
  * @json:     --json.
  * @busy_poll: --busy-poll: never sleep in poll() (SPDK style).
  * @timeout_ms: --timeout for every wait.
@@ -104,6 +105,7 @@ struct perf_opts {
 	bool hdgst;
 	bool ddgst;
 	bool verify;
+	const char *verify_state; /* --verify-state FILE (implies verify) */
 	bool json;
 	bool busy_poll;
 	uint32_t timeout_ms;
@@ -191,6 +193,66 @@ void perf_verify_fill(void *blk, uint32_t lba_size, uint64_t lba, uint64_t gen);
  */
 int perf_verify_check(const void *blk, uint32_t lba_size, uint64_t lba, uint64_t gen, char *msg,
 		      size_t len);
+
+/*
+ * --verify-state FILE (verify.c): the per-slot generation map of --verify
+ * in a shared file mapping, so that a later run checks the blocks an
+ * earlier one had acknowledged before it was SIGKILLed or the target
+ * restarted. See verify.c for the layout and the rules.
+ */
+struct perf_vstate;
+
+/* Outcome of the check of earlier runs' slots (perf_vstate_check()). */
+struct perf_vstate_stats {
+	uint64_t slots; /* slots read back and checked */
+	uint64_t blocks; /* their blocks */
+	uint64_t inflight_new; /* a write in flight at the last stop had landed */
+	uint64_t inflight_old; /* ... had not */
+	uint64_t inflight_torn; /* ... had landed in part (several blocks) */
+};
+
+/**
+ * perf_vstate_open() - open or create the state file for a namespace of
+ * @nslots slots of @nlb blocks of @lba_size bytes; locked (flock) for this
+ * process.
+ * Return: 0; -errno with @err set (in use, not a state file, written for
+ * another geometry, I/O errors).
+ */
+int perf_vstate_open(const char *path, uint32_t lba_size, uint32_t nlb, uint64_t nslots,
+		     struct perf_vstate **out, char *err, size_t len);
+/** perf_vstate_close() - unmap and unlock; NULLs *@vs. */
+void perf_vstate_close(struct perf_vstate **vs);
+/** perf_vstate_acked(), perf_vstate_pending() - the maps from slot @first
+ *  (namespace-wide slot numbers). */
+uint64_t *perf_vstate_acked(struct perf_vstate *vs, uint64_t first);
+uint64_t *perf_vstate_pending(struct perf_vstate *vs, uint64_t first);
+/** perf_vstate_runs() - runs that opened the file, this one included. */
+uint64_t perf_vstate_runs(const struct perf_vstate *vs);
+/**
+ * perf_vstate_next_gen() - the generation of the next write of a queue:
+ * ++*@next without a state (@vs NULL); with one, from chunks reserved in
+ * the file's counter (*@next == *@end: reserve). Context: the queue's thread.
+ */
+void perf_vstate_next_gen(struct perf_vstate *vs, uint64_t *next, uint64_t *end, uint64_t *gen);
+/**
+ * perf_vstate_resolve() - check one slot read back against its state and
+ * settle a write that was in flight at the last stop (see verify.c).
+ * Return: 0 (stats updated); -EILSEQ with @msg on a block that carries
+ * neither an allowed generation.
+ */
+int perf_vstate_resolve(uint64_t *acked, uint64_t *pending, const uint8_t *buf,
+			uint32_t lba_size, uint32_t nlb, uint64_t lba,
+			struct perf_vstate_stats *st, char *msg, size_t len);
+/**
+ * perf_vstate_check() - read back and check every slot of [@first, @first
+ * + @n) that the state knows (acknowledged or in flight), @depth reads at a
+ * time on @qp into @bufs (@depth * @nlb * @lba_size bytes).
+ * Return: 0; -EILSEQ (mismatch) or -EIO/-errno (read failed) with @msg.
+ * Context: @qp's owner; before the run's I/O starts.
+ */
+int perf_vstate_check(struct perf_vstate *vs, struct nvmfd_host_qp *qp, uint32_t nsid,
+		      uint64_t first, uint64_t n, uint32_t nlb, uint32_t lba_size, uint32_t depth,
+		      uint8_t *bufs, struct perf_vstate_stats *st, char *msg, size_t len);
 
 /**
  * perf_parse_cpulist() - parse a CPU list such as "0-3,6,8-9".

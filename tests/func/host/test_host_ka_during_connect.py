@@ -21,7 +21,6 @@ Exit: 0 pass, 1 fail.
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, recv_exact  # noqa: E402
+from tcpproxy import close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:ka-connect"
 CAPSULE_CMD = 0x04
@@ -71,18 +70,14 @@ class Proxy:
         """Forward the admin queue's host->target PDUs, counting Keep Alive."""
         try:
             while True:
-                ch = recv_exact(src, 8)
-                if ch is None:
+                pdu = read_pdu(src)
+                if pdu is None:
                     break
-                plen = struct.unpack_from("<I", ch, 4)[0]
-                rest = recv_exact(src, plen - 8) if plen > 8 else b""
-                if rest is None:
-                    break
-                if ch[0] == CAPSULE_CMD and len(rest) >= 1 and rest[0] == KEEP_ALIVE:
+                if pdu[0] == CAPSULE_CMD and len(pdu) >= 9 and pdu[8] == KEEP_ALIVE:
                     with self.lock:
                         self.keepalives += 1
                         self.lock.notify_all()
-                dst.sendall(ch + rest)
+                dst.sendall(pdu)
         except OSError:
             pass
         close_both(src, dst)
@@ -102,20 +97,9 @@ def main():
     perf, nvmfd = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="nvmfd-ka-")
     log_path = os.path.join(work, "nvmfd.log")
-    with open(log_path, "w") as log:
-        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M",
-                                "--allow-any-host", "--log-level", "info"],
-                               stdout=log, stderr=log)
-    port = None
-    for _ in range(200):
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
-        if m:
-            port = int(m.group(1))
-            break
-        time.sleep(0.05)
-    if not port:
+    tgt, port = start_nvmfd(nvmfd, NQN, log_path, ["--log-level", "info"])
+    if not tgt:
         print("FAIL: nvmfd did not start")
-        tgt.kill()
         return 1
     proxy = Proxy(port)
     trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (proxy.port, NQN)

@@ -450,6 +450,42 @@ static void test_keepalive(const char *port)
 	nvmfd_host_ctrl_destroy(&c);
 }
 
+/* The smallest admin queue (2 entries: one command at a time) with
+ * Keep Alives going out every 500 ms without waiting for each other: the
+ * user's admin commands, one every 20 ms for 3 s, must each wait for the
+ * slot a Keep Alive holds, never fail with -EAGAIN, and the controller
+ * must stay alive. */
+static void test_keepalive_small_admin(const char *port)
+{
+	struct nvmfd_host_ctrl_opts o;
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+	int r;
+
+	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
+	o.kato_ms = 1000;
+	o.admin_queue_size = 2;
+	o.nr_io_queues = 1;
+	o.io_queue_size = 4;
+	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
+	hc_loop_trid(&t, port, NQN);
+	r = nvmfd_host_ctrl_connect(c, &t);
+	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	for (int i = 0; i < 150; i++) {
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_ADMIN_GET_FEATURES;
+		sqe.cdw10 = NVMFD_FEAT_KATO;
+		r = nvmfd_host_admin_cmd(c, &sqe, NULL, 0, false, &cpl);
+		CHECK(r == 0, "Get Features KATO #%d: %d %s", i, r, nvmfd_host_ctrl_errmsg(c));
+		CHECK(cpl.cqe.result == 1000, "KATO %u", cpl.cqe.result);
+		usleep(20000);
+	}
+	CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s", nvmfd_host_ctrl_errmsg(c));
+	nvmfd_host_ctrl_destroy(&c);
+}
+
 /* Read block 0 of @nsid with a raw SQE (the library only knows the
  * namespaces it saw at connect). Return: the completion. */
 static struct nvmfd_host_cpl raw_read(struct nvmfd_host_qp *qp, uint32_t nsid, void *buf)
@@ -585,6 +621,7 @@ int main(void)
 	run_one(port, false, false, true);
 	run_one(port, true, true, true);
 	test_keepalive(port);
+	test_keepalive_small_admin(port);
 	test_ns_aen(tgt, port);
 
 	nvmfd_tgt_stop(tgt);

@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, recv_exact  # noqa: E402
+from tcpproxy import close_both, pump_raw, recv_exact, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:par-connect"
 NR_IO = 4
@@ -127,19 +127,6 @@ class Proxy:
         pump_raw(src, dst)
 
 
-def start_nvmfd(nvmfd, log_path):
-    with open(log_path, "w") as log:
-        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M",
-                                "--allow-any-host"], stdout=log, stderr=log)
-    for _ in range(200):
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
-        if m:
-            return tgt, int(m.group(1))
-        time.sleep(0.05)
-    tgt.kill()
-    return None, None
-
-
 def perf(perf_bin, port):
     trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (port, NQN)
     return subprocess.run([perf_bin, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread",
@@ -159,7 +146,7 @@ def main():
     perf_bin, nvmfd = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="nvmfd-parconn-")
     log_path = os.path.join(work, "nvmfd.log")
-    tgt, port = start_nvmfd(nvmfd, log_path)
+    tgt, port = start_nvmfd(nvmfd, NQN, log_path)
     if not tgt:
         print("FAIL: nvmfd did not start")
         return 1

@@ -163,6 +163,34 @@ static void test_file_data_in_file(void **state)
 	assert_memory_equal(buf, c->wbuf, 4096);
 }
 
+/* nvmfd_bk_dirty(): clean after open; a write (not FUA), WRITE_ZEROES or
+ * DISCARD makes it dirty until a FLUSH submitted after it completes; a
+ * read, or a FUA write, leaves it as it was (the close skips the fsync of
+ * a clean backend). */
+static void test_file_dirty(void **state)
+{
+	struct bkt_ctx *c = *state;
+
+	if (c->skip)
+		skip();
+	assert_false(nvmfd_bk_dirty(c->bk));
+	bkt_pattern(c->wbuf, 4096, 5);
+	assert_int_equal(bkt_do(c, NVMFD_BK_READ, 0, 4096, c->rbuf, false), 4096);
+	assert_false(nvmfd_bk_dirty(c->bk));
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, 0, 4096, c->wbuf, false), 4096);
+	assert_true(nvmfd_bk_dirty(c->bk));
+	assert_int_equal(bkt_do(c, NVMFD_BK_FLUSH, 0, 0, NULL, false), 0);
+	assert_false(nvmfd_bk_dirty(c->bk));
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, 4096, 4096, c->wbuf, true), 4096);
+	assert_false(nvmfd_bk_dirty(c->bk)); /* FUA: durable on completion */
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE_ZEROES, 0, 4096, NULL, false), 0);
+	assert_true(nvmfd_bk_dirty(c->bk));
+	assert_int_equal(bkt_do(c, NVMFD_BK_FLUSH, 0, 0, NULL, false), 0);
+	assert_false(nvmfd_bk_dirty(c->bk));
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, 8192, 4096, c->wbuf, false), 4096);
+	assert_true(nvmfd_bk_dirty(c->bk)); /* the teardown's close fsyncs it */
+}
+
 /* A file shortened behind the backend's back: the read is short, the
  * remainder is resubmitted, hits end of file and the io fails with -EIO. */
 static void test_file_short_read(void **state)
@@ -358,6 +386,8 @@ int main(void)
 		BKT_GENERIC_TESTS(setup_direct_4k),
 		cmocka_unit_test_setup_teardown(test_file_direct_geometry, setup_direct, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_file_data_in_file, setup_buffered, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_file_dirty, setup_buffered, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_file_dirty, setup_direct, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_file_short_read, setup_buffered, bkt_teardown),
 		cmocka_unit_test(test_file_zero_fallback),
 		cmocka_unit_test_setup_teardown(test_file_exclusive, setup_buffered, bkt_teardown),

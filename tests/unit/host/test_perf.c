@@ -374,6 +374,112 @@ static void test_verify_roundtrip(void **state)
 	}
 }
 
+/* perf_vstate_resolve(): the rules for a slot of 2 blocks read back. */
+static void vs_slot(uint8_t *buf, uint64_t lba, uint64_t g0, uint64_t g1)
+{
+	perf_verify_fill(buf, 512, lba, g0);
+	perf_verify_fill(buf + 512, 512, lba + 1, g1);
+}
+
+static void test_vstate_resolve(void **state)
+{
+	static uint8_t buf[1024];
+	struct perf_vstate_stats st;
+	uint64_t a, p;
+	char msg[256];
+
+	memset(&st, 0, sizeof(st));
+	/* acknowledged, nothing in flight: exactly that generation */
+	vs_slot(buf, 10, 5, 5);
+	a = 5, p = 0;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)), 0);
+	assert_int_equal(st.slots, 1);
+	assert_int_equal(st.blocks, 2);
+	vs_slot(buf, 10, 5, 4); /* the second block lost its write */
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)),
+			 -EILSEQ);
+	assert_non_null(strstr(msg, "LBA 11"));
+	assert_non_null(strstr(msg, "lost write"));
+	/* in flight at the kill: new ... */
+	vs_slot(buf, 10, 9, 9);
+	a = 5, p = 9;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)), 0);
+	assert_int_equal(a, 9);
+	assert_int_equal(p, 0);
+	assert_int_equal(st.inflight_new, 1);
+	/* ... old ... */
+	vs_slot(buf, 10, 5, 5);
+	a = 5, p = 9;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)), 0);
+	assert_int_equal(a, 5);
+	assert_int_equal(p, 0);
+	assert_int_equal(st.inflight_old, 1);
+	/* ... or torn: then nothing is known any more */
+	vs_slot(buf, 10, 9, 5);
+	a = 5, p = 9;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)), 0);
+	assert_int_equal(a, 0);
+	assert_int_equal(st.inflight_torn, 1);
+	/* neither generation: a mismatch naming both */
+	vs_slot(buf, 10, 7, 7);
+	a = 5, p = 9;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)),
+			 -EILSEQ);
+	assert_non_null(strstr(msg, "nor the generation 9 in flight"));
+	/* killed between acked = G and pending = 0: only G */
+	vs_slot(buf, 10, 5, 5);
+	a = 9, p = 9;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)),
+			 -EILSEQ);
+	/* first write in flight, nothing acknowledged: anything goes */
+	memset(buf, 0, sizeof(buf));
+	a = 0, p = 3;
+	assert_int_equal(perf_vstate_resolve(&a, &p, buf, 512, 2, 10, &st, msg, sizeof(msg)), 0);
+	assert_int_equal(a, 0);
+	assert_int_equal(p, 0);
+}
+
+/* The state file: created, reopened with its counter, refused for another
+ * geometry or while locked; generations never repeat across opens. */
+static void test_vstate_file(void **state)
+{
+	char path[] = "/tmp/nvmf-perf-vs-XXXXXX";
+	struct perf_vstate *vs = NULL, *vs2 = NULL;
+	uint64_t next = 0, end = 0, g1, g2;
+	char err[512];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(perf_vstate_open(path, 512, 8, 100, &vs, err, sizeof(err)), 0);
+	assert_int_equal(perf_vstate_runs(vs), 1);
+	perf_vstate_next_gen(vs, &next, &end, &g1);
+	assert_true(g1 > 0);
+	perf_vstate_acked(vs, 0)[99] = g1;
+	/* a second user is refused while the first holds it */
+	assert_int_equal(perf_vstate_open(path, 512, 8, 100, &vs2, err, sizeof(err)), -EWOULDBLOCK);
+	assert_non_null(strstr(err, "in use"));
+	perf_vstate_close(&vs);
+	assert_null(vs);
+	/* another geometry */
+	assert_int_equal(perf_vstate_open(path, 512, 16, 50, &vs, err, sizeof(err)), -EINVAL);
+	assert_int_equal(perf_vstate_open(path, 4096, 8, 100, &vs, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "same namespace size and -o"));
+	/* reopened: the map and the counter carried over */
+	assert_int_equal(perf_vstate_open(path, 512, 8, 100, &vs, err, sizeof(err)), 0);
+	assert_int_equal(perf_vstate_runs(vs), 2);
+	assert_int_equal(perf_vstate_acked(vs, 90)[9], g1);
+	next = end = 0;
+	perf_vstate_next_gen(vs, &next, &end, &g2);
+	assert_true(g2 > g1);
+	perf_vstate_close(&vs);
+	/* without a state: a plain counter */
+	next = 41;
+	perf_vstate_next_gen(NULL, &next, &end, &g2);
+	assert_int_equal(g2, 42);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),
 		cmocka_unit_test(test_mix_only_for_rw),	   cmocka_unit_test(test_version),
 		cmocka_unit_test(test_dhchap_args),
+		cmocka_unit_test(test_vstate_resolve),	   cmocka_unit_test(test_vstate_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
