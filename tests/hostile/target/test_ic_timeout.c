@@ -143,14 +143,17 @@ static void case_many(void)
 	TF_CHECK(tc_count_fds() > base + 48);
 	for (unsigned int i = 0; i < 48; i++)
 		expect_closed(&c[i], t0);
-	/* Teardown ends asynchronously: wait (bounded) for the count. */
+	/* Teardown ends asynchronously: wait (bounded) for the count. The
+	 * baseline may still hold sockets of the warm-up's teardown (a loaded
+	 * run saw the end below it), so nothing more than the baseline may
+	 * stay open: a leak shows as more */
 	for (int i = 0; i < 500; i++) {
 		now = tc_count_fds();
-		if (now == base)
+		if (now <= base)
 			break;
 		usleep(10000);
 	}
-	TF_CHECK_EQ(now, base);
+	TF_CHECK(now <= base);
 }
 
 static const struct {
