@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
 """tcpproxy.py - pieces of the test TCP proxies that sit between a host and
 nvmfd (tests/func/host, tests/scale): exact reads, whole PDUs, pumps,
-closing, and starting the nvmfd behind the proxy."""
+closing, starting the nvmfd behind the proxy, and the listening proxy that
+hands each connection, by its order, to the pumps a test chooses."""
 import re
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 
@@ -69,3 +71,40 @@ def pump_raw(src, dst):
     except OSError:
         pass
     close_both(src, dst)
+
+
+class QueueProxy:
+    """Listens on 127.0.0.1:0 (self.port) and connects every accepted host
+    connection to upstream (nvmfd's port). The idx-th connection (0 = the
+    first, for one controller the admin queue) is pumped by the pair
+    self.pumps(idx) returns: (host->target, target->host), each called as
+    pump(src, dst) on its own thread. Subclasses override pumps(); self.cv
+    guards the subclass's counters."""
+
+    def __init__(self, upstream, backlog=16):
+        self.upstream = upstream
+        self.cv = threading.Condition()
+        self.nconn = 0
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(backlog)
+        self.port = self.lsock.getsockname()[1]
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def pumps(self, idx):
+        """(host->target, target->host) pumps of connection idx."""
+        return pump_raw, pump_raw
+
+    def accept_loop(self):
+        while True:
+            try:
+                hs, _ = self.lsock.accept()
+            except OSError:
+                return
+            ts = socket.create_connection(("127.0.0.1", self.upstream))
+            with self.cv:
+                idx = self.nconn
+                self.nconn += 1
+            h2t, t2h = self.pumps(idx)
+            threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
+            threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()

@@ -20,16 +20,14 @@ Exit: 0 pass, 1 fail.
 """
 import os
 import re
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
+from tcpproxy import QueueProxy, close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:ka-cadence"
 CAPSULE_CMD = 0x04
@@ -38,34 +36,16 @@ KEEP_ALIVE = 0x18
 HOLD_LIMIT_S = 30
 
 
-class Proxy:
+class Proxy(QueueProxy):
     def __init__(self, upstream):
-        self.upstream = upstream
-        self.lock = threading.Condition()
         self.ka_cids = []  # CIDs of the admin queue's Keep Alives, in order
-        self.nconn = 0
         self.seen_while_held = None  # Keep Alives sent when the first's response left
-        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.lsock.bind(("127.0.0.1", 0))
-        self.lsock.listen(16)
-        self.port = self.lsock.getsockname()[1]
-        threading.Thread(target=self.accept_loop, daemon=True).start()
+        super().__init__(upstream)
 
-    def accept_loop(self):
-        while True:
-            try:
-                hs, _ = self.lsock.accept()
-            except OSError:
-                return
-            ts = socket.create_connection(("127.0.0.1", self.upstream))
-            with self.lock:
-                idx = self.nconn
-                self.nconn += 1
-            admin = idx == 0
-            threading.Thread(target=self.pump_h2t_admin if admin else pump_raw,
-                             args=(hs, ts), daemon=True).start()
-            threading.Thread(target=self.pump_t2h_admin if admin else pump_raw,
-                             args=(ts, hs), daemon=True).start()
+    def pumps(self, idx):
+        if idx == 0:  # the admin queue
+            return self.pump_h2t_admin, self.pump_t2h_admin
+        return pump_raw, pump_raw
 
     def pump_h2t_admin(self, src, dst):
         """Host -> target on the admin queue: note each Keep Alive's CID."""
@@ -75,9 +55,9 @@ class Proxy:
                 if pdu is None:
                     break
                 if pdu[0] == CAPSULE_CMD and len(pdu) >= 12 and pdu[8] == KEEP_ALIVE:
-                    with self.lock:
+                    with self.cv:
                         self.ka_cids.append(struct.unpack_from("<H", pdu, 10)[0])
-                        self.lock.notify_all()
+                        self.cv.notify_all()
                 dst.sendall(pdu)
         except OSError:
             pass
@@ -94,14 +74,14 @@ class Proxy:
                     break
                 if not held and pdu[0] == CAPSULE_RESP and len(pdu) >= 24:
                     cid = struct.unpack_from("<H", pdu, 8 + 12)[0]
-                    with self.lock:
+                    with self.cv:
                         first = self.ka_cids[0] if self.ka_cids else None
                     if cid == first:
                         held = True
                         deadline = time.monotonic() + HOLD_LIMIT_S
-                        with self.lock:
+                        with self.cv:
                             while len(self.ka_cids) < 2 and time.monotonic() < deadline:
-                                self.lock.wait(0.2)
+                                self.cv.wait(0.2)
                             self.seen_while_held = len(self.ka_cids)
                 dst.sendall(pdu)
         except OSError:

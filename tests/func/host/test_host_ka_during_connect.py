@@ -20,15 +20,13 @@ Exit: 0 pass, 1 fail.
 """
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
+from tcpproxy import QueueProxy, close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:ka-connect"
 CAPSULE_CMD = 0x04
@@ -36,35 +34,16 @@ KEEP_ALIVE = 0x18
 HOLD_LIMIT_S = 30
 
 
-
-
-class Proxy:
+class Proxy(QueueProxy):
     def __init__(self, upstream):
-        self.upstream = upstream
-        self.lock = threading.Condition()
         self.keepalives = 0
-        self.nconn = 0
         self.held_until_ka = None  # keep-alives seen when the ICResp left
-        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.lsock.bind(("127.0.0.1", 0))
-        self.lsock.listen(16)
-        self.port = self.lsock.getsockname()[1]
-        threading.Thread(target=self.accept_loop, daemon=True).start()
+        super().__init__(upstream)
 
-    def accept_loop(self):
-        while True:
-            try:
-                hs, _ = self.lsock.accept()
-            except OSError:
-                return
-            ts = socket.create_connection(("127.0.0.1", self.upstream))
-            with self.lock:
-                idx = self.nconn
-                self.nconn += 1
-            h2t = self.pump_h2t_admin if idx == 0 else pump_raw
-            threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
-            t2h = self.pump_t2h_held if idx == 1 else pump_raw
-            threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
+    def pumps(self, idx):
+        # admin queue (0): count Keep Alives; I/O queue 1: hold its ICResp
+        return (self.pump_h2t_admin if idx == 0 else pump_raw,
+                self.pump_t2h_held if idx == 1 else pump_raw)
 
     def pump_h2t_admin(self, src, dst):
         """Forward the admin queue's host->target PDUs, counting Keep Alive."""
@@ -74,9 +53,9 @@ class Proxy:
                 if pdu is None:
                     break
                 if pdu[0] == CAPSULE_CMD and len(pdu) >= 9 and pdu[8] == KEEP_ALIVE:
-                    with self.lock:
+                    with self.cv:
                         self.keepalives += 1
-                        self.lock.notify_all()
+                        self.cv.notify_all()
                 dst.sendall(pdu)
         except OSError:
             pass
@@ -86,9 +65,9 @@ class Proxy:
         """I/O queue 1: hold the target's bytes (its ICResp) until two
         keep-alives passed on the admin queue."""
         deadline = time.monotonic() + HOLD_LIMIT_S
-        with self.lock:
+        with self.cv:
             while self.keepalives < 2 and time.monotonic() < deadline:
-                self.lock.wait(0.2)
+                self.cv.wait(0.2)
             self.held_until_ka = self.keepalives
         pump_raw(src, dst)
 

@@ -24,16 +24,14 @@ Exit: 0 pass, 1 fail.
 """
 import os
 import re
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import close_both, pump_raw, recv_exact, start_nvmfd  # noqa: E402
+from tcpproxy import QueueProxy, close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:par-connect"
 NR_IO = 4
@@ -44,67 +42,40 @@ FCTYPE_CONNECT = 0x01
 HOLD_LIMIT_S = 30
 
 
-
-
-
-
-class Proxy:
+class Proxy(QueueProxy):
     """mode 'hold': hold I/O connections' target bytes until NR_IO ICReqs;
     mode 'drop': close the connection whose Connect has qid drop_qid."""
 
     def __init__(self, upstream, mode, drop_qid=0):
-        self.upstream = upstream
         self.mode = mode
         self.drop_qid = drop_qid
-        self.cv = threading.Condition()
-        self.nconn = 0
         self.icreqs = 0  # ICReqs seen on I/O connections
         self.max_waiting = 0  # most I/O connections waiting for ICResp at once
         self.released = False
         self.dropped = False
-        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.lsock.bind(("127.0.0.1", 0))
-        self.lsock.listen(64)
-        self.port = self.lsock.getsockname()[1]
-        threading.Thread(target=self.accept_loop, daemon=True).start()
+        super().__init__(upstream, backlog=64)
 
-    def accept_loop(self):
-        while True:
-            try:
-                hs, _ = self.lsock.accept()
-            except OSError:
-                return
-            ts = socket.create_connection(("127.0.0.1", self.upstream))
-            with self.cv:
-                idx = self.nconn
-                self.nconn += 1
-            if idx == 0:
-                h2t, t2h = pump_raw, pump_raw
-            elif self.mode == "hold":
-                h2t, t2h = self.pump_h2t_io, self.pump_t2h_held
-            else:
-                h2t, t2h = self.pump_h2t_io, pump_raw
-            threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
-            threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
+    def pumps(self, idx):
+        if idx == 0:  # the admin queue passes through
+            return pump_raw, pump_raw
+        if self.mode == "hold":
+            return self.pump_h2t_io, self.pump_t2h_held
+        return self.pump_h2t_io, pump_raw
 
     def pump_h2t_io(self, src, dst):
         """An I/O connection's host->target PDUs: count its ICReq; in drop
         mode close it at the Connect of drop_qid."""
         try:
             while True:
-                ch = recv_exact(src, 8)
-                if ch is None:
+                pdu = read_pdu(src)
+                if pdu is None:
                     break
-                plen = struct.unpack_from("<I", ch, 4)[0]
-                rest = recv_exact(src, plen - 8) if plen > 8 else b""
-                if rest is None:
-                    break
-                if ch[0] == ICREQ:
+                if pdu[0] == ICREQ:
                     with self.cv:
                         self.icreqs += 1
                         self.max_waiting = max(self.max_waiting, self.icreqs)
                         self.cv.notify_all()
-                sqe = rest[:64] if ch[0] == CAPSULE_CMD else b""
+                sqe = pdu[8:72] if pdu[0] == CAPSULE_CMD else b""
                 if (self.mode == "drop" and len(sqe) >= 64 and sqe[0] == FABRICS and
                         sqe[4] == FCTYPE_CONNECT):
                     qid = struct.unpack_from("<H", sqe, 42)[0]
@@ -112,7 +83,7 @@ class Proxy:
                         with self.cv:
                             self.dropped = True
                         break
-                dst.sendall(ch + rest)
+                dst.sendall(pdu)
         except OSError:
             pass
         close_both(src, dst)
