@@ -51,6 +51,16 @@ def start_nvmfd(nvmfd, nqn, log_path, extra=()):
     return None, None
 
 
+
+def perf_randread(perf, port, nqn, secs, queues):
+    """nvmf-perf, 4 KiB random reads at QD 4 on `queues` I/O queues for
+    `secs` seconds against 127.0.0.1:port; Return: CompletedProcess with
+    stdout and stderr together (text), after at most 120 s."""
+    trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (port, nqn)
+    return subprocess.run([perf, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread",
+                           "-t", str(secs), "-P", str(queues)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120)
+
 def close_both(a, b):
     """Shut both directions of both sockets down (the pumps then end)."""
     for s in (a, b):

@@ -27,7 +27,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import QueueProxy, close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
+from tcpproxy import (QueueProxy, close_both, perf_randread, pump_raw, read_pdu,  # noqa: E402
+                      start_nvmfd)
 
 NQN = "nqn.2026-12.io.nvmfd:ka-cadence"
 CAPSULE_CMD = 0x04
@@ -98,11 +99,8 @@ def main():
         print("FAIL: nvmfd did not start")
         return 1
     proxy = Proxy(port)
-    trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (proxy.port, NQN)
     # default KATO 5 s: a Keep Alive every 2.5 s, so a 9 s run sends three
-    r = subprocess.run([perf, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread", "-t", "9",
-                        "-P", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=120)
+    r = perf_randread(perf, proxy.port, NQN, 9, 1)
     tgt.terminate()
     tgt.wait(timeout=30)
     out = r.stdout

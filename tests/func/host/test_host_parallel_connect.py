@@ -31,7 +31,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import QueueProxy, close_both, pump_raw, read_pdu, start_nvmfd  # noqa: E402
+from tcpproxy import (QueueProxy, close_both, perf_randread, pump_raw, read_pdu,  # noqa: E402
+                      start_nvmfd)
 
 NQN = "nqn.2026-12.io.nvmfd:par-connect"
 NR_IO = 4
@@ -99,10 +100,7 @@ class Proxy(QueueProxy):
 
 
 def perf(perf_bin, port):
-    trid = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:%d subnqn:%s" % (port, NQN)
-    return subprocess.run([perf_bin, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread",
-                           "-t", "1", "-P", str(NR_IO)], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=120)
+    return perf_randread(perf_bin, port, NQN, 1, NR_IO)
 
 
 def wait_log(path, regex, limit_s=20):
