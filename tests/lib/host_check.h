@@ -53,6 +53,23 @@ static inline void hc_loop_trid(struct nvmfd_host_trid *t, const char *port, con
 	snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
 }
 
+/* A controller created with @o and connected to 127.0.0.1:@port, @subnqn
+ * ("" = discovery), or exit 1 naming the library's reason. */
+static inline struct nvmfd_host_ctrl *hc_loop_connect(const struct nvmfd_host_ctrl_opts *o,
+						      const char *port, const char *subnqn)
+{
+	struct nvmfd_host_ctrl *c = NULL;
+	struct nvmfd_host_trid t;
+	int r;
+
+	CHECK(nvmfd_host_ctrl_create(o, &c) == 0, "create");
+	hc_loop_trid(&t, port, subnqn);
+	r = nvmfd_host_ctrl_connect(c, &t);
+	CHECK(r == 0, "connect to %s on %s: %d %s", subnqn[0] ? subnqn : "discovery", port, r,
+	      nvmfd_host_ctrl_errmsg(c));
+	return c;
+}
+
 /* An Asynchronous Event Request through the library's blocking admin path,
  * on its own thread (it waits until the target has an event or the
  * library's timeout). Start it with pthread_create(..., hc_aer_thread, a). */

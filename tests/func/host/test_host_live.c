@@ -118,21 +118,13 @@ static void set_aec(struct nvmfd_host_ctrl *c, uint32_t bits)
 static struct nvmfd_host_ctrl *connect_to(const char *port, const char *nqn)
 {
 	struct nvmfd_host_ctrl_opts o;
-	struct nvmfd_host_ctrl *c = NULL;
-	struct nvmfd_host_trid t;
-	int r;
 
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
 	o.nr_io_queues = nqn[0] ? 1 : 0;
 	o.timeout_ms = 5000;
 	if (!nqn[0])
 		o.kato_ms = 0;
-	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	hc_loop_trid(&t, port, nqn);
-	r = nvmfd_host_ctrl_connect(c, &t);
-	CHECK(r == 0, "connect to %s on %s: %d %s", nqn[0] ? nqn : "discovery", port, r,
-	      nvmfd_host_ctrl_errmsg(c));
-	return c;
+	return hc_loop_connect(&o, port, nqn);
 }
 
 static uint64_t id_ns_nsze(struct nvmfd_host_ctrl *c, uint32_t nsid)

@@ -281,7 +281,6 @@ static void test_discovery(const char *port)
 {
 	struct nvmfd_host_ctrl_opts o;
 	struct nvmfd_host_ctrl *c = NULL;
-	struct nvmfd_host_trid t;
 	struct nvmfd_disc_log_hdr hdr;
 	struct nvmfd_disc_log_entry *e = NULL;
 	bool found = false;
@@ -291,10 +290,7 @@ static void test_discovery(const char *port)
 	o.kato_ms = 0;
 	o.timeout_ms = 5000;
 	o.max_io_size = 1024; /* forces the log to be read in LPO steps */
-	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	hc_loop_trid(&t, port, "");
-	r = nvmfd_host_ctrl_connect(c, &t);
-	CHECK(r == 0, "discovery connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	c = hc_loop_connect(&o, port, "");
 	CHECK(nvmfd_host_ctrl_get_info(c)->cntrltype == NVMFD_CNTRLTYPE_DISC ||
 		      nvmfd_host_ctrl_get_info(c)->cntrltype == 0,
 	      "cntrltype %u", nvmfd_host_ctrl_get_info(c)->cntrltype);
@@ -429,19 +425,14 @@ static void test_keepalive(const char *port)
 {
 	struct nvmfd_host_ctrl_opts o;
 	struct nvmfd_host_ctrl *c = NULL;
-	struct nvmfd_host_trid t;
 	struct nvmfd_host_cpl cpl;
 	uint8_t buf[512];
-	int r;
 
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
 	o.kato_ms = 1000;
 	o.nr_io_queues = 1;
 	o.io_queue_size = 4;
-	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	hc_loop_trid(&t, port, NQN);
-	r = nvmfd_host_ctrl_connect(c, &t);
-	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	c = hc_loop_connect(&o, port, NQN);
 	sleep(3);
 	cpl = do_io(nvmfd_host_ctrl_qp(c, 0), OP_READ, 1, 0, 1, buf);
 	CHECK(cpl.status == 0, "read after idle: status 0x%x", cpl.status);
@@ -459,7 +450,6 @@ static void test_keepalive_small_admin(const char *port)
 {
 	struct nvmfd_host_ctrl_opts o;
 	struct nvmfd_host_ctrl *c = NULL;
-	struct nvmfd_host_trid t;
 	struct nvmfd_host_cpl cpl;
 	struct nvmfd_sqe sqe;
 	int r;
@@ -469,10 +459,7 @@ static void test_keepalive_small_admin(const char *port)
 	o.admin_queue_size = 2;
 	o.nr_io_queues = 1;
 	o.io_queue_size = 4;
-	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	hc_loop_trid(&t, port, NQN);
-	r = nvmfd_host_ctrl_connect(c, &t);
-	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	c = hc_loop_connect(&o, port, NQN);
 	for (int i = 0; i < 150; i++) {
 		memset(&sqe, 0, sizeof(sqe));
 		sqe.opc = NVMFD_ADMIN_GET_FEATURES;
@@ -526,7 +513,6 @@ static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
 {
 	struct nvmfd_host_ctrl_opts o;
 	struct nvmfd_host_ctrl *c = NULL;
-	struct nvmfd_host_trid t;
 	struct nvmfd_host_cpl cpl;
 	struct nvmfd_cfg_ns cn;
 	struct hc_aer a = { 0 };
@@ -535,14 +521,10 @@ static void test_ns_aen(struct nvmfd_tgt *tgt, const char *port)
 	uint32_t ids[1024];
 	uint8_t buf[512];
 	pthread_t th;
-	int r;
 
 	nvmfd_host_ctrl_opts_init(&o, sizeof(o));
 	o.nr_io_queues = 1;
-	CHECK(nvmfd_host_ctrl_create(&o, &c) == 0, "create");
-	hc_loop_trid(&t, port, NQN);
-	r = nvmfd_host_ctrl_connect(c, &t);
-	CHECK(r == 0, "connect %d: %s", r, nvmfd_host_ctrl_errmsg(c));
+	c = hc_loop_connect(&o, port, NQN);
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opc = NVMFD_ADMIN_SET_FEATURES;
 	sqe.cdw10 = NVMFD_FEAT_ASYNC_EVENT;
