@@ -1217,24 +1217,6 @@ static void check_machine(const struct nvmfd_cfg *cfg)
  * once per such host and subsystem rather than leave the key silently
  * unused.
  */
-static void warn_unused_dhchap(const struct nvmfd_cfg *cfg);
-
-/*
- * --affinity-scope and --affinity-strict shape unbound pools only: a bound
- * pool runs on its io_cpu and auto's escape pool always spans every CPU
- * (src/target/target.c). Given with another mode they would do nothing, so
- * say so rather than start as if they applied.
- */
-static void warn_unused_affinity(const struct nvmfd_cfg *cfg, const struct cli *cli)
-{
-	const struct nvmfd_cfg_exec *ex = &cfg->exec;
-
-	if (cli->affinity_given && (ex->exec_auto || ex->rt.mode != NVMFD_RT_UNBOUND))
-		NVMFD_WARN(LOG_COMP, "--affinity-scope/--affinity-strict apply to --exec unbound "
-				     "only; ignored with --exec %s",
-			   ex->exec_auto ? "auto" : "bound");
-}
-
 static void warn_unused_dhchap(const struct nvmfd_cfg *cfg)
 {
 	for (unsigned int i = 0; i < cfg->nr_subsys; i++) {
@@ -1252,6 +1234,22 @@ static void warn_unused_dhchap(const struct nvmfd_cfg *cfg)
 					   s->nqn, s->hosts[j]);
 		}
 	}
+}
+
+/*
+ * --affinity-scope and --affinity-strict shape unbound pools only: a bound
+ * pool runs on its io_cpu and auto's escape pool always spans every CPU
+ * (src/target/target.c). Given with another mode they would do nothing, so
+ * say so rather than start as if they applied.
+ */
+static void warn_unused_affinity(const struct nvmfd_cfg *cfg, const struct cli *cli)
+{
+	const struct nvmfd_cfg_exec *ex = &cfg->exec;
+
+	if (cli->affinity_given && (ex->exec_auto || ex->rt.mode != NVMFD_RT_UNBOUND))
+		NVMFD_WARN(LOG_COMP, "--affinity-scope/--affinity-strict apply to --exec unbound "
+				     "only; ignored with --exec %s",
+			   ex->exec_auto ? "auto" : "bound");
 }
 
 int main(int argc, char **argv)
