@@ -227,8 +227,9 @@ for f in "$tmp"/scen/*.json; do
 	"$NVMF_BENCH" --dry-run "$f" > /dev/null || bad "$b does not validate as a file"
 done
 [ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 7 ] || bad "want 7 built-in scenario files"
-# issue 10's scenario files (exec auto, contention.workers) validate too
-for f in "$BENCH_SCENARIOS"/auto-*.json; do
+# issue 10's scenario files (exec auto, contention.workers) and issue 16's
+# digest-cost.json validate too
+for f in "$BENCH_SCENARIOS"/auto-*.json "$BENCH_SCENARIOS"/digest-cost.json; do
 	"$NVMF_BENCH" --dry-run --quick "$f" > /dev/null && ok "$(basename "$f") validates" ||
 		bad "$(basename "$f") does not validate"
 done
