@@ -1335,7 +1335,10 @@ static int tcp_open_backend(struct tcp_queue *q, unsigned int depth)
 		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
 		q->ring_watched = false;
 		q->ring_fd = -1;
+		/* the stats read the context under port->lock */
+		pthread_mutex_lock(&q->port->lock);
 		nvmfd__tgt_qp_close_backend(&q->qp);
+		pthread_mutex_unlock(&q->port->lock);
 		q->cq_depth = 0;
 	}
 	src = tcp_auto_cq_source(q);

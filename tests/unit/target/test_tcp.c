@@ -386,6 +386,50 @@ static void test_slots_after_connect(void **state)
 	}
 }
 
+/* A Connect that passes its checks gets the queue's resources before the
+ * last one fails (an I/O qid already taken): a second Connect on the same
+ * connection that asks for more grows them again, its own ring reopened
+ * at the new depth, and the queue works. */
+static void test_connect_again_larger(void **state)
+{
+	struct env *e = *state;
+	static uint8_t wbuf[4096], rbuf[4096];
+	struct tc_conn a, q1, q;
+	struct nvmfd_cqe cqe;
+	uint16_t cntlid;
+	int slots;
+	bool cq;
+
+	pair_queue(e, &a);
+	cntlid = admin_up(&a);
+	pair_queue(e, &q1);
+	assert_int_equal(tc_ic(&q1, false, false), 0);
+	assert_int_equal(tc_step(tc_connect(&q1, 1, 3, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0);
+	pair_queue(e, &q);
+	assert_int_equal(tc_ic(&q, false, false), 0);
+	/* qid 1 is taken: Command Sequence Error, after the enable */
+	assert_int_equal(tc_step(tc_connect(&q, 1, 3, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0x10000 | NVMFD_STATUS_DNR |
+				 NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR));
+	newest_queue(e, false, &slots, &cq);
+	assert_int_equal(slots, 9);
+	assert_true(cq);
+	assert_int_equal(tc_step(tc_connect(&q, 2, 63, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0);
+	newest_queue(e, false, &slots, &cq);
+	assert_int_equal(slots, 129);
+	assert_true(cq);
+	tc_pattern(wbuf, sizeof(wbuf), 11);
+	assert_int_equal(tc_step(tc_rw(&q, true, 1, 64, 8, wbuf, sizeof(wbuf), 0, &cqe), &cqe), 0);
+	assert_int_equal(tc_step(tc_rw(&q, false, 1, 64, 8, rbuf, sizeof(rbuf), 0, &cqe), &cqe), 0);
+	assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+	tc_close(&q);
+	tc_close(&q1);
+	tc_close(&a);
+	wait_queues(e, 0);
+}
+
 /* The lowest fd number not in use (every lower one is). */
 static int lowest_free_fd(void)
 {
@@ -444,6 +488,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_connected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slots_after_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_no_resources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_again_larger, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
