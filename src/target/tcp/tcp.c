@@ -1267,6 +1267,16 @@ void tcp_queue_free(struct tcp_queue *q)
 	free(q);
 }
 
+/* @len bytes of address space, backed by memory only where touched
+ * (MAP_NORESERVE: no commit charge), or NULL. */
+static void *tcp_reserve(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
@@ -1408,10 +1418,8 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->free_head = UINT32_MAX;
 	q->max_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
 	q->reqs_size = ((size_t)q->max_reqs * sizeof(*q->reqs) + 4095u) & ~(size_t)4095u;
-	q->reqs = mmap(NULL, q->reqs_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (q->reqs == MAP_FAILED) {
-		q->reqs = NULL;
+	q->reqs = tcp_reserve(q->reqs_size);
+	if (!q->reqs) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
@@ -1426,10 +1434,8 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	slot = (slot + 4095u) & ~4095u;
 	q->slot_size = slot;
 	q->data_size = (size_t)slot * q->max_reqs;
-	q->data = mmap(NULL, q->data_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (q->data == MAP_FAILED) {
-		q->data = NULL;
+	q->data = tcp_reserve(q->data_size);
+	if (!q->data) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
