@@ -464,6 +464,21 @@ static int reauth_rekey(struct nvmfd_tgt_req *req, size_t *outlen)
 	return 0;
 }
 
+/* A transaction succeeded: the queue may be used, at its depth now
+ * (nvmfd__tgt_qp_enable(): its resources wait for the first success).
+ * Return: false when they could not be had (the command fails with
+ * Internal Error, the queue closes, it stays unauthenticated). */
+static bool auth_succeeded(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt_auth *a)
+{
+	if (nvmfd__tgt_qp_enable(qp, qp->sqsize)) {
+		a->authenticated = false;
+		return false;
+	}
+	a->authenticated = true;
+	log_result(qp, a, true);
+	return true;
+}
+
 static nvmfd_status_t exec_send(struct nvmfd_tgt_req *req)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
@@ -496,8 +511,8 @@ static nvmfd_status_t exec_send(struct nvmfd_tgt_req *req)
 		a->finish_on_recv = true;
 		return NVMFD_SC_SUCCESS;
 	case NVMFD_AUTH_NEXT_DONE:
-		a->authenticated = true;
-		log_result(qp, a, true);
+		if (!auth_succeeded(qp, a))
+			return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
 		return NVMFD_SC_SUCCESS;
 	case NVMFD_AUTH_NEXT_SEND_FAIL:
 		/* the AUTH_Failure1 goes out with the next Receive */
@@ -534,8 +549,8 @@ static nvmfd_status_t exec_recv(struct nvmfd_tgt_req *req)
 	a->msglen = 0;
 	if (a->finish_on_recv) {
 		a->finish_on_recv = false;
-		a->authenticated = true;
-		log_result(qp, a, true);
+		if (!auth_succeeded(qp, a))
+			return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
 	}
 	return NVMFD_SC_SUCCESS;
 }

@@ -270,6 +270,7 @@ nvmfd_status_t nvmfd__tgt_set_xfer(struct nvmfd_tgt_req *req, enum nvmfd_tgt_xfe
 				   uint64_t len);
 nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req);
 void nvmfd__tgt_fabrics_execute(struct nvmfd_tgt_req *req);
+int nvmfd__tgt_qp_enable(struct nvmfd_tgt_qp *qp, uint16_t sqsize);
 
 /* auth.c */
 int nvmfd__tgt_auth_setup(struct nvmfd_tgt_qp *qp, const struct nvmfd_tgt_subsys *s,

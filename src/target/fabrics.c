@@ -353,6 +353,33 @@ nvmfd_status_t nvmfd__tgt_fabrics_init(struct nvmfd_tgt_req *req)
 	}
 }
 
+/**
+ * nvmfd__tgt_qp_enable() - the transport sizes @qp for use at @sqsize
+ * (0's based) entries (ops->enable_queue, xprt.h): called by a Connect
+ * that is about to succeed, or by the DH-HMAC-CHAP transaction that makes
+ * the queue usable. On failure the queue is shut down (the command's
+ * response still goes out first: the transport closes on its next pass,
+ * as after a Disconnect); the caller fails the command with Internal
+ * Error (doc/design.md "Queue resources after Connect").
+ * Return: 0, or the transport's -errno (logged).
+ * Context: queue owner.
+ */
+int nvmfd__tgt_qp_enable(struct nvmfd_tgt_qp *qp, uint16_t sqsize)
+{
+	int ret;
+
+	if (!qp->ops->enable_queue)
+		return 0;
+	ret = qp->ops->enable_queue(qp, sqsize);
+	if (!ret)
+		return 0;
+	NVMFD_WARN_RATELIMIT(COMP, "%s: cannot allocate a queue of %u entries: %s; closing",
+			     qp->peer_addr, (unsigned int)sqsize + 1u, strerror(-ret));
+	if (qp->ops->shutdown_queue)
+		qp->ops->shutdown_queue(qp);
+	return ret;
+}
+
 static nvmfd_status_t connect_err(struct nvmfd_tgt_req *req, uint8_t sc, uint32_t ipo)
 {
 	req->cqe.result = ipo;
@@ -428,6 +455,10 @@ static nvmfd_status_t connect_admin(struct nvmfd_tgt_req *req, const struct nvmf
 		return connect_err(req, NVMFD_SC_CONNECT_INVALID_PARAM, IPO_DATA(cntlid));
 	if (nvmfd__tgt_auth_setup(qp, s, d->hostnqn, &auth) < 0)
 		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+	/* the queue's resources before the controller's (nothing to undo);
+	 * a queue that must authenticate gets them when it has */
+	if (!auth && nvmfd__tgt_qp_enable(qp, c->sqsize))
+		return NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
 	ret = nvmfd__tgt_ctrl_alloc(s, qp->port, d->hostnqn, d->hostid, &ctrl);
 	if (ret == -EBUSY) {
 		NVMFD_WARN(COMP, "%s: subsystem %s: no free controller ID", qp->peer_addr, s->nqn);
@@ -485,6 +516,10 @@ static nvmfd_status_t connect_io(struct nvmfd_tgt_req *req, const struct nvmfd_c
 	}
 	/* every I/O queue authenticates too (as the admin queue did) */
 	if (nvmfd__tgt_auth_setup(qp, s, d->hostnqn, &auth) < 0) {
+		st = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
+		goto out_put;
+	}
+	if (!auth && nvmfd__tgt_qp_enable(qp, c->sqsize)) {
 		st = NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL);
 		goto out_put;
 	}

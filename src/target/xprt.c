@@ -59,9 +59,18 @@ int nvmfd__tgt_qp_open_backend(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int
 int nvmfd__tgt_qp_open_backend_src(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth,
 				   enum nvmfd_cq_src src)
 {
+	struct nvmfd_cq *cq;
+	int ret;
+
 	if (!qp->tgt->cqpool)
 		return -EINVAL;
-	return nvmfd_cq_open_src(qp->tgt->cqpool, io_cpu, depth, src, qp_cq_notify, qp, &qp->cq);
+	ret = nvmfd_cq_open_src(qp->tgt->cqpool, io_cpu, depth, src, qp_cq_notify, qp, &cq);
+	if (ret)
+		return ret;
+	/* published: a transport may open it on a listed queue (at Connect)
+	 * whose stats other threads read (acquire) */
+	__atomic_store_n(&qp->cq, cq, __ATOMIC_RELEASE);
+	return 0;
 }
 
 bool nvmfd__tgt_cq_can_share(const struct nvmfd_tgt *tgt)

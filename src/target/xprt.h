@@ -72,6 +72,19 @@ struct nvmfd_tgt_xprt_ops {
 	 * the controller is stalled (a target-side stall, not a silent host).
 	 * May be NULL. Context: any thread, tgt->lock held: must not block. */
 	uint64_t (*stall_ns)(struct nvmfd_tgt_qp *qp);
+	/* The queue is to be used at its depth: a Connect for @sqsize (0's
+	 * based) entries is about to succeed (no DH-HMAC-CHAP), or its first
+	 * DH-HMAC-CHAP transaction is about to (qp->sqsize). Until then a
+	 * transport may hold only what the setup needs (the Connect capsule,
+	 * the authentication exchange, one command at a time); now it sizes
+	 * the queue (command slots, the backend completion context via
+	 * nvmfd__tgt_qp_open_backend_src()). Called before the response that
+	 * lets the host use the queue, maybe again (a later Connect or
+	 * re-authentication: keep what is there, grow if @sqsize asks more).
+	 * Return: 0, or -errno: the command fails with Internal Error and the
+	 * core closes the queue after its response (ops->shutdown_queue).
+	 * May be NULL (everything allocated at creation). Context: owner. */
+	int (*enable_queue)(struct nvmfd_tgt_qp *qp, uint16_t sqsize);
 };
 
 /* The core's part of a queue; embedded in the transport queue. */
@@ -95,7 +108,9 @@ struct nvmfd_tgt_qp {
 	 * transport memory */
 	const char *tls_hostnqn;
 	const char *tls_subnqn;
-	/* backend completions (core-owned: nvmfd__tgt_qp_open_backend()) */
+	/* backend completions (core-owned: nvmfd__tgt_qp_open_backend()),
+	 * NULL until opened (a transport may open it at Connect: other
+	 * threads load it with acquire) */
 	struct nvmfd_cq *cq;
 	/* Completions posted from other threads (AER), drained by the owner
 	 * through nvmfd__tgt_qp_drain_posted(). Private to the core. */

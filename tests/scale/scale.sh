@@ -15,7 +15,8 @@
 # Reports: keep-alive expiries (nvmfd log), I/O timeouts and failed
 # connects (nvmf-perf output), nvmfd RSS and fds at baseline, under load
 # and after every host disconnected, the per-connection memory
-# ((RSS under load - baseline) / connections), and the stop time.
+# ((RSS under load - baseline) / connections), the cost of an idle socket
+# before any load (IDLE_SOCKS, default 256; 0: skip), and the stop time.
 # Exit: 0 when there were no keep-alive expiries, I/O timeouts or failed
 # connects, every nvmf-perf exited 0, fds returned to the baseline and the
 # RSS to within RSS_SLACK_KIB (default 32 MiB) of it (nvmfd trims the
@@ -49,6 +50,32 @@ sleep 0.5
 base_rss=$(rss_kib "$TGT_PID")
 base_fds=$(nfds "$TGT_PID")
 echo "nvmfd $* on port $TGT_PORT: baseline RSS $base_rss KiB, $base_fds fds"
+
+# What a connection costs before its Connect (doc/design.md §1.3):
+# IDLE_SOCKS sockets that send nothing, measured after 1 s, then closed
+IDLE_SOCKS=${IDLE_SOCKS:-256}
+if [ "$IDLE_SOCKS" -gt 0 ]; then
+	python3 - "$TGT_PORT" "$TGT_PID" "$IDLE_SOCKS" <<'EOF_PY'
+import os, socket, sys, time
+port, pid, n = (int(a) for a in sys.argv[1:4])
+def rss():
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+def fds():
+    return len(os.listdir("/proc/%d/fd" % pid))
+r0, f0 = rss(), fds()
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+time.sleep(1.0)
+r1, f1 = rss(), fds()
+print("idle sockets (no ICReq): %.1f KiB and %.2f fds each (%d)" % ((r1 - r0) / n, (f1 - f0) / n, n))
+for s in socks:
+    s.close()
+EOF_PY
+	for _ in $(seq 100); do
+		[ "$(nfds "$TGT_PID")" -le "$base_fds" ] && break
+		sleep 0.1
+	done
+fi
 echo "load: $CTRLS controllers x $QUEUES I/O queues (QD $DEPTH, 4 KiB randrw) from $NPROC" \
 	"nvmf-perf processes for $SECS s: $CONNS connections"
 

@@ -5,16 +5,24 @@
  * through target/xprt.h. Ports, accept, setup deadlines, release and
  * migration are in port.c; the types in tcp_int.h.
  *
- * Per queue, everything is allocated at accept time (doc/conventions.md
- * §5.1): the command slots (2 x max_queue_size + 1, as nvmet's nr_cmds =
- * 2 x sqsize, plus one for the Connect that arrives before the queue size
- * is known), one header buffer per slot, a receive bounce buffer, the
- * core's backend completion context, and one data region of slots x
- * slot_size bytes mapped with MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE.
- * The region is only virtual address space until a command touches its
- * slot: a 1 MiB MDTS and 257 slots reserve 257 MiB of addresses but no
- * memory, and a queue that only ever does 4 KiB I/O faults in 4 KiB per
- * slot used. Nothing is allocated on the data path.
+ * Per queue, memory is set up in two steps (doc/conventions.md §5.1,
+ * doc/design.md "Queue resources after Connect"), so that a connection
+ * that has not earned a queue costs little. At accept: the queue, a
+ * receive bounce buffer, the address space of the command slots (a
+ * mapping for 2 x max_queue_size + 1 slots, as nvmet's nr_cmds = 2 x
+ * sqsize plus one for the Connect) and of their data (one region of slots
+ * x slot_size bytes), both MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+ * and TCP_SETUP_SLOTS slots in use: enough for the Connect and the
+ * DH-HMAC-CHAP exchange. When the queue is enabled (a Connect succeeds,
+ * or its first authentication: tcp_enable_queue()), the slots grow in
+ * place to 2 x the Connect's entries + 1 (no slot moves, indices and
+ * pointers stay valid) and the core's backend completion context is
+ * opened (its own ring, or its CPU's shared one); a failure there fails
+ * that command with Internal Error and closes the queue. The data region
+ * is only virtual address space until a command touches its slot: a
+ * 1 MiB MDTS and 257 slots reserve 257 MiB of addresses but no memory,
+ * and a queue that only ever does 4 KiB I/O faults in 4 KiB per slot
+ * used. Nothing is allocated on the data path.
  *
  * Everything a queue does runs in its io_work on its io_cpu (one owner at a
  * time, doc/conventions.md §5.2): receive and parse PDUs, run commands,
@@ -79,12 +87,14 @@
 static void tcp_queue_response(struct nvmfd_tgt_req *req);
 static void tcp_shutdown_queue(struct nvmfd_tgt_qp *qp);
 static void tcp_kick(struct nvmfd_tgt_qp *qp);
+static int tcp_enable_queue(struct nvmfd_tgt_qp *qp, uint16_t sqsize);
 
 static const struct nvmfd_tgt_xprt_ops tcp_xprt_ops = {
 	.queue_response = tcp_queue_response,
 	.shutdown_queue = tcp_shutdown_queue,
 	.kick = tcp_kick,
 	.stall_ns = tcp_queue_stall_ns,
+	.enable_queue = tcp_enable_queue,
 };
 
 static inline struct tcp_queue *tcp_q(struct nvmfd_tgt_qp *qp)
@@ -1252,8 +1262,133 @@ void tcp_queue_free(struct tcp_queue *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->bounce);
-	free(q->reqs);
+	if (q->reqs)
+		munmap(q->reqs, q->reqs_size);
 	free(q);
+}
+
+/* @len bytes of address space, backed by memory only where touched
+ * (MAP_NORESERVE: no commit charge), or NULL. */
+static void *tcp_reserve(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/*
+ * Put slots [q->nr_reqs, @n) to use: back their part of the reserved
+ * mapping with memory (MADV_POPULATE_WRITE, so that no memory shows as
+ * -ENOMEM now rather than as a fault later; kernels before 5.14 fault the
+ * pages in as the slots are written), initialise them and put them on the
+ * free list, lowest index first. Slots already in use are not touched.
+ * Return: 0, -ENOMEM. Context: queue owner (or creation, before the
+ * queue is listed).
+ */
+static int tcp_slots_add(struct tcp_queue *q, uint32_t n)
+{
+	uint32_t old = q->nr_reqs;
+	uintptr_t lo, hi;
+
+	assert(n <= q->max_reqs);
+	if (n <= old)
+		return 0;
+	lo = (uintptr_t)&q->reqs[old] & ~(uintptr_t)4095u;
+	hi = ((uintptr_t)&q->reqs[n] + 4095u) & ~(uintptr_t)4095u;
+	while (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE)) {
+		if (errno == EINVAL)
+			break; /* not known to this kernel: faulted in below */
+		if (errno != EINTR)
+			return -ENOMEM; /* ENOMEM, or EFAULT: no page to be had */
+	}
+	for (uint32_t i = n; i-- > old;) {
+		struct tcp_req *r = &q->reqs[i];
+
+		memset(r, 0, sizeof(*r));
+		r->state = TCP_REQ_FREE;
+		r->req.qp = &q->qp;
+		r->req.slot = (uint16_t)i;
+		r->req.data = q->data + (size_t)i * q->slot_size;
+		r->req.data_cap = q->slot_size;
+		r->req.xprt = q;
+		r->next_free = q->free_head;
+		q->free_head = i;
+	}
+	q->nr_free += n - old;
+	__atomic_store_n(&q->nr_state[TCP_REQ_FREE], q->nr_state[TCP_REQ_FREE] + (n - old),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&q->nr_reqs, n, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * The backend completion context for @depth ios: opened once, the source
+ * chosen now (--exec auto decides from its CPU's load at Connect); a
+ * per-queue ring opened smaller than a later enable asks is opened again
+ * (only before the queue was connected: nothing is in flight then). A
+ * shared ring is sized from the port's largest queue, as every queue on
+ * its CPU shares it. Return: 0, -errno. Context: queue owner.
+ */
+static int tcp_open_backend(struct tcp_queue *q, unsigned int depth)
+{
+	enum nvmfd_cq_src src;
+	int ret;
+
+	if (q->qp.cq) {
+		if (q->ring_fd < 0 || depth <= q->cq_depth || nvmfd__tgt_qp_inflight(&q->qp))
+			return 0; /* shared, or big enough, or busy: keep it */
+		nvmfd_rt_unwatch_fd(&q->io_work, q->ring_fd);
+		q->ring_watched = false;
+		q->ring_fd = -1;
+		/* the stats read the context under port->lock */
+		pthread_mutex_lock(&q->port->lock);
+		nvmfd__tgt_qp_close_backend(&q->qp);
+		pthread_mutex_unlock(&q->port->lock);
+		q->cq_depth = 0;
+	}
+	src = tcp_auto_cq_source(q);
+	if (src == NVMFD_CQ_SRC_SHARED ||
+	    (src == NVMFD_CQ_SRC_POOL && q->port->gcfg->exec.cq_pool_shared))
+		depth = q->max_reqs;
+	ret = nvmfd__tgt_qp_open_backend_src(&q->qp, q->io_cpu, depth, src);
+	if (ret)
+		return ret;
+	q->cq_depth = depth;
+	q->ring_fd = nvmfd__tgt_qp_event_fd(&q->qp);
+	return 0;
+}
+
+/*
+ * xprt.h enable_queue: a Connect for @sqsize (0's based) entries, or the
+ * first authentication, makes @qp usable. Give it 2 x entries + 1 command
+ * slots (at most what the port reserved: an admin queue's SQSIZE is not
+ * bounded by MQES) and its backend completion context. Slots only grow;
+ * a later call that asks for no more changes nothing.
+ * Return: 0, -ENOMEM, -errno from the completion context (e.g. -EMFILE
+ * for a ring of its own). Context: queue owner.
+ */
+static int tcp_enable_queue(struct nvmfd_tgt_qp *qp, uint16_t sqsize)
+{
+	struct tcp_queue *q = tcp_q(qp);
+	uint32_t want = tcp_min_u32(2u * ((uint32_t)sqsize + 1u) + 1u, q->max_reqs);
+	int ret;
+
+	TCP_ASSERT_OWNER(q);
+	want = tcp_max_u32(want, q->nr_reqs);
+	ret = tcp_open_backend(q, want);
+	if (ret)
+		return ret;
+	ret = tcp_slots_add(q, want);
+	if (ret)
+		return ret;
+	NVMFD_DBG(TCP_COMP, "queue %u: %u command slots, completions from %s", q->id, q->nr_reqs,
+		  q->ring_fd >= 0 ? "its own ring" : "a shared ring");
+	return 0;
 }
 
 /*
@@ -1280,10 +1415,16 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	q->ring_fd = -1;
 	q->txops = &tcp_txq_ops;
 	nvmfd_txq_init(&q->txq);
-	q->nr_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
-	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
+	q->free_head = UINT32_MAX;
+	q->max_reqs = tcp_min_u32(2 * qsize + 1, TCP_MAX_SLOTS);
+	q->reqs_size = ((size_t)q->max_reqs * sizeof(*q->reqs) + 4095u) & ~(size_t)4095u;
+	q->reqs = tcp_reserve(q->reqs_size);
+	if (!q->reqs) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	q->bounce = malloc(TCP_RX_BOUNCE);
-	if (!q->reqs || !q->bounce) {
+	if (!q->bounce) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
@@ -1292,11 +1433,9 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 			   tcp_max_u32(pc->inline_data_size, TCP_FABRICS_ICD));
 	slot = (slot + 4095u) & ~4095u;
 	q->slot_size = slot;
-	q->data_size = (size_t)slot * q->nr_reqs;
-	q->data = mmap(NULL, q->data_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (q->data == MAP_FAILED) {
-		q->data = NULL;
+	q->data_size = (size_t)slot * q->max_reqs;
+	q->data = tcp_reserve(q->data_size);
+	if (!q->data) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
@@ -1322,11 +1461,11 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	nvmfd_budget_init(&q->tx_budget, gcfg->exec.tx_budget_bytes, gcfg->exec.tx_budget_pdus);
 
 	nvmfd__tgt_qp_init(&q->qp, port->tgt, pc, &tcp_xprt_ops);
-	/* the core's backend: the ring of our io_cpu (shared) or our own */
-	ret = nvmfd__tgt_qp_open_backend_src(&q->qp, q->io_cpu, q->nr_reqs, tcp_auto_cq_source(q));
+	/* the setup's slots; the rest and the core's backend completion
+	 * context come with tcp_enable_queue() */
+	ret = tcp_slots_add(q, tcp_min_u32(TCP_SETUP_SLOTS, q->max_reqs));
 	if (ret)
 		goto out_free;
-	q->ring_fd = nvmfd__tgt_qp_event_fd(&q->qp);
 	if (nvmfd__sock_local_addr(fd, q->qp.local_addr, sizeof(q->qp.local_addr)))
 		snprintf(q->qp.local_addr, sizeof(q->qp.local_addr), "%.63s", pc->traddr);
 	if (nvmfd__sock_peer_addr(fd, q->qp.peer_addr, sizeof(q->qp.peer_addr)))
@@ -1334,23 +1473,6 @@ int tcp_queue_create(struct tcp_port *port, int fd)
 	ret = tcp_uring_queue_init(q); /* --net uring */
 	if (ret)
 		goto out_destroy_qp;
-
-	/* every slot FREE, lowest index first on the free list */
-	q->free_head = UINT32_MAX;
-	for (uint32_t i = q->nr_reqs; i-- > 0;) {
-		struct tcp_req *r = &q->reqs[i];
-
-		r->state = TCP_REQ_FREE;
-		r->req.qp = &q->qp;
-		r->req.slot = (uint16_t)i;
-		r->req.data = q->data + (size_t)i * slot;
-		r->req.data_cap = slot;
-		r->req.xprt = q;
-		r->next_free = q->free_head;
-		q->free_head = i;
-	}
-	q->nr_free = q->nr_reqs;
-	q->nr_state[TCP_REQ_FREE] = q->nr_reqs;
 
 	nvmfd_work_init(&q->io_work, port->rt, tcp_io_work, q->io_cpu);
 	tcp_auto_queue_init(q);
@@ -1409,15 +1531,18 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	json_object *o = json_object_new_object(), *ss;
 	struct nvmfd_cq_stats cs = { 0 };
 	struct nvmfd_rt *crt = __atomic_load_n(&q->ctrl_rt, __ATOMIC_ACQUIRE);
+	struct nvmfd_cq *cq;
 	uint64_t ev;
 	int ring;
 
 	if (!o)
 		return NULL;
-	/* the completion context lives until the release work frees us */
-	if (q->qp.cq)
-		nvmfd_cq_get_stats(q->qp.cq, &cs);
-	ring = q->qp.cq ? nvmfd_cq_ring_id(q->qp.cq) : -1;
+	/* the completion context (opened when the queue is enabled) lives
+	 * until the release work frees us */
+	cq = __atomic_load_n(&q->qp.cq, __ATOMIC_ACQUIRE);
+	if (cq)
+		nvmfd_cq_get_stats(cq, &cs);
+	ring = cq ? nvmfd_cq_ring_id(cq) : -1;
 	ev = cs.events;
 	json_object_object_add(o, "id", json_object_new_int((int)q->id));
 	json_object_object_add(o, "qid", json_object_new_int(
@@ -1450,8 +1575,10 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	jadd_u64(o, "ddgst_errors", TCP_STAT_LOAD(q, ddgst_errors));
 	jadd_u64(o, "wakeups", TCP_STAT_LOAD(q, wakeups));
 	jadd_u64(o, "completion_peeks", cs.peeks);
-	json_object_object_add(o, "cq_pool", json_object_new_string(ring >= 0 ? "shared"
-										 : "per-queue"));
+	/* "none" until the queue is enabled (Connect, or authentication) */
+	json_object_object_add(o, "cq_pool", json_object_new_string(!cq	    ? "none"
+								    : ring >= 0 ? "shared"
+										: "per-queue"));
 	json_object_object_add(o, "ring", json_object_new_int(ring));
 	if (crt) {
 		json_object_object_add(o, "pool", json_object_new_string("ctrl"));
@@ -1459,7 +1586,8 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	} else {
 		json_object_object_add(o, "pool", json_object_new_string("global"));
 	}
-	json_object_object_add(o, "slots", json_object_new_int((int)q->nr_reqs));
+	json_object_object_add(o, "slots", json_object_new_int((int)__atomic_load_n(
+						   &q->nr_reqs, __ATOMIC_RELAXED)));
 	ss = json_object_new_object();
 	for (int i = 0; ss && i < TCP_REQ__MAX; i++)
 		json_object_object_add(ss, tcp_req_state_names[i],

@@ -99,10 +99,11 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 }
 
 /*
- * The completion source of a queue being created (before its ring is
- * opened): decided once, from the load of its io_cpu now, since a live
+ * The completion source of a queue being enabled (Connect, before its ring
+ * is opened): decided once, from the load of its io_cpu now, since a live
  * queue's ring cannot be switched under its ios in flight (they complete
- * on the ring they were submitted to). Context: the accept work.
+ * on the ring they were submitted to). The decision is published under
+ * port->lock (the stats read it there). Context: the queue's io_work.
  */
 enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q)
 {
@@ -123,12 +124,12 @@ enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q)
 		peers = port->acpus[q->io_cpu].queues;
 		eps = port->acpus[q->io_cpu].cpl_eps;
 	}
-	pthread_mutex_unlock(&port->lock);
 	shared = nvmfd_auto_cq_shared(&k, ex->cq_pool_shared, peers, eps);
 	q->cq_auto = !k.freeze && !k.no_cq;
 	q->cq_shared = shared;
 	q->cq_peers = peers;
 	q->cq_peer_eps = eps;
+	pthread_mutex_unlock(&port->lock);
 	if (q->cq_auto && shared != ex->cq_pool_shared)
 		NVMFD_INFO_RATELIMIT(TCP_COMP,
 				     "new queue on cpu %d: completions from %s (%u queues there, "
@@ -585,8 +586,13 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 		q->t_qdelay = q->ctl_ns && runs > q->ctl_runs ?
 				      (qdelay - q->ctl_qdelay) / (runs - q->ctl_runs) :
 				      0;
-		if (q->qp.cq)
-			nvmfd_cq_get_stats(q->qp.cq, &cs);
+		{
+			/* opened by the owner when the queue is enabled */
+			struct nvmfd_cq *cq = __atomic_load_n(&q->qp.cq, __ATOMIC_ACQUIRE);
+
+			if (cq)
+				nvmfd_cq_get_stats(cq, &cs);
+		}
 		q->cpl_eps = q->ctl_ns && now_ns > q->ctl_ns && cs.events >= q->ctl_cpl_ev ?
 				     (cs.events - q->ctl_cpl_ev) * 1000000000ull / (now_ns - q->ctl_ns) :
 				     0;
@@ -645,7 +651,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	s.queue_delay_ns = q->t_qdelay;
 	if (q->ctl_ns && cmds > q->ctl_cmds && now_ns > q->ctl_ns)
 		s.arrival_gap_ns = (now_ns - q->ctl_ns) / (cmds - q->ctl_cmds);
-	s.qd = (double)(q->nr_reqs -
+	s.qd = (double)(__atomic_load_n(&q->nr_reqs, __ATOMIC_RELAXED) -
 			__atomic_load_n(&q->nr_state[TCP_REQ_FREE], __ATOMIC_RELAXED));
 	s.pressure = ap->pressure;
 	s.sys_pressure = port->psi.some;

@@ -37,6 +37,10 @@
 #define TCP_RX_DIRECT_MIN 1024 /* larger data goes straight into the slot */
 #define TCP_FABRICS_ICD 8192 /* doc/protocol-notes.md §1.8: Linux NVME_TCP_ADMIN_CCSZ */
 #define TCP_MAX_SLOTS 0xfffe /* TTAG is a slot index; 0xffff stays unused */
+/* command slots of a queue until it is enabled (xprt.h enable_queue):
+ * its Connect and the DH-HMAC-CHAP exchange, one command at a time, with
+ * room for a host that sends the next one before a slot's response left */
+#define TCP_SETUP_SLOTS 4
 #define TCP_DEF_QUEUE_SIZE 128
 #define TCP_DEF_DEADLINE_US 1000
 #define TCP_TX_BATCH 16 /* PDUs gathered into one sendmsg */
@@ -161,8 +165,15 @@ struct tcp_queue {
 	uint8_t *bounce;
 	uint32_t bounce_off;
 	uint32_t bounce_len;
+	/* slots [0, nr_reqs) in use, in a mapping reserved for max_reqs
+	 * (reqs_size bytes, touched only as slots are added): TCP_SETUP_SLOTS
+	 * until enabled, then 2 x entries + 1 (tcp_enable_queue()). nr_reqs
+	 * only grows; owner writes (relaxed), stats read it relaxed */
 	struct tcp_req *reqs;
 	uint32_t nr_reqs;
+	uint32_t max_reqs;
+	size_t reqs_size;
+	unsigned int cq_depth; /* depth the completion context was opened with, 0: none yet */
 	uint32_t free_head; /* UINT32_MAX: empty */
 	uint32_t nr_free;
 	uint32_t nr_state[TCP_REQ__MAX]; /* owner writes, relaxed; stats read */

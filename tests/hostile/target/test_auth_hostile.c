@@ -18,7 +18,9 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -158,6 +160,9 @@ struct auth_opts {
 	uint16_t tid;
 	uint8_t hashes, dhgroups;
 	int round; /* -1: no tampering */
+	/* the last message's command may fail: its status is returned
+	 * (0x10000 | status, as tc_step()) instead of being checked */
+	bool last_may_fail;
 	tamper_fn tamper;
 	void *arg;
 	/* out: the Reply as sent, for the replay case */
@@ -192,8 +197,16 @@ static int host_auth(struct tc_conn *c, const char *subnqn, struct auth_opts *o,
 			memcpy(o->reply, out, outlen);
 			o->reply_len = outlen;
 		}
-		if (outlen)
-			TF_CHECK_EQ(send_msg(c, out, outlen), 0);
+		if (outlen) {
+			int sret = send_msg(c, out, outlen);
+
+			if (sret && o->last_may_fail &&
+			    (next == NVMFD_AUTH_NEXT_SEND_DONE || next == NVMFD_AUTH_NEXT_DONE)) {
+				ret = sret;
+				goto out;
+			}
+			TF_CHECK_EQ(sret, 0);
+		}
 		if (tampered) {
 			ret = 2;
 			goto out;
@@ -671,6 +684,80 @@ static void case_deadline(void)
 	TF_CHECK_EQ(to, 2);
 }
 
+/* The stats of the target's queue whose peer is @c: its "slots" and
+ * whether a completion context is open ("cq_pool" not "none"). */
+static void queue_slots(struct tc_conn *c, int *slots, bool *cq)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	char peer[64], *buf = stats_text(), *p, *q;
+
+	TF_CHECK_EQ(getsockname(c->fd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(peer, sizeof(peer), "\"peer\":\"127.0.0.1:%u\"", ntohs(sa.sin_port));
+	p = strstr(buf, peer);
+	TF_CHECK(p != NULL);
+	q = strstr(p, "\"slots\":");
+	TF_CHECK(q != NULL);
+	*slots = atoi(q + strlen("\"slots\":"));
+	q = strstr(p, "\"cq_pool\":\"");
+	TF_CHECK(q != NULL);
+	*cq = strncmp(q + strlen("\"cq_pool\":\""), "none", 4) != 0;
+	free(buf);
+}
+
+/* A queue that must authenticate gets its slots and completion context
+ * only when it has: its Connect leaves it with the setup's 4 slots. */
+static void case_slots_until_authenticated(void)
+{
+	struct auth_opts o = { .ckey = &g_ckey, .tid = ATTACK_TID, .round = -1 };
+	uint8_t rce;
+	int slots;
+	bool cq;
+
+	queue_slots(&g_att, &slots, &cq);
+	TF_CHECK_EQ(slots, 4);
+	TF_CHECK(!cq);
+	TF_CHECK_EQ(host_auth(&g_att, AUTH_SUBNQN, &o, &rce), 0);
+	queue_slots(&g_att, &slots, &cq);
+	TF_CHECK_EQ(slots, 2 * 32 + 1); /* SQSIZE 31: 32 entries */
+	TF_CHECK(cq);
+	TF_CHECK_EQ(probe(&g_att), 0);
+}
+
+/* Lower RLIMIT_NOFILE to the lowest free fd (restored by the case): the
+ * target's next ring cannot be created (tamper hook, message unchanged). */
+static struct rlimit g_nofile;
+
+static void no_fds(uint8_t *msg, size_t *len, void *arg)
+{
+	struct rlimit low;
+	int fd = dup(0);
+
+	(void)msg, (void)len, (void)arg;
+	TF_CHECK(fd >= 0);
+	close(fd);
+	TF_CHECK_EQ(getrlimit(RLIMIT_NOFILE, &g_nofile), 0);
+	low = g_nofile;
+	low.rlim_cur = (rlim_t)fd;
+	TF_CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+}
+
+/* The transaction succeeds but the queue's resources cannot be had (no
+ * fd for its completion ring): the Success2's command fails with Internal
+ * Error, the queue stays unauthenticated and is closed. */
+static void case_no_resources(void)
+{
+	struct auth_opts o = { .ckey = &g_ckey, .tid = ATTACK_TID, .round = 2,
+			       .tamper = no_fds, .last_may_fail = true };
+	uint8_t rce;
+	int ret;
+
+	ret = host_auth(&g_att, AUTH_SUBNQN, &o, &rce);
+	TF_CHECK_EQ(setrlimit(RLIMIT_NOFILE, &g_nofile), 0);
+	TF_CHECK_EQ(ret, 0x10000 | NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
+	TF_CHECK_EQ(tc_wait_eof(&g_att), 0);
+}
+
 /* ICReq + admin Connect to AUTH_SUBNQN from source address @src (another
  * loopback address: another peer for the failed-attempt limit). */
 static uint16_t open_admin_from(struct tc_conn *c, const char *src)
@@ -777,6 +864,8 @@ static const struct hcase cases[] = {
 	{ "recv_before_send", case_recv_before_send, 0, true },
 	{ "deadline", case_deadline, 1000, true },
 	{ "throttle", case_throttle, 0, false },
+	{ "slots_until_authenticated", case_slots_until_authenticated, 0, true },
+	{ "no_resources", case_no_resources, 0, true },
 };
 
 int main(int argc, char **argv)

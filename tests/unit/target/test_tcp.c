@@ -5,12 +5,15 @@
  * pool, but no TCP connection; the test host (tests/lib/tcp_client.c)
  * speaks the wire protocol on the other end. Checks the slot state machine
  * (every slot FREE again, per the stats), teardown with slots abandoned in
- * transport states, wire errors, and stop with connected queues.
+ * transport states, wire errors, stop with connected queues, and the
+ * queue's resources after Connect (a few slots before, 2 x entries + 1
+ * after; a Connect without them fails with Internal Error).
  *
  * Waits are bounded (10 s) only to turn a hang into a failure; no
  * assertion depends on timing.
  */
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -301,6 +304,180 @@ static void test_stop_connected(void **state)
 	tc_close(&a);
 }
 
+/* The newest queue of the port (the list's head; with @alone, the only
+ * one): its slots in use and whether its completion context is open,
+ * read as the stats dumper does. */
+static void newest_queue(struct env *e, bool alone, int *slots, bool *cq)
+{
+	pthread_mutex_lock(&e->port->lock);
+	assert_non_null(e->port->queues);
+	if (alone)
+		assert_null(e->port->queues->next);
+	*slots = (int)__atomic_load_n(&e->port->queues->nr_reqs, __ATOMIC_RELAXED);
+	*cq = __atomic_load_n(&e->port->queues->qp.cq, __ATOMIC_ACQUIRE) != NULL;
+	pthread_mutex_unlock(&e->port->lock);
+}
+
+/* Connect @c as qid 0 with @sqsize (0's based); Return: the status. */
+static uint16_t connect_admin_q(struct tc_conn *c, uint16_t sqsize)
+{
+	struct nvmfd_cqe cqe;
+
+	assert_int_equal(tc_connect(c, 0, sqsize, 0, SUB0, TC_HOSTNQN, 0xffff, &cqe), 0);
+	return tc_status(&cqe);
+}
+
+/* Until its Connect succeeds a queue holds TCP_SETUP_SLOTS slots and no
+ * completion context; a successful Connect grows it to 2 x entries + 1
+ * (at most what the port reserves); a failed one does not. */
+static void test_slots_after_connect(void **state)
+{
+	struct env *e = *state;
+	uint32_t max = 2u * TCP_DEF_QUEUE_SIZE + 1u;
+	static const struct {
+		uint16_t qid, sqsize;
+		int slots; /* after the Connect; 0: it fails */
+	} cases[] = {
+		{ 0, 31, 65 },	     /* a Linux admin queue */
+		{ 0, 0xfffe, 257 },  /* admin SQSIZE is not bounded by MQES: capped */
+		{ 1, 127, 257 },     /* an I/O queue of MQES + 1 entries */
+		{ 1, 3, 9 },	     /* QD 4 */
+		{ 1, 128, 0 },	     /* beyond MQES: Connect Invalid Parameters */
+	};
+	struct tc_conn a, q;
+	struct nvmfd_cqe cqe;
+	uint16_t cntlid;
+	int slots;
+	bool cq;
+
+	assert_int_equal(e->cfg.ports[0].max_queue_size ?: TCP_DEF_QUEUE_SIZE,
+			 TCP_DEF_QUEUE_SIZE);
+	assert_int_equal(cases[1].slots, (int)max);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pair_queue(e, &q);
+		wait_queues(e, 1);
+		newest_queue(e, true, &slots, &cq);
+		assert_int_equal(slots, TCP_SETUP_SLOTS);
+		assert_false(cq);
+		assert_int_equal(tc_ic(&q, false, false), 0);
+		if (cases[i].qid == 0) {
+			assert_int_equal(connect_admin_q(&q, cases[i].sqsize), 0);
+			newest_queue(e, false, &slots, &cq);
+		} else {
+			/* the I/O queue's controller: an admin queue first */
+			tc_close(&q);
+			wait_queues(e, 0);
+			pair_queue(e, &a);
+			cntlid = admin_up(&a);
+			pair_queue(e, &q);
+			assert_int_equal(tc_ic(&q, false, false), 0);
+			assert_int_equal(tc_connect(&q, cases[i].qid, cases[i].sqsize, 0, SUB0,
+						    TC_HOSTNQN, cntlid, &cqe),
+					 0);
+			assert_int_equal(tc_status(&cqe) == 0, cases[i].slots > 0);
+			/* the controller's deletion closes its I/O queue too */
+			newest_queue(e, false, &slots, &cq);
+			tc_close(&a);
+		}
+		assert_int_equal(slots, cases[i].slots ?: TCP_SETUP_SLOTS);
+		assert_int_equal(cq, cases[i].slots > 0);
+		tc_close(&q);
+		wait_queues(e, 0);
+	}
+}
+
+/* A Connect that passes its checks gets the queue's resources before the
+ * last one fails (an I/O qid already taken): a second Connect on the same
+ * connection that asks for more grows them again, its own ring reopened
+ * at the new depth, and the queue works. */
+static void test_connect_again_larger(void **state)
+{
+	struct env *e = *state;
+	static uint8_t wbuf[4096], rbuf[4096];
+	struct tc_conn a, q1, q;
+	struct nvmfd_cqe cqe;
+	uint16_t cntlid;
+	int slots;
+	bool cq;
+
+	pair_queue(e, &a);
+	cntlid = admin_up(&a);
+	pair_queue(e, &q1);
+	assert_int_equal(tc_ic(&q1, false, false), 0);
+	assert_int_equal(tc_step(tc_connect(&q1, 1, 3, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0);
+	pair_queue(e, &q);
+	assert_int_equal(tc_ic(&q, false, false), 0);
+	/* qid 1 is taken: Command Sequence Error, after the enable */
+	assert_int_equal(tc_step(tc_connect(&q, 1, 3, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0x10000 | NVMFD_STATUS_DNR |
+				 NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_CMD_SEQ_ERROR));
+	newest_queue(e, false, &slots, &cq);
+	assert_int_equal(slots, 9);
+	assert_true(cq);
+	assert_int_equal(tc_step(tc_connect(&q, 2, 63, 0, SUB0, TC_HOSTNQN, cntlid, &cqe), &cqe),
+			 0);
+	newest_queue(e, false, &slots, &cq);
+	assert_int_equal(slots, 129);
+	assert_true(cq);
+	tc_pattern(wbuf, sizeof(wbuf), 11);
+	assert_int_equal(tc_step(tc_rw(&q, true, 1, 64, 8, wbuf, sizeof(wbuf), 0, &cqe), &cqe), 0);
+	assert_int_equal(tc_step(tc_rw(&q, false, 1, 64, 8, rbuf, sizeof(rbuf), 0, &cqe), &cqe), 0);
+	assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+	tc_close(&q);
+	tc_close(&q1);
+	tc_close(&a);
+	wait_queues(e, 0);
+}
+
+/* The lowest fd number not in use (every lower one is). */
+static int lowest_free_fd(void)
+{
+	int fd = dup(0);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return fd;
+}
+
+/*
+ * No resources for a queue at its Connect: the queue's own completion
+ * ring needs file descriptors and none is left (RLIMIT_NOFILE at the
+ * lowest free fd). The Connect fails with Internal Error, without DNR
+ * (a retry may find them), no controller is left behind, the connection
+ * closes and every queue is freed; with fds back, the next host is
+ * served.
+ */
+static void test_connect_no_resources(void **state)
+{
+	struct env *e = *state;
+	struct rlimit old, low;
+	struct tc_conn q;
+	uint16_t st;
+
+	pair_queue(e, &q);
+	assert_int_equal(tc_ic(&q, false, false), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)lowest_free_fd();
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	st = connect_admin_q(&q, 31);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(st, NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INTERNAL));
+	assert_int_equal(tc_wait_eof(&q), 0);
+	tc_close(&q);
+	wait_queues(e, 0);
+	pthread_mutex_lock(&e->tgt->lock);
+	for (unsigned int i = 0; i < e->tgt->nr_subsys; i++)
+		assert_null(e->tgt->subsys[i]->ctrls);
+	pthread_mutex_unlock(&e->tgt->lock);
+	/* the same target serves the next host */
+	pair_queue(e, &q);
+	admin_up(&q);
+	tc_close(&q);
+	wait_queues(e, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +486,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close_with_aers_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_ttag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_connected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slots_after_connect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_no_resources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_again_larger, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
