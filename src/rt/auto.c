@@ -206,11 +206,20 @@ enum nvmfd_auto_cause nvmfd_auto_poll_cause(const struct nvmfd_auto_knobs *k,
 	return NVMFD_AUTO_C_NONE;
 }
 
-/* Latency bound (low QD, short gaps) on a CPU with headroom for a poller. */
-static bool poll_wanted(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+/* The queue's work is latency bound: low QD, short gaps. */
+static bool latency_bound(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
 {
-	if (!s->arrival_gap_ns || s->arrival_gap_ns > k->poll_gap_ns || s->qd > k->poll_qd_max ||
-	    s->pressure > k->pressure_lo)
+	return s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns && s->qd <= k->poll_qd_max;
+}
+
+/* The CPU has headroom for a poller to start: the start gate, stricter
+ * than the stop rule (nvmfd_auto_poll_cause()); the band between them is
+ * the hysteresis, so a running poller is not judged by it (without schedstat
+ * the CPU's contention is estimated from "no idle time left", which
+ * a poller makes true itself). */
+static bool poll_room(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+{
+	if (s->pressure > k->pressure_lo)
 		return false;
 	if (s->cpu.known)
 		return s->cpu.contention <= k->pressure_lo && s->cpu.others <= k->poll_others_max;
@@ -221,7 +230,7 @@ static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	const struct nvmfd_auto_knobs *k = &a->k;
 	enum nvmfd_auto_cause cause = nvmfd_auto_poll_cause(k, s);
-	bool latency = poll_wanted(k, s);
+	bool latency = latency_bound(k, s);
 	unsigned int want;
 
 	if (k->freeze)
@@ -246,7 +255,9 @@ static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 		a->poll_blips++; /* ridden out */
 		a->poll_hot = 0;
 	}
-	a->lat = latency ? a->lat + 1 : 0;
+	a->lat = latency && poll_room(k, s) ? a->lat + 1 : 0;
+	/* while polling, only the work decides "idle" (no arrivals, long
+	 * gaps or a deep queue), not the start gate */
 	a->idle = latency ? 0 : a->idle + 1;
 	if (!a->poll_us) {
 		if (a->lat < k->window)
