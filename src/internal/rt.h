@@ -649,7 +649,8 @@ enum nvmfd_auto_cause {
 	NVMFD_AUTO_C_RUN_DELAY, /* the worker's own run delay (sample.pressure) */
 	NVMFD_AUTO_C_CONTENTION, /* others wait on the CPU (cpu.contention) */
 	NVMFD_AUTO_C_OTHERS, /* others run much of the CPU (cpu.others) */
-	NVMFD_AUTO_C_PSI, /* system PSI (no per-CPU signals) */
+	NVMFD_AUTO_C_PSI, /* sample.sys_pressure: PSI (the target without per-CPU
+			   * signals), its CPU's contention (nvmf-perf) */
 	NVMFD_AUTO__NCAUSE,
 };
 

@@ -358,7 +358,7 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 static const char *const cause_names[NVMFD_AUTO__NCAUSE] = {
 	[NVMFD_AUTO_C_NONE] = "none",		  [NVMFD_AUTO_C_QUEUE_DELAY] = "queue_delay",
 	[NVMFD_AUTO_C_RUN_DELAY] = "run_delay",	  [NVMFD_AUTO_C_CONTENTION] = "cpu_contention",
-	[NVMFD_AUTO_C_OTHERS] = "cpu_others",	  [NVMFD_AUTO_C_PSI] = "psi",
+	[NVMFD_AUTO_C_OTHERS] = "cpu_others",	  [NVMFD_AUTO_C_PSI] = "sys_pressure",
 };
 
 const char *nvmfd_auto_cause_name(enum nvmfd_auto_cause c)

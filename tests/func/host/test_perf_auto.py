@@ -8,8 +8,11 @@
                verified, no error; config.exec "auto" with the knobs'
                defaults; every queue has exec.auto (mode bound/moved/
                unbound, counters, time in the modes at most the run) and
-               allowed_cpus matching the mode; the text report
+               allowed_cpus matching the mode (bound = at home: every
+               --cpus CPU by default, home_cpus); the text report
                has an "auto:" line per queue.
+  auto-home    --auto-home bound: home_cpus is the io_cpu, a queue at home
+               is pinned there; --auto-home bad: exit 2; config.auto.home.
   auto-knobs   --auto-bound: every queue ends bound on its io_cpu with no
                move; --auto-freeze: no move, no poll change;
                --auto-no-poll: no poll change; the knobs are echoed in
@@ -68,7 +71,7 @@ def check_auto_queues(d, fails, name, run_s):
             continue
         for k in ("mode", "cpu", "poll_us", "moves", "poll_changes", "starvations",
                   "last_reason", "time_ms", "poll_time_ms", "hold_ms", "poll_hold_ms",
-                  "max_wait_ms", "move_errors"):
+                  "max_wait_ms", "move_errors", "home_cpus", "poll_blips", "poll_cause"):
             if k not in a:
                 fails.append("%s: q%d exec.auto.%s missing" % (name, q["qid"], k))
         if a["mode"] not in ("bound", "moved", "unbound"):
@@ -79,8 +82,14 @@ def check_auto_queues(d, fails, name, run_s):
         if tsum > run_s * 1000 + 2000:
             fails.append("%s: q%d time in modes %d ms for a %d s run" % (name, q["qid"], tsum, run_s))
         allowed = cpulist(e["allowed_cpus"])
-        if a["mode"] == "bound" and allowed != {e["io_cpu"]}:
-            fails.append("%s: q%d bound but allowed %s" % (name, q["qid"], e["allowed_cpus"]))
+        home = cpulist(a.get("home_cpus", ""))
+        want = {e["io_cpu"]} if d["config"]["auto"]["home"] == "bound" else cpus
+        if home != want:
+            fails.append("%s: q%d home %s, expected %s" % (name, q["qid"], a.get("home_cpus"),
+                                                           sorted(want)))
+        if a["mode"] == "bound" and allowed != home:
+            fails.append("%s: q%d at home %s but allowed %s" % (name, q["qid"], a.get("home_cpus"),
+                                                               e["allowed_cpus"]))
         if a["mode"] == "moved" and (len(allowed) != 1 or a["cpu"] not in allowed):
             fails.append("%s: q%d moved to %d but allowed %s" % (name, q["qid"], a["cpu"],
                                                                  e["allowed_cpus"]))
@@ -143,8 +152,23 @@ def main():
         if d:
             k = d["config"].get("auto", {})
             if k != {"starve_ms": 50, "bound": False, "no_poll": False, "freeze": False,
-                     "tick_ms": 100}:
+                     "home": "unbound", "tick_ms": 100}:
                 fails.append("auto-verify: config.auto %r" % k)
+
+        # auto-home
+        d = verify_run(perf, trid, "auto-home", fails, ["--auto-home", "bound", "--auto-bound"])
+        if d:
+            if d["config"]["auto"]["home"] != "bound":
+                fails.append("auto-home: config.auto %r" % d["config"]["auto"])
+            for q in d["queues"]:
+                e = q["exec"]
+                if cpulist(e["allowed_cpus"]) != {e["io_cpu"]}:
+                    fails.append("auto-home: q%d allowed %s, io_cpu %d" % (q["qid"],
+                                                                          e["allowed_cpus"],
+                                                                          e["io_cpu"]))
+        rc, out, err = run(perf, ["-r", trid, "-t", "1", "--exec", "auto", "--auto-home", "pinned"])
+        if rc != 2 or "--auto-home" not in err:
+            fails.append("auto-home: bad value exited %d: %s" % (rc, err.strip()[-200:]))
         rc, out, err = run(perf, ["-r", trid, "-t", "1", "-P", "2", "--exec", "auto"])
         if rc != 0 or len(re.findall(r"^q\d+ +auto: mode (bound|moved|unbound),", out, re.M)) != 2:
             fails.append("auto-verify: text report (exit %d): %s" % (rc, out[-600:]))
@@ -173,7 +197,8 @@ def main():
             for q in d["queues"]:
                 if q["exec"]["auto"]["poll_changes"] or q["exec"]["auto"]["poll_us"]:
                     fails.append("auto-no-poll: q%d polled" % q["qid"])
-        for args in (["--auto-bound"], ["--exec", "auto", "--auto-starve-ms", "0"],
+        for args in (["--auto-bound"], ["--auto-home", "bound"],
+                     ["--exec", "auto", "--auto-starve-ms", "0"],
                      ["--exec", "bound", "--auto-freeze"]):
             rc, out, err = run(perf, ["-r", trid, "-t", "1"] + args)
             if rc != 2:

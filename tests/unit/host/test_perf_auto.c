@@ -39,7 +39,7 @@ struct sim {
 static void sim_init(struct sim *s, const struct nvmfd_auto_knobs *k)
 {
 	memset(s, 0, sizeof(*s));
-	perf_auto_queue_init(&s->q, k, 1);
+	perf_auto_queue_init(&s->q, k, 1, NULL);
 	CPU_ZERO(&s->cpus);
 	CPU_SET(0, &s->cpus);
 	CPU_SET(1, &s->cpus);
@@ -482,6 +482,92 @@ static int parse(struct perf_opts *o, char *err, size_t len, int argc, const cha
 	return perf_parse_args(argc, (char **)(uintptr_t)argv, o, err, len);
 }
 
+/*
+ * The default home (session 20): every --cpus CPU. One tick of a thread
+ * that the scheduler has on CPU @where (it got the CPU: @runs), CPU 0 and
+ * 1 contended by other work @c0 and @c1.
+ */
+static unsigned int home_tick(struct sim *s, bool runs, int where, double c0, double c1,
+			      uint64_t cpl, double qd)
+{
+	int cpu = perf_auto_cpu_now(&s->q);
+
+	s->o.now_ns += TICK;
+	s->cont[0] = c0;
+	s->cont[1] = c1;
+	if (runs) {
+		s->o.loops += 1000;
+		s->o.ss.timeslices += 100;
+		s->o.ss.run_delay_ns += 100000;
+		s->o.completions += cpl;
+		s->o.qd_sum += (uint64_t)(qd * (double)cpl);
+	} else {
+		s->o.ss.run_delay_ns += TICK;
+	}
+	s->o.waiting = false;
+	s->o.cpu = cpu >= 0 ? cpu : where;
+	return perf_auto_step(&s->q, &s->o, s->cont, &s->cpus);
+}
+
+static void test_unbound_home(void **state)
+{
+	static struct sim s;
+	unsigned int r;
+	int i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	CPU_ZERO(&s.cpus);
+	CPU_SET(0, &s.cpus);
+	CPU_SET(1, &s.cpus);
+	perf_auto_queue_init(&s.q, NULL, 1, &s.cpus);
+	assert_true(s.q.home_all);
+	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
+	s.o.now_ns = 1000 * MS;
+	s.o.cpu = 1;
+	assert_int_equal(perf_auto_step(&s.q, &s.o, s.cont, &s.cpus), 0);
+	/* quiet, and the target's worker busy on CPU 1 while the scheduler
+	 * keeps us on CPU 0: nothing to do, at home on both CPUs */
+	for (i = 0; i < 600; i++)
+		assert_int_equal(home_tick(&s, true, 0, 0, i < 300 ? 0 : 0.6, 100, 32), 0);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(s.q.ctl.moves, 0);
+	/* a hog takes CPU 1 with us on it (no pass): pinned to CPU 0 at once */
+	r = home_tick(&s, false, 1, 0, 1.0, 0, 0);
+	assert_true(r & PERF_AUTO_MOVE);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(s.q.ctl.last_reason, NVMFD_AUTO_R_STARVED);
+	assert_int_equal(s.q.cpu, 0);
+	assert_int_equal(CPU_COUNT(&s.q.mask), 1);
+	assert_true(CPU_ISSET(0, &s.q.mask));
+	for (i = 0; i < 600; i++)
+		assert_int_equal(home_tick(&s, true, 0, 0, 1.0, 100, 32) & PERF_AUTO_MOVE, 0);
+	/* the hog goes: widened again once no CPU of the home holds it back */
+	for (i = 0; i < 30 && s.q.ctl.place != NVMFD_AUTO_BOUND; i++)
+		home_tick(&s, true, 0, 0, 0, 100, 32);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_true(i >= 6 && i <= 12);
+	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
+	/* QD 1 at home on a quiet CPU 0: polling after 3 ticks, kept while
+	 * the target's worker keeps CPU 1 busy */
+	for (i = 0; i < 3; i++)
+		home_tick(&s, true, 0, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	for (i = 0; i < 100; i++)
+		home_tick(&s, true, 0, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	/* the scheduler puts it next to the busy worker on CPU 1: polling
+	 * stops at the second tick there */
+	home_tick(&s, true, 1, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	home_tick(&s, true, 1, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 0);
+	assert_int_equal(s.q.ctl.poll_cause, NVMFD_AUTO_C_PSI);
+}
+
 static void test_cli(void **state)
 {
 	struct perf_opts o;
@@ -523,7 +609,34 @@ static void test_cli(void **state)
 		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), -EINVAL);
 		assert_non_null(strstr(err, "bound, unbound or auto"));
 	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), 0);
+		assert_false(o.auto_home_bound);
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto", "--auto-home",
+				       "bound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), 0);
+		assert_true(o.auto_home_bound);
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto", "--auto-home",
+				       "io_cpu" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), -EINVAL);
+		assert_non_null(strstr(err, "--auto-home: bound or unbound"));
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--auto-home", "unbound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), -EINVAL);
+		assert_non_null(strstr(err, "need --exec auto"));
+	}
 	assert_non_null(strstr(perf_usage(), "--auto-freeze"));
+	assert_non_null(strstr(perf_usage(), "--auto-home"));
 }
 
 int main(void)
@@ -541,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_self_contending_poller_backs_off),
 		cmocka_unit_test(test_knobs),
 		cmocka_unit_test(test_clock_backwards),
+		cmocka_unit_test(test_unbound_home),
 		cmocka_unit_test(test_cli),
 	};
 
