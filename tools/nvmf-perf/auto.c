@@ -338,10 +338,10 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 			q->cpu = -1;
 			m = *cpus;
 		}
-		if (!CPU_EQUAL(&m, &q->mask)) {
-			q->mask = m;
-			ret |= PERF_AUTO_MOVE;
-		}
+		/* applied (and logged) even when the mask stays: at an unbound
+		 * home, UNBOUND allows the same CPUs (only a kick moves it) */
+		q->mask = m;
+		ret |= PERF_AUTO_MOVE;
 		if (q->ctl.place == NVMFD_AUTO_UNBOUND && kick(q, cpus, cur, contention))
 			ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
 	} else if (q->ctl.place == NVMFD_AUTO_UNBOUND && starved &&

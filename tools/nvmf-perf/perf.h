@@ -488,7 +488,7 @@ struct perf_auto_queue {
 };
 
 /* perf_auto_step() result bits */
-#define PERF_AUTO_MOVE 1u /* @mask changed: apply it */
+#define PERF_AUTO_MOVE 1u /* the placement changed: apply @mask (it may be the same) */
 #define PERF_AUTO_POLL 2u /* ctl.poll_us changed: publish it */
 #define PERF_AUTO_KICK 4u /* apply @kick, then @mask (with PERF_AUTO_MOVE) */
 
