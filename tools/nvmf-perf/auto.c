@@ -210,7 +210,17 @@ static uint64_t pending(struct perf_auto_queue *q, const struct perf_auto_obs *o
 	}
 	if (!p->waiting && !o->waiting) {
 		/* running at both ticks and no pass between: a pass takes
-		 * microseconds, so it waited for a CPU the whole tick */
+		 * microseconds, so it waited for a CPU the whole tick, unless
+		 * its run delay says it did not: then it was busy outside the
+		 * loop (a DH step of --reauth-interval computing, or blocked in
+		 * the library waiting for the controller's answer) */
+		if (o->have_ss && p->have_ss && o->now_ns > p->now_ns &&
+		    2 * (o->ss.run_delay_ns >= p->ss.run_delay_ns ?
+				 o->ss.run_delay_ns - p->ss.run_delay_ns :
+				 0) < o->now_ns - p->now_ns) {
+			q->work_since_ns = 0;
+			return 0;
+		}
 		if (!q->work_since_ns)
 			q->work_since_ns = p->now_ns;
 		return o->now_ns - q->work_since_ns;

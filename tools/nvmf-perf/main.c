@@ -1663,7 +1663,8 @@ static void auto_tick(struct auto_mon *m)
 			o.waiting = __atomic_load_n(&w->waiting, __ATOMIC_ACQUIRE);
 			o.wait_until_ns = __atomic_load_n(&w->wait_until_ns, __ATOMIC_RELAXED);
 			o.readable = o.waiting && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
-			if (perf_read_task_schedstat(tid, &o.ss) < 0)
+			o.have_ss = perf_read_task_schedstat(tid, &o.ss) == 0;
+			if (!o.have_ss)
 				o.ss = w->aq.prev.ss; /* no schedstat: no run-delay signal */
 			o.cpu = __atomic_load_n(&w->cur_cpu, __ATOMIC_RELAXED);
 			o.completions = __atomic_load_n(&w->progress_ios, __ATOMIC_RELAXED);

@@ -429,6 +429,7 @@ void perf_cpu_contention(const struct perf_cpu_loads *a, const struct perf_cpu_l
  * @wait_until_ns: when that wait times out.
  * @readable:      its socket has input now.
  * @ss:            the thread's schedstat.
+ * @have_ss:       @ss was read (else the previous one is repeated).
  * @cpu:           the CPU it last ran on (-1: unknown).
  * @completions:   I/Os completed so far.
  * @qd_sum:        sum over those completions of the I/Os in flight at each.
@@ -440,6 +441,7 @@ struct perf_auto_obs {
 	uint64_t wait_until_ns;
 	bool readable;
 	struct perf_schedstat ss;
+	bool have_ss;
 	int cpu;
 	uint64_t completions;
 	uint64_t qd_sum;
@@ -511,7 +513,10 @@ void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_kno
  * Sample: pending = how long the thread has had work (running, input
  * unread, or its wait overdue) without making a pass: a thread seen
  * running at two ticks without a pass in between has waited at least the
- * tick; a sleeping thread with input unread or an overdue wait counts from
+ * tick if its run delay grew by half the tick or more (with schedstat;
+ * else always): a thread busy outside its loop, computing or blocked in
+ * the library (the DH step of --reauth-interval), is not starved; a
+ * sleeping thread with input unread or an overdue wait counts from
  * the first tick that saw it (so input that arrived just before the tick
  * is not taken for starvation); a thread that makes passes but whose run
  * delay grew by 90 % of the tick or more counts that run delay. queue delay = its run delay per timeslice;

@@ -44,6 +44,7 @@ static void sim_init(struct sim *s, const struct nvmfd_auto_knobs *k)
 	CPU_SET(0, &s->cpus);
 	CPU_SET(1, &s->cpus);
 	s->o.now_ns = 1000 * MS;
+	s->o.have_ss = true;
 	s->o.cpu = 1;
 	/* the first observation only primes the state */
 	assert_int_equal(perf_auto_step(&s->q, &s->o, s->cont, &s->cpus), 0);
@@ -218,9 +219,11 @@ static void test_no_alt_cpu_widens(void **state)
 	assert_int_equal(CPU_COUNT(&s.q.kick), 1);
 	assert_true(CPU_ISSET(0, &s.q.kick));
 	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
-	/* still stuck on CPU 1 at the next tick: kicked again, mode unchanged */
+	/* still stuck on CPU 1 at the next tick (waiting for it: its run
+	 * delay grows by the tick): kicked again, mode unchanged */
 	s.o.cpu = 1;
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	assert_int_equal(r & PERF_AUTO_KICK, PERF_AUTO_KICK);
 	assert_int_equal(s.q.kicks, 2);
@@ -231,8 +234,10 @@ static void test_no_alt_cpu_widens(void **state)
 	/* starved on CPU 0 while CPU 1 is worse: not pushed onto it */
 	s.o.cpu = 0;
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	assert_true(s.q.pending_ns >= TICK);
 	assert_int_equal(r & PERF_AUTO_KICK, 0);
@@ -525,6 +530,7 @@ static void test_unbound_home(void **state)
 	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
 	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
 	s.o.now_ns = 1000 * MS;
+	s.o.have_ss = true;
 	s.o.cpu = 1;
 	assert_int_equal(perf_auto_step(&s.q, &s.o, s.cont, &s.cpus), 0);
 	/* quiet, and the target's worker busy on CPU 1 while the scheduler
@@ -566,6 +572,51 @@ static void test_unbound_home(void **state)
 	home_tick(&s, true, 1, 0, 0.6, 2500, 1);
 	assert_int_equal(s.q.ctl.poll_us, 0);
 	assert_int_equal(s.q.ctl.poll_cause, NVMFD_AUTO_C_PSI);
+}
+
+/*
+ * --reauth-interval: the queue thread sits in nvmfd_host_qp_reauth() (or
+ * the admin queue's) for ticks: no pass, not in the loop's poll(), its
+ * socket unread. Computing the DH step (CPU time grows, run delay does
+ * not) or blocked in the library for the controller's answer (neither
+ * grows), it is not starved and stays where it is; the same frozen loop
+ * while waiting for its CPU (run delay grows by the tick) is starved.
+ */
+static void test_reauth_is_not_starvation(void **state)
+{
+	static struct sim s;
+	int i;
+
+	(void)state;
+	sim_init(&s, NULL);
+	sim_tick(&s, true, 100, 4, 0, 0);
+	for (i = 0; i < 20; i++) {
+		s.o.now_ns += TICK;
+		s.o.waiting = false;
+		if (i % 2)
+			s.o.ss.cpu_ns += 90 * MS; /* the DH computation */
+		s.o.ss.run_delay_ns += 2 * MS;
+		perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+		assert_int_equal(s.q.pending_ns, 0);
+	}
+	assert_int_equal(s.q.ctl.starvations, 0);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(s.q.ctl.moves, 0);
+	/* the same frozen loop behind a hog: starved, moved */
+	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_true(s.q.pending_ns >= TICK);
+	assert_int_equal(s.q.ctl.starvations, 1);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_MOVED);
+	/* without schedstat the old rule stands: a frozen loop is starved */
+	sim_init(&s, NULL);
+	s.o.have_ss = false;
+	s.o.now_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	s.o.now_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_true(s.q.pending_ns >= TICK);
 }
 
 static void test_cli(void **state)
@@ -655,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_knobs),
 		cmocka_unit_test(test_clock_backwards),
 		cmocka_unit_test(test_unbound_home),
+		cmocka_unit_test(test_reauth_is_not_starvation),
 		cmocka_unit_test(test_cli),
 	};
 
