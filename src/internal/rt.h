@@ -590,11 +590,12 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * (idle share, share run by others, contention by others), and then
  * - polling starts only where the CPU has headroom for it (others <=
  *   poll_others_max) and is not contended (contention <= pressure_lo, the
- *   worker's own run delay <= pressure_lo); it stops at once when the
- *   worker's own run delay reaches poll_delay_max, the CPU's contention
- *   pressure_hi, or others 2 x poll_others_max (a poller that shares its
- *   CPU with a busy thread: the "no CPU split" case); system PSI is not
- *   used (it says someone waited, not where);
+ *   worker's own run delay <= pressure_lo); it stops (poll_stop_window
+ *   samples in a row) when the worker's own run delay reaches
+ *   poll_delay_max, the CPU's contention pressure_hi, or others 2 x
+ *   poll_others_max (a poller that shares its CPU with a busy thread: the
+ *   "no CPU split" case); system PSI is not used (it says someone
+ *   waited, not where); a running poller is not held to the start gate;
  * - a contention departure (not a starvation) needs somewhere better: a
  *   CPU with headroom (alt_cpu) or a less contended one (better_cpu);
  *   when every CPU is as loaded, the queue stays;
