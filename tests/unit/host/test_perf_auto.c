@@ -34,6 +34,7 @@ struct sim {
 	double cont[CPU_SETSIZE];
 	cpu_set_t cpus;
 	unsigned int moves_applied;
+	int where; /* the CPU the scheduler has an unpinned thread on */
 };
 
 static void sim_init(struct sim *s, const struct nvmfd_auto_knobs *k)
@@ -78,7 +79,7 @@ static unsigned int sim_tick(struct sim *s, bool runs, uint64_t cpl, double qd, 
 		s->o.ss.run_delay_ns += TICK;
 		s->o.waiting = false;
 	}
-	s->o.cpu = cpu >= 0 ? cpu : 0;
+	s->o.cpu = cpu >= 0 ? cpu : s->where;
 	r = perf_auto_step(&s->q, &s->o, s->cont, &s->cpus);
 	if (r & PERF_AUTO_MOVE)
 		s->moves_applied++;
@@ -495,23 +496,8 @@ static int parse(struct perf_opts *o, char *err, size_t len, int argc, const cha
 static unsigned int home_tick(struct sim *s, bool runs, int where, double c0, double c1,
 			      uint64_t cpl, double qd)
 {
-	int cpu = perf_auto_cpu_now(&s->q);
-
-	s->o.now_ns += TICK;
-	s->cont[0] = c0;
-	s->cont[1] = c1;
-	if (runs) {
-		s->o.loops += 1000;
-		s->o.ss.timeslices += 100;
-		s->o.ss.run_delay_ns += 100000;
-		s->o.completions += cpl;
-		s->o.qd_sum += (uint64_t)(qd * (double)cpl);
-	} else {
-		s->o.ss.run_delay_ns += TICK;
-	}
-	s->o.waiting = false;
-	s->o.cpu = cpu >= 0 ? cpu : where;
-	return perf_auto_step(&s->q, &s->o, s->cont, &s->cpus);
+	s->where = where;
+	return sim_tick(s, runs, cpl, qd, c1, c0);
 }
 
 static void test_unbound_home(void **state)
