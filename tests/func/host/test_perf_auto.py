@@ -26,7 +26,9 @@
                the monitor must see a starvation and move it, and its I/O
                keeps flowing (exit 0, verified). The hog is bounded (the
                kernel's RT throttling leaves 5 % to others, and it stops
-               after 2 s). Skipped when SCHED_FIFO
+               after 2 s); with --auto-home bound (pinned there, so the
+               monitor must act); then with the default unbound home:
+               exit 0 and every queue's I/O verified. Skipped when SCHED_FIFO
                is not permitted, with fewer than 2 CPUs, or with
                NVMFD_NO_RT_HOG=1.
 Exit: 0 pass, 1 fail.
@@ -229,8 +231,12 @@ def main():
                 h.wait()
                 print("SKIP auto-hog: SCHED_FIFO not permitted")
                 return report(fails)
+            # --auto-home bound: the thread is pinned to the hogged CPU,
+            # so only the monitor can rescue it (with the default unbound
+            # home the scheduler may move it first: checked below)
             p = subprocess.Popen([perf, "-r", trid, "-t", "3", "-P", "2", "-q", "4",
-                                  "-w", "randrw", "--verify", "--json", "--exec", "auto"],
+                                  "-w", "randrw", "--verify", "--json", "--exec", "auto",
+                                  "--auto-home", "bound"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             h.wait(timeout=30)
             out, err = p.communicate(timeout=TIMEOUT)
@@ -255,6 +261,23 @@ def main():
                         q2["ios"], d["total"]["errors"], d["total"]["verified_blocks"]))
                 if "starved" not in err:
                     fails.append("auto-hog: no log line naming the starvation: %s" % err[-400:])
+            # the default unbound home under the same hog: rescued by the
+            # scheduler or by the monitor, the I/O of every queue verifies
+            h = subprocess.Popen(hog_cmd(victim, 2.0))
+            time.sleep(0.3)
+            rc, out, err = run(perf, ["-r", trid, "-t", "3", "-P", "2", "-q", "4", "-w",
+                                      "randrw", "--verify", "--json", "--exec", "auto"])
+            h.wait(timeout=30)
+            if h.returncode != 77:
+                if rc != 0:
+                    fails.append("auto-hog-home: exit %d: %s" % (rc, err.strip()[-400:]))
+                else:
+                    d = json.loads(out)
+                    q2 = d["queues"][1]
+                    print("auto-hog-home: q2 %r" % q2["exec"]["auto"])
+                    if q2["ios"] <= 0 or d["total"]["errors"] or d["total"]["verified_blocks"] <= 0:
+                        fails.append("auto-hog-home: I/O ios %d errors %d verified %d" % (
+                            q2["ios"], d["total"]["errors"], d["total"]["verified_blocks"]))
     finally:
         stop(tgt)
     return report(fails)
