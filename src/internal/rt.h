@@ -570,9 +570,13 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * Polling: on after @window consecutive samples with short arrival gaps
  * (<= poll_gap_ns), low queue depth (<= poll_qd_max) and an uncontended
  * CPU (pressure <= pressure_lo); period 2 x the mean gap clamped to
- * [poll_min_us, poll_max_us], changed only when it moves by > 25 %; off at
- * once when the CPU is contended (a poller must not fight the host for
- * its CPU) and after @window idle samples (no arrivals, or long gaps).
+ * [poll_min_us, poll_max_us], changed only when it moves by > 25 %; off
+ * when the CPU is contended (a poller must not fight the host for its
+ * CPU) in poll_stop_window consecutive samples (default 2: a tick-long
+ * burst of someone else's work, a shell command or a tool starting up,
+ * is ridden out and counted in poll_blips; a busy thread that shares the
+ * CPU stops the poller within 2 ticks) and after @window idle samples
+ * (no arrivals, or long gaps). What stopped it is kept (poll_cause).
  * System CPU pressure (PSI) above psi_poll_max keeps polling from
  * starting; at pressure_hi it stops it. Polling that is stopped by
  * contention may start again only after the poll hold (starts at hold_ns);
@@ -586,11 +590,12 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * (idle share, share run by others, contention by others), and then
  * - polling starts only where the CPU has headroom for it (others <=
  *   poll_others_max) and is not contended (contention <= pressure_lo, the
- *   worker's own run delay <= pressure_lo); it stops at once when the
- *   worker's own run delay reaches poll_delay_max, the CPU's contention
- *   pressure_hi, or others 2 x poll_others_max (a poller that shares its
- *   CPU with a busy thread: the "no CPU split" case); system PSI is not
- *   used (it says someone waited, not where);
+ *   worker's own run delay <= pressure_lo); it stops (poll_stop_window
+ *   samples in a row) when the worker's own run delay reaches
+ *   poll_delay_max, the CPU's contention pressure_hi, or others 2 x
+ *   poll_others_max (a poller that shares its CPU with a busy thread: the
+ *   "no CPU split" case); system PSI is not used (it says someone
+ *   waited, not where); a running poller is not held to the start gate;
  * - a contention departure (not a starvation) needs somewhere better: a
  *   CPU with headroom (alt_cpu) or a less contended one (better_cpu);
  *   when every CPU is as loaded, the queue stays;
@@ -637,6 +642,19 @@ enum nvmfd_auto_reason {
 	NVMFD_AUTO__NREASON,
 };
 
+/* Which signal made polling count as contended (poll_contended() in
+ * auto.c; stats "poll_cause", and the log line's detail). */
+enum nvmfd_auto_cause {
+	NVMFD_AUTO_C_NONE,
+	NVMFD_AUTO_C_QUEUE_DELAY, /* mean queue delay >= delay_hi_ns */
+	NVMFD_AUTO_C_RUN_DELAY, /* the worker's own run delay (sample.pressure) */
+	NVMFD_AUTO_C_CONTENTION, /* others wait on the CPU (cpu.contention) */
+	NVMFD_AUTO_C_OTHERS, /* others run much of the CPU (cpu.others) */
+	NVMFD_AUTO_C_PSI, /* sample.sys_pressure: PSI (the target without per-CPU
+			   * signals), its CPU's contention (nvmf-perf) */
+	NVMFD_AUTO__NCAUSE,
+};
+
 /**
  * struct nvmfd_auto_knobs - limits on the controller (init with
  * nvmfd_auto_knobs_init()); they let auto be studied, not only trusted.
@@ -663,6 +681,8 @@ enum nvmfd_auto_reason {
  *               for polling to start (default 0.25); twice that stops it.
  * @poll_delay_max: per-CPU signals: the polling worker's own run delay
  *               (share of the tick) that stops polling (default 0.2).
+ * @poll_stop_window: consecutive contended samples that stop polling
+ *               (default 2; 0 means 1, the old "at once").
  * @better_margin: per-CPU signals: how much less contended another CPU
  *               must be to count as better (default 0.25).
  * @no_budget:   never change the byte budgets (they stay as configured).
@@ -692,6 +712,7 @@ struct nvmfd_auto_knobs {
 	double psi_poll_max;
 	double poll_others_max;
 	double poll_delay_max;
+	unsigned int poll_stop_window;
 	double better_margin;
 	bool no_budget;
 	uint64_t budget_delay_ns;
@@ -788,6 +809,10 @@ struct nvmfd_auto_sample {
  *                share @last_reason).
  * @stays:        samples in which the queue was contended but stayed
  *                because no CPU was better.
+ * @poll_blips:   contended episodes shorter than poll_stop_window that
+ *                polling rode out.
+ * @poll_cause:   the signal of the last contention that stopped polling
+ *                (NONE: never).
  * @staying:      such an episode is going on (its first sample returns
  *                true from nvmfd_auto_update(), for a log line).
  * private: the rest (the stats show hold_ns and poll_hold_ns, the
@@ -808,6 +833,8 @@ struct nvmfd_auto {
 	enum nvmfd_auto_reason budget_reason;
 	uint64_t stays;
 	bool staying;
+	uint64_t poll_blips;
+	enum nvmfd_auto_cause poll_cause;
 	/* private */
 	uint64_t last_ns;
 	uint64_t since_ns; /* placement entered */
@@ -818,6 +845,7 @@ struct nvmfd_auto {
 	uint64_t poll_hold_ns; /* least time after that before polling again */
 	uint64_t budget_ns; /* last budget change (0: never) */
 	unsigned int hot, cool, lat, idle; /* consecutive-sample counters */
+	unsigned int poll_hot; /* consecutive contended samples while polling */
 	unsigned int starving, calm; /* budget: consecutive-sample counters */
 	bool started;
 };
@@ -848,14 +876,25 @@ bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s);
 bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, unsigned int queues,
 			  uint64_t events_per_s);
 
-/** nvmfd_auto_place_name(), nvmfd_auto_reason_name() - stats/log names. */
+/** nvmfd_auto_place_name(), nvmfd_auto_reason_name(),
+ *  nvmfd_auto_cause_name() - stats/log names. */
 const char *nvmfd_auto_place_name(enum nvmfd_auto_place p);
 const char *nvmfd_auto_reason_name(enum nvmfd_auto_reason r);
+const char *nvmfd_auto_cause_name(enum nvmfd_auto_cause c);
+
+/**
+ * nvmfd_auto_poll_cause() - which signal of @s counts as contended for a
+ * poller under @k (NVMFD_AUTO_C_NONE: none), the rule nvmfd_auto_update()
+ * applies. Pure; for log lines and tests.
+ */
+enum nvmfd_auto_cause nvmfd_auto_poll_cause(const struct nvmfd_auto_knobs *k,
+					    const struct nvmfd_auto_sample *s);
 
 /** nvmfd_auto_stats_obj() - {"mode", "poll_us", "moves", "poll_changes",
  *  "starvations", "last_reason", "time_ms": {bound, moved, unbound},
  *  "poll_time_ms", "hold_ms", "poll_hold_ms", "budget_shift",
- *  "budget_changes", "budget_reason", "stays"} as a new json-c object
+ *  "budget_changes", "budget_reason", "stays", "poll_blips",
+ *  "poll_cause"} as a new json-c object
  *  (NULL: out of memory). */
 json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a);
 

@@ -36,6 +36,7 @@ void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k)
 	k->psi_poll_max = 0.25;
 	k->poll_others_max = 0.25;
 	k->poll_delay_max = 0.2;
+	k->poll_stop_window = 2;
 	k->better_margin = 0.25;
 	k->budget_delay_ns = 500000;
 	k->budget_shift_max = 3;
@@ -52,6 +53,8 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
 		nvmfd_auto_knobs_init(&a->k);
 	if (!a->k.window)
 		a->k.window = 1;
+	if (!a->k.poll_stop_window)
+		a->k.poll_stop_window = 1;
 	a->place = NVMFD_AUTO_BOUND;
 	a->hold_ns = a->k.hold_ns;
 	a->poll_hold_ns = a->k.hold_ns;
@@ -180,22 +183,43 @@ static void poll_backoff(struct nvmfd_auto *a, uint64_t now)
 
 /* Polling would take a CPU someone else needs, or already does. Per CPU:
  * the worker's own run delay, the CPU's contention and the share others
- * run there; else the pool pressure and PSI. */
-static bool poll_contended(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+ * run there; else the pool pressure and PSI. Return: the first signal
+ * over its bound, or NONE. */
+enum nvmfd_auto_cause nvmfd_auto_poll_cause(const struct nvmfd_auto_knobs *k,
+					    const struct nvmfd_auto_sample *s)
 {
 	if (k->delay_hi_ns && s->queue_delay_ns >= k->delay_hi_ns)
-		return true;
-	if (s->cpu.known)
-		return s->pressure >= k->poll_delay_max || s->cpu.contention >= k->pressure_hi ||
-		       s->cpu.others >= 2 * k->poll_others_max;
-	return s->pressure >= k->pressure_hi || s->sys_pressure >= k->pressure_hi;
+		return NVMFD_AUTO_C_QUEUE_DELAY;
+	if (s->cpu.known) {
+		if (s->pressure >= k->poll_delay_max)
+			return NVMFD_AUTO_C_RUN_DELAY;
+		if (s->cpu.contention >= k->pressure_hi)
+			return NVMFD_AUTO_C_CONTENTION;
+		if (s->cpu.others >= 2 * k->poll_others_max)
+			return NVMFD_AUTO_C_OTHERS;
+		return NVMFD_AUTO_C_NONE;
+	}
+	if (s->pressure >= k->pressure_hi)
+		return NVMFD_AUTO_C_RUN_DELAY;
+	if (s->sys_pressure >= k->pressure_hi)
+		return NVMFD_AUTO_C_PSI;
+	return NVMFD_AUTO_C_NONE;
 }
 
-/* Latency bound (low QD, short gaps) on a CPU with headroom for a poller. */
-static bool poll_wanted(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+/* The queue's work is latency bound: low QD, short gaps. */
+static bool latency_bound(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
 {
-	if (!s->arrival_gap_ns || s->arrival_gap_ns > k->poll_gap_ns || s->qd > k->poll_qd_max ||
-	    s->pressure > k->pressure_lo)
+	return s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns && s->qd <= k->poll_qd_max;
+}
+
+/* The CPU has headroom for a poller to start: the start gate, stricter
+ * than the stop rule (nvmfd_auto_poll_cause()); the band between them is
+ * the hysteresis, so a running poller is not judged by it (without schedstat
+ * the CPU's contention is estimated from "no idle time left", which
+ * a poller makes true itself). */
+static bool poll_room(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+{
+	if (s->pressure > k->pressure_lo)
 		return false;
 	if (s->cpu.known)
 		return s->cpu.contention <= k->pressure_lo && s->cpu.others <= k->poll_others_max;
@@ -205,21 +229,35 @@ static bool poll_wanted(const struct nvmfd_auto_knobs *k, const struct nvmfd_aut
 static bool decide_poll(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	const struct nvmfd_auto_knobs *k = &a->k;
-	bool contended = poll_contended(k, s);
-	bool latency = poll_wanted(k, s);
+	enum nvmfd_auto_cause cause = nvmfd_auto_poll_cause(k, s);
+	bool latency = latency_bound(k, s);
 	unsigned int want;
 
 	if (k->freeze)
 		return false;
 	if (k->no_poll)
 		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
-	if (contended) {
-		a->lat = a->idle = 0;
-		if (a->poll_us)
-			poll_backoff(a, s->now_ns);
+	if (cause != NVMFD_AUTO_C_NONE) {
+		a->lat = 0;
+		if (!a->poll_us)
+			return false;
+		/* a poller is stopped by contention that lasts: a tick-long
+		 * burst of someone else's work would cost the whole poll hold
+		 * and gain that someone almost nothing (it is over by then) */
+		if (++a->poll_hot < k->poll_stop_window)
+			return false;
+		a->poll_hot = a->idle = 0;
+		a->poll_cause = cause;
+		poll_backoff(a, s->now_ns);
 		return set_poll(a, 0, NVMFD_AUTO_R_CONTENDED);
 	}
-	a->lat = latency ? a->lat + 1 : 0;
+	if (a->poll_hot) {
+		a->poll_blips++; /* ridden out */
+		a->poll_hot = 0;
+	}
+	a->lat = latency && poll_room(k, s) ? a->lat + 1 : 0;
+	/* while polling, only the work decides "idle" (no arrivals, long
+	 * gaps or a deep queue), not the start gate */
 	a->idle = latency ? 0 : a->idle + 1;
 	if (!a->poll_us) {
 		if (a->lat < k->window)
@@ -317,6 +355,17 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 	[NVMFD_AUTO_R_STARVING_PEER] = "starving_peer", [NVMFD_AUTO_R_PEER_CALM] = "peer_calm",
 };
 
+static const char *const cause_names[NVMFD_AUTO__NCAUSE] = {
+	[NVMFD_AUTO_C_NONE] = "none",		  [NVMFD_AUTO_C_QUEUE_DELAY] = "queue_delay",
+	[NVMFD_AUTO_C_RUN_DELAY] = "run_delay",	  [NVMFD_AUTO_C_CONTENTION] = "cpu_contention",
+	[NVMFD_AUTO_C_OTHERS] = "cpu_others",	  [NVMFD_AUTO_C_PSI] = "sys_pressure",
+};
+
+const char *nvmfd_auto_cause_name(enum nvmfd_auto_cause c)
+{
+	return (unsigned int)c < NVMFD_AUTO__NCAUSE ? cause_names[c] : "?";
+}
+
 const char *nvmfd_auto_place_name(enum nvmfd_auto_place p)
 {
 	return (unsigned int)p < NVMFD_AUTO__NPLACE ? place_names[p] : "?";
@@ -353,5 +402,8 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 	json_object_object_add(o, "budget_reason",
 			       json_object_new_string(nvmfd_auto_reason_name(a->budget_reason)));
 	json_object_object_add(o, "stays", json_object_new_uint64(a->stays));
+	json_object_object_add(o, "poll_blips", json_object_new_uint64(a->poll_blips));
+	json_object_object_add(o, "poll_cause",
+			       json_object_new_string(nvmfd_auto_cause_name(a->poll_cause)));
 	return o;
 }

@@ -171,22 +171,26 @@ void perf_cpu_contention(const struct perf_cpu_loads *a, const struct perf_cpu_l
 }
 
 void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_knobs *k,
-			  int io_cpu)
+			  int io_cpu, const cpu_set_t *home)
 {
 	memset(q, 0, sizeof(*q));
 	nvmfd_auto_init(&q->ctl, k);
 	q->io_cpu = io_cpu;
 	q->cpu = -1;
-	CPU_ZERO(&q->mask);
-	if (io_cpu >= 0 && io_cpu < CPU_SETSIZE)
-		CPU_SET(io_cpu, &q->mask);
+	CPU_ZERO(&q->home);
+	if (home && CPU_COUNT(home))
+		q->home = *home;
+	else if (io_cpu >= 0 && io_cpu < CPU_SETSIZE)
+		CPU_SET(io_cpu, &q->home);
+	q->home_all = CPU_COUNT(&q->home) > 1;
+	q->mask = q->home;
 }
 
 int perf_auto_cpu_now(const struct perf_auto_queue *q)
 {
 	switch (q->ctl.place) {
 	case NVMFD_AUTO_BOUND:
-		return q->io_cpu;
+		return q->home_all ? -1 : q->io_cpu;
 	case NVMFD_AUTO_MOVED:
 		return q->cpu;
 	default:
@@ -206,7 +210,17 @@ static uint64_t pending(struct perf_auto_queue *q, const struct perf_auto_obs *o
 	}
 	if (!p->waiting && !o->waiting) {
 		/* running at both ticks and no pass between: a pass takes
-		 * microseconds, so it waited for a CPU the whole tick */
+		 * microseconds, so it waited for a CPU the whole tick, unless
+		 * its run delay says it did not: then it was busy outside the
+		 * loop (a DH step of --reauth-interval computing, or blocked in
+		 * the library waiting for the controller's answer) */
+		if (o->have_ss && p->have_ss && o->now_ns > p->now_ns &&
+		    2 * (o->ss.run_delay_ns >= p->ss.run_delay_ns ?
+				 o->ss.run_delay_ns - p->ss.run_delay_ns :
+				 0) < o->now_ns - p->now_ns) {
+			q->work_since_ns = 0;
+			return 0;
+		}
 		if (!q->work_since_ns)
 			q->work_since_ns = p->now_ns;
 		return o->now_ns - q->work_since_ns;
@@ -297,10 +311,16 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 		cur = o->cpu;
 	if (cur >= 0 && cur < CPU_SETSIZE)
 		s.sys_pressure = contention[cur];
-	if (q->io_cpu >= 0 && q->io_cpu < CPU_SETSIZE)
+	if (q->home_all) {
+		/* widen again only when no home CPU would hold it back */
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &q->home) && contention[c] > s.home_pressure)
+				s.home_pressure = contention[c];
+	} else if (q->io_cpu >= 0 && q->io_cpu < CPU_SETSIZE) {
 		s.home_pressure = contention[q->io_cpu];
+	}
 	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, cpus) || c == cur || c == q->io_cpu)
+		if (!CPU_ISSET(c, cpus) || c == cur || (!q->home_all && c == q->io_cpu))
 			continue;
 		if (contention[c] < best) {
 			best = contention[c];
@@ -320,7 +340,7 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 		CPU_ZERO(&m);
 		if (q->ctl.place == NVMFD_AUTO_BOUND) {
 			q->cpu = -1;
-			CPU_SET(q->io_cpu, &m);
+			m = q->home;
 		} else if (q->ctl.place == NVMFD_AUTO_MOVED && alt >= 0) {
 			q->cpu = alt;
 			CPU_SET(alt, &m);
@@ -328,10 +348,10 @@ unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_ob
 			q->cpu = -1;
 			m = *cpus;
 		}
-		if (!CPU_EQUAL(&m, &q->mask)) {
-			q->mask = m;
-			ret |= PERF_AUTO_MOVE;
-		}
+		/* applied (and logged) even when the mask stays: at an unbound
+		 * home, UNBOUND allows the same CPUs (only a kick moves it) */
+		q->mask = m;
+		ret |= PERF_AUTO_MOVE;
 		if (q->ctl.place == NVMFD_AUTO_UNBOUND && kick(q, cpus, cur, contention))
 			ret |= PERF_AUTO_MOVE | PERF_AUTO_KICK;
 	} else if (q->ctl.place == NVMFD_AUTO_UNBOUND && starved &&

@@ -938,7 +938,11 @@ static struct json_object *json_exec(const struct worker *w)
 		struct json_object *a = nvmfd_auto_stats_obj(&w->aq.ctl);
 
 		if (a) {
+			char home[256];
+
+			nvmfd__cpulist_format(&w->aq.home, home, sizeof(home));
 			json_object_object_add(a, "cpu", json_object_new_int(perf_auto_cpu_now(&w->aq)));
+			json_object_object_add(a, "home_cpus", json_object_new_string(home));
 			json_object_object_add(a, "max_wait_ms",
 					       json_object_new_uint64(w->aq.max_pending_ns / 1000000));
 			json_object_object_add(a, "move_errors",
@@ -1164,6 +1168,9 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 			json_object_object_add(ak, "bound", json_object_new_boolean(k->bound));
 			json_object_object_add(ak, "no_poll", json_object_new_boolean(k->no_poll));
 			json_object_object_add(ak, "freeze", json_object_new_boolean(k->freeze));
+			json_object_object_add(ak, "home", json_object_new_string(
+								   run->o.auto_home_bound ? "bound" :
+											    "unbound"));
 			json_object_object_add(ak, "tick_ms",
 					       json_object_new_uint64(PERF_AUTO_TICK_NS / 1000000));
 			json_object_object_add(cfg, "auto", ak);
@@ -1656,7 +1663,8 @@ static void auto_tick(struct auto_mon *m)
 			o.waiting = __atomic_load_n(&w->waiting, __ATOMIC_ACQUIRE);
 			o.wait_until_ns = __atomic_load_n(&w->wait_until_ns, __ATOMIC_RELAXED);
 			o.readable = o.waiting && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
-			if (perf_read_task_schedstat(tid, &o.ss) < 0)
+			o.have_ss = perf_read_task_schedstat(tid, &o.ss) == 0;
+			if (!o.have_ss)
 				o.ss = w->aq.prev.ss; /* no schedstat: no run-delay signal */
 			o.cpu = __atomic_load_n(&w->cur_cpu, __ATOMIC_RELAXED);
 			o.completions = __atomic_load_n(&w->progress_ios, __ATOMIC_RELAXED);
@@ -1855,7 +1863,11 @@ static int exec_setup(struct perf_run *run)
 			/* a given --idle-poll-us or --busy-poll stays as given */
 			if (!auto_polls(run))
 				k.no_poll = true;
-			perf_auto_queue_init(&w->aq, &k, w->io_cpu);
+			/* home: every --cpus CPU (it starts on its io_cpu and
+			 * widens), or pinned to io_cpu with --auto-home bound */
+			if (!o->auto_home_bound)
+				w->allowed = run->rt_cpus;
+			perf_auto_queue_init(&w->aq, &k, w->io_cpu, &w->allowed);
 			pthread_mutex_init(&w->aff_lock, NULL);
 		}
 		nvmfd_host_qp_set_budget(w->qp, o->rx_budget, o->tx_budget);

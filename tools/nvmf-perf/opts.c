@@ -18,6 +18,7 @@ static const char usage_text[] =
 "            [--disable-sqflow] [--exec bound|unbound|auto] [--affinity-scope SCOPE]\n"
 "            [--affinity-strict]\n"
 "            [--auto-starve-ms N] [--auto-bound] [--auto-no-poll] [--auto-freeze]\n"
+"            [--auto-home bound|unbound]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]\n"
@@ -103,32 +104,39 @@ static const char usage_text[] =
 "      --exec MODE   bound (default): the queue thread is pinned to its\n"
 "                    io_cpu; unbound: it may run on the CPUs of the\n"
 "                    --affinity-scope unit that contains its io_cpu; auto:\n"
-"                    starts bound, and a monitor thread (not a queue\n"
-"                    thread, on the process's own CPUs) samples every\n"
-"                    100 ms each queue thread's schedstat and progress and\n"
-"                    every CPU's load (/proc/stat; /proc/schedstat's run\n"
-"                    delay when the kernel has it). A queue thread that\n"
+"                    starts at its home (--auto-home: every --cpus CPU by\n"
+"                    default, its io_cpu with bound), and a monitor thread\n"
+"                    (not a queue thread, on the process's own CPUs)\n"
+"                    samples every 100 ms each queue thread's schedstat\n"
+"                    and progress and every CPU's load (/proc/stat;\n"
+"                    /proc/schedstat's run delay when the kernel has it).\n"
+"                    A queue thread that\n"
 "                    had work but made no pass for --auto-starve-ms is\n"
 "                    moved at once (pinned to the least contended other\n"
 "                    --cpus CPU if one is idle enough, else allowed on all\n"
 "                    --cpus CPUs); one whose own run delay is >= 50 % of\n"
 "                    the time or >= 2 ms per timeslice for 3 ticks moves\n"
-"                    after at least the hold (1 s); it returns to io_cpu\n"
-"                    after 6 ticks with io_cpu at most 10 % busy with other\n"
-"                    work (a return followed soon by a departure doubles\n"
-"                    the hold, up to 64 s). Idle polling goes on for a\n"
-"                    latency-bound queue (QD <= 4, completions <= 200 us\n"
-"                    apart, its CPU < 25 % busy with other work; period\n"
-"                    2 x the gap, 10..200 us), off at once when its CPU is\n"
-"                    contended, after 3 idle ticks when idle. A given\n"
-"                    --idle-poll-us or --busy-poll is kept as given. The\n"
-"                    decisions are in the report (below) and logged.\n"
+"                    after at least the hold (1 s); it returns home\n"
+"                    after 6 ticks with every home CPU at most 10 % busy\n"
+"                    with other work (a return followed soon by a\n"
+"                    departure doubles the hold, up to 64 s). Idle polling\n"
+"                    goes on for a latency-bound queue (QD <= 4,\n"
+"                    completions <= 200 us apart, its CPU < 25 % busy with\n"
+"                    other work; period 2 x the gap, 10..200 us), off when\n"
+"                    its CPU is contended for 2 ticks (one is ridden out),\n"
+"                    after 3 idle ticks when idle. A given --idle-poll-us\n"
+"                    or --busy-poll is kept as given. The decisions are in\n"
+"                    the report (below) and logged.\n"
 "      --auto-starve-ms N  auto: the no-pass bound for an immediate move,\n"
 "                    1..60000 (default 50).\n"
 "      --auto-bound  auto: never move a queue thread (starvations are\n"
 "                    still counted).\n"
 "      --auto-no-poll  auto: never idle-poll.\n"
-"      --auto-freeze auto: decide nothing (counters and time only). The\n"
+"      --auto-freeze auto: decide nothing (counters and time only).\n"
+"      --auto-home H  auto: unbound (default): a queue thread's home is\n"
+"                    every --cpus CPU (the scheduler places it; pinned only\n"
+"                    when starved or contended there); bound: pinned to its\n"
+"                    io_cpu (the behaviour before session 20). The\n"
 "                    --auto-* options need --exec auto.\n"
 "      --affinity-scope S  cpu | smt | cache (default) | numa | system:\n"
 "                    the unit for --exec unbound.\n"
@@ -349,6 +357,7 @@ enum {
 	OPT_AUTO_BOUND,
 	OPT_AUTO_NO_POLL,
 	OPT_AUTO_FREEZE,
+	OPT_AUTO_HOME,
 };
 
 /*
@@ -445,6 +454,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
 		{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
 		{ "auto-freeze", no_argument, NULL, OPT_AUTO_FREEZE },
+		{ "auto-home", required_argument, NULL, OPT_AUTO_HOME },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -594,6 +604,16 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			o->auto_knobs.freeze = true;
 			auto_knob = true;
 			break;
+		case OPT_AUTO_HOME:
+			if (!strcmp(optarg, "bound"))
+				o->auto_home_bound = true;
+			else if (!strcmp(optarg, "unbound"))
+				o->auto_home_bound = false;
+			else
+				return seterr(err, len, "--auto-home: bound or unbound, not '%s'",
+					      optarg);
+			auto_knob = true;
+			break;
 		case OPT_SCOPE: {
 			bool found = false;
 
@@ -695,8 +715,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
 	if (auto_knob && o->exec != PERF_EXEC_AUTO)
-		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll and "
-					"--auto-freeze need --exec auto");
+		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll, "
+					"--auto-freeze and --auto-home need --exec auto");
 	if (o->tls != (o->tls_psk[0] != '\0'))
 		return seterr(err, len, o->tls ? "--tls needs --psk" : "--psk needs --tls");
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])

@@ -29,7 +29,7 @@
 enum perf_exec {
 	PERF_EXEC_BOUND, /* each queue's thread pinned to its io_cpu */
 	PERF_EXEC_UNBOUND, /* allowed on the affinity-scope unit of its io_cpu */
-	PERF_EXEC_AUTO, /* starts bound; the auto monitor moves it and sets polling */
+	PERF_EXEC_AUTO, /* starts at home (--auto-home); the monitor moves it, sets polling */
 };
 
 enum perf_io_cpu {
@@ -74,6 +74,8 @@ enum perf_pattern {
  * @auto_knobs: --auto-starve-ms, --auto-bound, --auto-no-poll,
  *            --auto-freeze (--exec auto only; the controller's defaults
  *            otherwise).
+ * @auto_home_bound: --auto-home bound: a queue thread's home is its
+ *            io_cpu (pinned); default (unbound): every --cpus CPU.
  * @scope:    --affinity-scope (unbound only).
  * @strict:   --affinity-strict (unbound only).
  * @io_cpu:   --io-cpu rr|least-loaded.
@@ -112,6 +114,7 @@ struct perf_opts {
 	bool disable_sqflow;
 	enum perf_exec exec;
 	struct nvmfd_auto_knobs auto_knobs;
+	bool auto_home_bound;
 	enum nvmfd_rt_scope scope;
 	bool strict;
 	enum perf_io_cpu io_cpu;
@@ -348,8 +351,11 @@ int perf_read_task_schedstat(int tid, struct perf_schedstat *out);
  * has a controller of src/rt/auto.c (struct nvmfd_auto), fed every
  * PERF_AUTO_TICK_NS by one monitor thread that is not a queue thread (so a
  * starved queue thread is moved by a thread that runs): placement BOUND
- * (pinned to io_cpu) / MOVED (pinned to the least contended other CPU of
- * --cpus) / UNBOUND (allowed on every --cpus CPU), and the idle-poll
+ * (the controller's home: by default allowed on every --cpus CPU, the
+ * scheduler placing it next to the target's worker or away from it as
+ * they fit; with --auto-home bound pinned to io_cpu) / MOVED (pinned to
+ * the least contended other CPU of --cpus) / UNBOUND (allowed on every
+ * --cpus CPU, pushed off the CPU it is stuck on), and the idle-poll
  * period the queue thread takes at its next pass. The pure parts below are
  * what the unit test drives with an injected clock and injected signals.
  */
@@ -423,6 +429,7 @@ void perf_cpu_contention(const struct perf_cpu_loads *a, const struct perf_cpu_l
  * @wait_until_ns: when that wait times out.
  * @readable:      its socket has input now.
  * @ss:            the thread's schedstat.
+ * @have_ss:       @ss was read (else the previous one is repeated).
  * @cpu:           the CPU it last ran on (-1: unknown).
  * @completions:   I/Os completed so far.
  * @qd_sum:        sum over those completions of the I/Os in flight at each.
@@ -434,6 +441,7 @@ struct perf_auto_obs {
 	uint64_t wait_until_ns;
 	bool readable;
 	struct perf_schedstat ss;
+	bool have_ss;
 	int cpu;
 	uint64_t completions;
 	uint64_t qd_sum;
@@ -442,7 +450,10 @@ struct perf_auto_obs {
 /**
  * struct perf_auto_queue - the monitor's state of one queue thread.
  * @ctl:         the controller (mode, moves, times, last reason: stats).
- * @io_cpu:      home CPU.
+ * @io_cpu:      the queue's io_cpu.
+ * @home:        the CPUs of the BOUND placement (io_cpu, or every --cpus
+ *               CPU: @home_all).
+ * @home_all:    @home has more than one CPU (an unbound home).
  * @cpu:         the CPU of a MOVED placement (-1 otherwise).
  * @mask:        the affinity the placement asks for.
  * @pending_ns:  the last measure of how long the thread had work but made
@@ -463,6 +474,8 @@ struct perf_auto_obs {
 struct perf_auto_queue {
 	struct nvmfd_auto ctl;
 	int io_cpu;
+	cpu_set_t home;
+	bool home_all;
 	int cpu;
 	cpu_set_t mask;
 	uint64_t pending_ns;
@@ -477,13 +490,16 @@ struct perf_auto_queue {
 };
 
 /* perf_auto_step() result bits */
-#define PERF_AUTO_MOVE 1u /* @mask changed: apply it */
+#define PERF_AUTO_MOVE 1u /* the placement changed: apply @mask (it may be the same) */
 #define PERF_AUTO_POLL 2u /* ctl.poll_us changed: publish it */
 #define PERF_AUTO_KICK 4u /* apply @kick, then @mask (with PERF_AUTO_MOVE) */
 
-/** perf_auto_queue_init() - BOUND on @io_cpu, event driven; @k NULL: defaults. */
+/**
+ * perf_auto_queue_init() - BOUND (at home), event driven; @k NULL: defaults.
+ * @home: the home CPUs (NULL or empty: {@io_cpu}); the initial @mask.
+ */
 void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_knobs *k,
-			  int io_cpu);
+			  int io_cpu, const cpu_set_t *home);
 
 /**
  * perf_auto_step() - one tick of one queue: build the controller's sample
@@ -497,13 +513,18 @@ void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_kno
  * Sample: pending = how long the thread has had work (running, input
  * unread, or its wait overdue) without making a pass: a thread seen
  * running at two ticks without a pass in between has waited at least the
- * tick; a sleeping thread with input unread or an overdue wait counts from
+ * tick if its run delay grew by half the tick or more (with schedstat;
+ * else always): a thread busy outside its loop, computing or blocked in
+ * the library (the DH step of --reauth-interval), is not starved; a
+ * sleeping thread with input unread or an overdue wait counts from
  * the first tick that saw it (so input that arrived just before the tick
  * is not taken for starvation); a thread that makes passes but whose run
  * delay grew by 90 % of the tick or more counts that run delay. queue delay = its run delay per timeslice;
  * pressure = its run delay per wall ns; home pressure = contention of
- * io_cpu; sys_pressure (gates polling) = contention of the CPU it runs on;
- * alt_cpu = a --cpus CPU other than the current one with contention <=
+ * io_cpu (an unbound home: the most contended home CPU, so that it widens
+ * again only when none would hold it back); sys_pressure (gates polling)
+ * = contention of the CPU it runs on; alt_cpu = a --cpus CPU other than
+ * the current one (and, for a pinned home, io_cpu) with contention <=
  * the knobs' pressure_lo; arrival gap = wall time per completion; qd =
  * mean in flight at completion.
  * A thread starved while UNBOUND is kicked again (each tick it stays so).
@@ -512,7 +533,8 @@ void perf_auto_queue_init(struct perf_auto_queue *q, const struct nvmfd_auto_kno
 unsigned int perf_auto_step(struct perf_auto_queue *q, const struct perf_auto_obs *o,
 			    const double *contention, const cpu_set_t *cpus);
 
-/** perf_auto_cpu_now() - the CPU the placement pins to (-1: UNBOUND). */
+/** perf_auto_cpu_now() - the CPU the placement pins to (-1: UNBOUND, or at
+ *  an unbound home). */
 int perf_auto_cpu_now(const struct perf_auto_queue *q);
 
 #endif /* NVMF_PERF_H */

@@ -676,6 +676,14 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	q->ctl_dl = dl;
 	q->ctl_ns = now_ns;
 
+	if (s.arrival_gap_ns || q->ctl.poll_us)
+		NVMFD_DBG(TCP_COMP,
+			  "queue %u auto sample: gap %" PRIu64 " ns, qd %.1f, run delay %.3f, "
+			  "queue delay %" PRIu64 " us, cpu %d idle %.2f others %.2f contention "
+			  "%.2f, psi %.2f, poll %u us",
+			  q->id, s.arrival_gap_ns, s.qd, s.pressure, s.queue_delay_ns / 1000u,
+			  q->run_cpu, s.cpu.idle, s.cpu.others, s.cpu.contention, s.sys_pressure,
+			  q->ctl.poll_us);
 	if (!nvmfd_auto_update(&q->ctl, &s))
 		return;
 	if (q->ctl.budget_shift != shift) {
@@ -696,9 +704,20 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	if (q->auto_poll &&
 	    __atomic_load_n(&q->auto_poll_us, __ATOMIC_RELAXED) != q->ctl.poll_us) {
 		__atomic_store_n(&q->auto_poll_us, q->ctl.poll_us, __ATOMIC_RELAXED);
-		NVMFD_INFO_RATELIMIT(TCP_COMP, "queue %u peer %s: idle polling %s (%u us): %s",
-				     q->id, q->qp.peer_addr, q->ctl.poll_us ? "on" : "off",
-				     q->ctl.poll_us, nvmfd_auto_reason_name(q->ctl.last_reason));
+		if (!q->ctl.poll_us && q->ctl.last_reason == NVMFD_AUTO_R_CONTENDED)
+			NVMFD_INFO_RATELIMIT(TCP_COMP,
+					     "queue %u peer %s: idle polling off: contended (%s; "
+					     "cpu %d: run delay %.2f, others %.2f, contention %.2f, "
+					     "queue delay %" PRIu64 " us)",
+					     q->id, q->qp.peer_addr,
+					     nvmfd_auto_cause_name(q->ctl.poll_cause), q->run_cpu,
+					     s.pressure, s.cpu.others, s.cpu.contention,
+					     s.queue_delay_ns / 1000u);
+		else
+			NVMFD_INFO_RATELIMIT(TCP_COMP, "queue %u peer %s: idle polling %s (%u us): %s",
+					     q->id, q->qp.peer_addr, q->ctl.poll_us ? "on" : "off",
+					     q->ctl.poll_us,
+					     nvmfd_auto_reason_name(q->ctl.last_reason));
 		tcp_queue_kick(q); /* a sleeping queue starts polling now */
 	}
 	if (q->ctl.place == before)

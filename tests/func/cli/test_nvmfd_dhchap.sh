@@ -14,7 +14,7 @@
 #     every queue; after a host key change on the target (file + SIGHUP) a
 #     re-authenticating run fails (exit 3, AUTH_Failure1 01h named) while a
 #     run that does not re-authenticate keeps working, and new connections
-#     need the new key;
+#     need the new key; the same with --exec auto verifies;
 #   - --dhchap-key on the command line does the same as the config file;
 #   - the control socket's save_config keeps secrets only in its 0600 file;
 #   - a world-readable key file is refused at startup, naming the key.
@@ -129,6 +129,20 @@ c = r["config"]
 assert c["reauth_interval_ms"] == 50, c
 assert c["reauth_admin"] >= 1 and c["reauth_io"] >= 2, c  # admin + each of 2 queues
 assert c["dhchap_queues"] == 3, c["dhchap_queues"]  # counted once per queue
+PY
+	# the same under --exec auto: the monitor watches the queue threads
+	# through their re-authentications (a DH step is not a starvation:
+	# unit test host-perf-auto); the run verifies and reports exec.auto
+	perf reauth-auto 0 -P 2 -q 8 -w randrw -t 2 --verify --reauth-interval 50 \
+		--exec auto --dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key" \
+		--json && python3 - "$TMP/reauth-auto.out" <<'PY' || fail "reauth-auto: report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["config"]
+assert c["exec"] == "auto" and c["reauth_io"] >= 2, c
+assert r["total"]["verified_blocks"] > 0 and not r["total"]["errors"], r["total"]
+for q in r["queues"]:
+    assert "auto" in q["exec"], q["exec"]
 PY
 	# a run that re-authenticates and verifies (B) and one that reads and
 	# does not re-authenticate (A; the same namespace, so it does not

@@ -8,8 +8,11 @@
                verified, no error; config.exec "auto" with the knobs'
                defaults; every queue has exec.auto (mode bound/moved/
                unbound, counters, time in the modes at most the run) and
-               allowed_cpus matching the mode; the text report
+               allowed_cpus matching the mode (bound = at home: every
+               --cpus CPU by default, home_cpus); the text report
                has an "auto:" line per queue.
+  auto-home    --auto-home bound: home_cpus is the io_cpu, a queue at home
+               is pinned there; --auto-home bad: exit 2; config.auto.home.
   auto-knobs   --auto-bound: every queue ends bound on its io_cpu with no
                move; --auto-freeze: no move, no poll change;
                --auto-no-poll: no poll change; the knobs are echoed in
@@ -23,7 +26,9 @@
                the monitor must see a starvation and move it, and its I/O
                keeps flowing (exit 0, verified). The hog is bounded (the
                kernel's RT throttling leaves 5 % to others, and it stops
-               after 2 s). Skipped when SCHED_FIFO
+               after 2 s); with --auto-home bound (pinned there, so the
+               monitor must act); then with the default unbound home:
+               exit 0 and every queue's I/O verified. Skipped when SCHED_FIFO
                is not permitted, with fewer than 2 CPUs, or with
                NVMFD_NO_RT_HOG=1.
 Exit: 0 pass, 1 fail.
@@ -68,7 +73,7 @@ def check_auto_queues(d, fails, name, run_s):
             continue
         for k in ("mode", "cpu", "poll_us", "moves", "poll_changes", "starvations",
                   "last_reason", "time_ms", "poll_time_ms", "hold_ms", "poll_hold_ms",
-                  "max_wait_ms", "move_errors"):
+                  "max_wait_ms", "move_errors", "home_cpus", "poll_blips", "poll_cause"):
             if k not in a:
                 fails.append("%s: q%d exec.auto.%s missing" % (name, q["qid"], k))
         if a["mode"] not in ("bound", "moved", "unbound"):
@@ -79,8 +84,14 @@ def check_auto_queues(d, fails, name, run_s):
         if tsum > run_s * 1000 + 2000:
             fails.append("%s: q%d time in modes %d ms for a %d s run" % (name, q["qid"], tsum, run_s))
         allowed = cpulist(e["allowed_cpus"])
-        if a["mode"] == "bound" and allowed != {e["io_cpu"]}:
-            fails.append("%s: q%d bound but allowed %s" % (name, q["qid"], e["allowed_cpus"]))
+        home = cpulist(a.get("home_cpus", ""))
+        want = {e["io_cpu"]} if d["config"]["auto"]["home"] == "bound" else cpus
+        if home != want:
+            fails.append("%s: q%d home %s, expected %s" % (name, q["qid"], a.get("home_cpus"),
+                                                           sorted(want)))
+        if a["mode"] == "bound" and allowed != home:
+            fails.append("%s: q%d at home %s but allowed %s" % (name, q["qid"], a.get("home_cpus"),
+                                                               e["allowed_cpus"]))
         if a["mode"] == "moved" and (len(allowed) != 1 or a["cpu"] not in allowed):
             fails.append("%s: q%d moved to %d but allowed %s" % (name, q["qid"], a["cpu"],
                                                                  e["allowed_cpus"]))
@@ -143,8 +154,23 @@ def main():
         if d:
             k = d["config"].get("auto", {})
             if k != {"starve_ms": 50, "bound": False, "no_poll": False, "freeze": False,
-                     "tick_ms": 100}:
+                     "home": "unbound", "tick_ms": 100}:
                 fails.append("auto-verify: config.auto %r" % k)
+
+        # auto-home
+        d = verify_run(perf, trid, "auto-home", fails, ["--auto-home", "bound", "--auto-bound"])
+        if d:
+            if d["config"]["auto"]["home"] != "bound":
+                fails.append("auto-home: config.auto %r" % d["config"]["auto"])
+            for q in d["queues"]:
+                e = q["exec"]
+                if cpulist(e["allowed_cpus"]) != {e["io_cpu"]}:
+                    fails.append("auto-home: q%d allowed %s, io_cpu %d" % (q["qid"],
+                                                                          e["allowed_cpus"],
+                                                                          e["io_cpu"]))
+        rc, out, err = run(perf, ["-r", trid, "-t", "1", "--exec", "auto", "--auto-home", "pinned"])
+        if rc != 2 or "--auto-home" not in err:
+            fails.append("auto-home: bad value exited %d: %s" % (rc, err.strip()[-200:]))
         rc, out, err = run(perf, ["-r", trid, "-t", "1", "-P", "2", "--exec", "auto"])
         if rc != 0 or len(re.findall(r"^q\d+ +auto: mode (bound|moved|unbound),", out, re.M)) != 2:
             fails.append("auto-verify: text report (exit %d): %s" % (rc, out[-600:]))
@@ -173,7 +199,8 @@ def main():
             for q in d["queues"]:
                 if q["exec"]["auto"]["poll_changes"] or q["exec"]["auto"]["poll_us"]:
                     fails.append("auto-no-poll: q%d polled" % q["qid"])
-        for args in (["--auto-bound"], ["--exec", "auto", "--auto-starve-ms", "0"],
+        for args in (["--auto-bound"], ["--auto-home", "bound"],
+                     ["--exec", "auto", "--auto-starve-ms", "0"],
                      ["--exec", "bound", "--auto-freeze"]):
             rc, out, err = run(perf, ["-r", trid, "-t", "1"] + args)
             if rc != 2:
@@ -204,8 +231,12 @@ def main():
                 h.wait()
                 print("SKIP auto-hog: SCHED_FIFO not permitted")
                 return report(fails)
+            # --auto-home bound: the thread is pinned to the hogged CPU,
+            # so only the monitor can rescue it (with the default unbound
+            # home the scheduler may move it first: checked below)
             p = subprocess.Popen([perf, "-r", trid, "-t", "3", "-P", "2", "-q", "4",
-                                  "-w", "randrw", "--verify", "--json", "--exec", "auto"],
+                                  "-w", "randrw", "--verify", "--json", "--exec", "auto",
+                                  "--auto-home", "bound"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             h.wait(timeout=30)
             out, err = p.communicate(timeout=TIMEOUT)
@@ -230,6 +261,23 @@ def main():
                         q2["ios"], d["total"]["errors"], d["total"]["verified_blocks"]))
                 if "starved" not in err:
                     fails.append("auto-hog: no log line naming the starvation: %s" % err[-400:])
+            # the default unbound home under the same hog: rescued by the
+            # scheduler or by the monitor, the I/O of every queue verifies
+            h = subprocess.Popen(hog_cmd(victim, 2.0))
+            time.sleep(0.3)
+            rc, out, err = run(perf, ["-r", trid, "-t", "3", "-P", "2", "-q", "4", "-w",
+                                      "randrw", "--verify", "--json", "--exec", "auto"])
+            h.wait(timeout=30)
+            if h.returncode != 77:
+                if rc != 0:
+                    fails.append("auto-hog-home: exit %d: %s" % (rc, err.strip()[-400:]))
+                else:
+                    d = json.loads(out)
+                    q2 = d["queues"][1]
+                    print("auto-hog-home: q2 %r" % q2["exec"]["auto"])
+                    if q2["ios"] <= 0 or d["total"]["errors"] or d["total"]["verified_blocks"] <= 0:
+                        fails.append("auto-hog-home: I/O ios %d errors %d verified %d" % (
+                            q2["ios"], d["total"]["errors"], d["total"]["verified_blocks"]))
     finally:
         stop(tgt)
     return report(fails)

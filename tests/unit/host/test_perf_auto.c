@@ -34,16 +34,18 @@ struct sim {
 	double cont[CPU_SETSIZE];
 	cpu_set_t cpus;
 	unsigned int moves_applied;
+	int where; /* the CPU the scheduler has an unpinned thread on */
 };
 
 static void sim_init(struct sim *s, const struct nvmfd_auto_knobs *k)
 {
 	memset(s, 0, sizeof(*s));
-	perf_auto_queue_init(&s->q, k, 1);
+	perf_auto_queue_init(&s->q, k, 1, NULL);
 	CPU_ZERO(&s->cpus);
 	CPU_SET(0, &s->cpus);
 	CPU_SET(1, &s->cpus);
 	s->o.now_ns = 1000 * MS;
+	s->o.have_ss = true;
 	s->o.cpu = 1;
 	/* the first observation only primes the state */
 	assert_int_equal(perf_auto_step(&s->q, &s->o, s->cont, &s->cpus), 0);
@@ -77,7 +79,7 @@ static unsigned int sim_tick(struct sim *s, bool runs, uint64_t cpl, double qd, 
 		s->o.ss.run_delay_ns += TICK;
 		s->o.waiting = false;
 	}
-	s->o.cpu = cpu >= 0 ? cpu : 0;
+	s->o.cpu = cpu >= 0 ? cpu : s->where;
 	r = perf_auto_step(&s->q, &s->o, s->cont, &s->cpus);
 	if (r & PERF_AUTO_MOVE)
 		s->moves_applied++;
@@ -218,9 +220,11 @@ static void test_no_alt_cpu_widens(void **state)
 	assert_int_equal(CPU_COUNT(&s.q.kick), 1);
 	assert_true(CPU_ISSET(0, &s.q.kick));
 	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
-	/* still stuck on CPU 1 at the next tick: kicked again, mode unchanged */
+	/* still stuck on CPU 1 at the next tick (waiting for it: its run
+	 * delay grows by the tick): kicked again, mode unchanged */
 	s.o.cpu = 1;
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	assert_int_equal(r & PERF_AUTO_KICK, PERF_AUTO_KICK);
 	assert_int_equal(s.q.kicks, 2);
@@ -231,8 +235,10 @@ static void test_no_alt_cpu_widens(void **state)
 	/* starved on CPU 0 while CPU 1 is worse: not pushed onto it */
 	s.o.cpu = 0;
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
 	r = perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
 	assert_true(s.q.pending_ns >= TICK);
 	assert_int_equal(r & PERF_AUTO_KICK, 0);
@@ -368,7 +374,10 @@ static void test_poll_on_off(void **state)
 	assert_int_equal(s.q.ctl.last_reason, NVMFD_AUTO_R_LATENCY);
 	for (i = 0; i < 100; i++)
 		assert_int_equal(sim_tick(&s, true, 2500, 1, 0, 0), 0);
-	/* the CPU becomes shared (another process busy on it): off at once */
+	/* the CPU becomes shared (another process busy on it): one tick is
+	 * ridden out (a burst), off at the second */
+	assert_int_equal(sim_tick(&s, true, 2500, 1, 0.7, 0), 0);
+	assert_true(s.q.ctl.poll_us > 0);
 	r = sim_tick(&s, true, 2500, 1, 0.7, 0);
 	assert_true(r & PERF_AUTO_POLL);
 	assert_int_equal(s.q.ctl.poll_us, 0);
@@ -479,6 +488,123 @@ static int parse(struct perf_opts *o, char *err, size_t len, int argc, const cha
 	return perf_parse_args(argc, (char **)(uintptr_t)argv, o, err, len);
 }
 
+/*
+ * The default home (session 20): every --cpus CPU. One tick of a thread
+ * that the scheduler has on CPU @where (it got the CPU: @runs), CPU 0 and
+ * 1 contended by other work @c0 and @c1.
+ */
+static unsigned int home_tick(struct sim *s, bool runs, int where, double c0, double c1,
+			      uint64_t cpl, double qd)
+{
+	s->where = where;
+	return sim_tick(s, runs, cpl, qd, c1, c0);
+}
+
+static void test_unbound_home(void **state)
+{
+	static struct sim s;
+	unsigned int r;
+	int i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	CPU_ZERO(&s.cpus);
+	CPU_SET(0, &s.cpus);
+	CPU_SET(1, &s.cpus);
+	perf_auto_queue_init(&s.q, NULL, 1, &s.cpus);
+	assert_true(s.q.home_all);
+	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
+	s.o.now_ns = 1000 * MS;
+	s.o.have_ss = true;
+	s.o.cpu = 1;
+	assert_int_equal(perf_auto_step(&s.q, &s.o, s.cont, &s.cpus), 0);
+	/* quiet, and the target's worker busy on CPU 1 while the scheduler
+	 * keeps us on CPU 0: nothing to do, at home on both CPUs */
+	for (i = 0; i < 600; i++)
+		assert_int_equal(home_tick(&s, true, 0, 0, i < 300 ? 0 : 0.6, 100, 32), 0);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(s.q.ctl.moves, 0);
+	/* a hog takes CPU 1 with us on it (no pass): pinned to CPU 0 at once */
+	r = home_tick(&s, false, 1, 0, 1.0, 0, 0);
+	assert_true(r & PERF_AUTO_MOVE);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(s.q.ctl.last_reason, NVMFD_AUTO_R_STARVED);
+	assert_int_equal(s.q.cpu, 0);
+	assert_int_equal(CPU_COUNT(&s.q.mask), 1);
+	assert_true(CPU_ISSET(0, &s.q.mask));
+	for (i = 0; i < 600; i++)
+		assert_int_equal(home_tick(&s, true, 0, 0, 1.0, 100, 32) & PERF_AUTO_MOVE, 0);
+	/* the hog goes: widened again once no CPU of the home holds it back */
+	for (i = 0; i < 30 && s.q.ctl.place != NVMFD_AUTO_BOUND; i++)
+		home_tick(&s, true, 0, 0, 0, 100, 32);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_true(i >= 6 && i <= 12);
+	assert_true(CPU_EQUAL(&s.q.mask, &s.cpus));
+	assert_int_equal(perf_auto_cpu_now(&s.q), -1);
+	/* QD 1 at home on a quiet CPU 0: polling after 3 ticks, kept while
+	 * the target's worker keeps CPU 1 busy */
+	for (i = 0; i < 3; i++)
+		home_tick(&s, true, 0, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	for (i = 0; i < 100; i++)
+		home_tick(&s, true, 0, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	/* the scheduler puts it next to the busy worker on CPU 1: polling
+	 * stops at the second tick there */
+	home_tick(&s, true, 1, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 80);
+	home_tick(&s, true, 1, 0, 0.6, 2500, 1);
+	assert_int_equal(s.q.ctl.poll_us, 0);
+	assert_int_equal(s.q.ctl.poll_cause, NVMFD_AUTO_C_PSI);
+}
+
+/*
+ * --reauth-interval: the queue thread sits in nvmfd_host_qp_reauth() (or
+ * the admin queue's) for ticks: no pass, not in the loop's poll(), its
+ * socket unread. Computing the DH step (CPU time grows, run delay does
+ * not) or blocked in the library for the controller's answer (neither
+ * grows), it is not starved and stays where it is; the same frozen loop
+ * while waiting for its CPU (run delay grows by the tick) is starved.
+ */
+static void test_reauth_is_not_starvation(void **state)
+{
+	static struct sim s;
+	int i;
+
+	(void)state;
+	sim_init(&s, NULL);
+	sim_tick(&s, true, 100, 4, 0, 0);
+	for (i = 0; i < 20; i++) {
+		s.o.now_ns += TICK;
+		s.o.waiting = false;
+		if (i % 2)
+			s.o.ss.cpu_ns += 90 * MS; /* the DH computation */
+		s.o.ss.run_delay_ns += 2 * MS;
+		perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+		assert_int_equal(s.q.pending_ns, 0);
+	}
+	assert_int_equal(s.q.ctl.starvations, 0);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(s.q.ctl.moves, 0);
+	/* the same frozen loop behind a hog: starved, moved */
+	s.o.now_ns += TICK;
+	s.o.ss.run_delay_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_true(s.q.pending_ns >= TICK);
+	assert_int_equal(s.q.ctl.starvations, 1);
+	assert_int_equal(s.q.ctl.place, NVMFD_AUTO_MOVED);
+	/* without schedstat the old rule stands: a frozen loop is starved */
+	sim_init(&s, NULL);
+	s.o.have_ss = false;
+	s.o.now_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	s.o.now_ns += TICK;
+	perf_auto_step(&s.q, &s.o, s.cont, &s.cpus);
+	assert_true(s.q.pending_ns >= TICK);
+}
+
 static void test_cli(void **state)
 {
 	struct perf_opts o;
@@ -520,7 +646,34 @@ static void test_cli(void **state)
 		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), -EINVAL);
 		assert_non_null(strstr(err, "bound, unbound or auto"));
 	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), 0);
+		assert_false(o.auto_home_bound);
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto", "--auto-home",
+				       "bound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), 0);
+		assert_true(o.auto_home_bound);
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto", "--auto-home",
+				       "io_cpu" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), -EINVAL);
+		assert_non_null(strstr(err, "--auto-home: bound or unbound"));
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--auto-home", "unbound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), -EINVAL);
+		assert_non_null(strstr(err, "need --exec auto"));
+	}
 	assert_non_null(strstr(perf_usage(), "--auto-freeze"));
+	assert_non_null(strstr(perf_usage(), "--auto-home"));
 }
 
 int main(void)
@@ -538,6 +691,8 @@ int main(void)
 		cmocka_unit_test(test_self_contending_poller_backs_off),
 		cmocka_unit_test(test_knobs),
 		cmocka_unit_test(test_clock_backwards),
+		cmocka_unit_test(test_unbound_home),
+		cmocka_unit_test(test_reauth_is_not_starvation),
 		cmocka_unit_test(test_cli),
 	};
 
