@@ -1218,14 +1218,36 @@ static uint64_t ctrl_last_activity_locked(const struct nvmfd_tgt_ctrl *c)
 		if (t > last)
 			last = t;
 	}
+	/* an answer on the admin queue counts too: the host waits for it */
+	if (c->sqs[0]) {
+		uint64_t t = __atomic_load_n(&c->sqs[0]->admin_cpl_ns, __ATOMIC_RELAXED);
+
+		if (t > last)
+			last = t;
+	}
 	return last;
 }
 
-/* The longest a queue of @c has been stalled on the target (ops->stall_ns),
- * ns; its qid in *@qid. */
-static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, unsigned int *qid)
+/* An admin command of @c (not an AER) received and not answered yet: how
+ * long it has waited at @now_ns for the target, else 0. */
+static uint64_t ctrl_admin_unanswered_locked(const struct nvmfd_tgt_ctrl *c, uint64_t now_ns)
 {
-	uint64_t worst = 0;
+	uint64_t rx, cpl;
+
+	if (!c->sqs[0])
+		return 0;
+	rx = __atomic_load_n(&c->sqs[0]->admin_rx_ns, __ATOMIC_RELAXED);
+	cpl = __atomic_load_n(&c->sqs[0]->admin_cpl_ns, __ATOMIC_RELAXED);
+	return rx > cpl && now_ns > rx ? now_ns - rx : 0;
+}
+
+/* The longest a queue of @c has been stalled on the target (ops->stall_ns,
+ * or an admin command it has not answered yet), ns at @now_ns; its qid in
+ * *@qid. */
+static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, uint64_t now_ns,
+				  unsigned int *qid)
+{
+	uint64_t worst = ctrl_admin_unanswered_locked(c, now_ns);
 
 	for (unsigned int q = 0; q <= c->qid_max; q++) {
 		const struct nvmfd_tgt_qp *qp = c->sqs[q];
@@ -1242,13 +1264,22 @@ static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, unsigned int *
 	return worst;
 }
 
+/* ms from @t to @now_ns (0 when @t is not before it) */
+static uint64_t ns_ago(uint64_t now_ns, uint64_t t)
+{
+	return now_ns > t ? (now_ns - t) / 1000000u : 0;
+}
+
 /**
  * nvmfd__tgt_check_kato() - one housekeeping pass: expire controllers whose
- * last command on any queue (traffic-based keep-alive, TBKAS) is older than
- * KATO + cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue
- * of the controller down. While a queue of the controller is stalled on
- * the target (ops->stall_ns() >= cfg exec.auto_starve_ms, default 50 ms:
- * the host's commands may be sitting unread) the expiry is a target-side
+ * last command on any queue (traffic-based keep-alive, TBKAS), or last
+ * answer on the admin queue (an AER's aside: a host waits for the answer
+ * before its next bring-up command), is older than KATO +
+ * cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue of
+ * the controller down. While a queue of the controller is stalled on the
+ * target (ops->stall_ns() >= cfg exec.auto_starve_ms, default 50 ms: the
+ * host's commands may be sitting unread; or an admin command other than
+ * an AER waits for its answer that long) the expiry is a target-side
  * stall, not a silent host: it is logged as such once and deferred, for
  * at most one more KATO + grace (then the controller expires, the log
  * naming the stall); --exec auto moves the stalled queue meanwhile.
@@ -1280,7 +1311,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 				c->kato_deferred = false;
 				continue;
 			}
-			stall = ctrl_stall_locked(c, &qid);
+			stall = ctrl_stall_locked(c, now_ns, &qid);
 			if (stall >= stall_min && now_ns - last <= 2 * limit) {
 				if (!c->kato_deferred) {
 					c->kato_deferred = true;
@@ -1302,8 +1333,16 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 					   "stall outlasted the deferral)",
 					   c->cntlid, kato, qid, stall / 1000000u);
 			else
-				NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired",
-					   c->cntlid, kato);
+				NVMFD_WARN(COMP,
+					   "ctrl %u: keep-alive timer (kato %u ms) expired: nothing "
+					   "from the host for %" PRIu64 " ms (its last admin command, "
+					   "opcode 0x%02x, was answered %" PRIu64 " ms ago)",
+					   c->cntlid, kato, (now_ns - last) / 1000000u,
+					   c->sqs[0] ? __atomic_load_n(&c->sqs[0]->admin_opc,
+								       __ATOMIC_RELAXED) : 0,
+					   c->sqs[0] ? ns_ago(now_ns, __atomic_load_n(
+								&c->sqs[0]->admin_cpl_ns,
+								__ATOMIC_RELAXED)) : 0);
 			ctrl_kill_locked(c);
 			expired++;
 		}
