@@ -381,19 +381,26 @@ int nvmfd_host_qp_reauth(struct nvmfd_host_qp *qp)
 	return nvmfd__host_qp_reauth(qp->ctrl, qp);
 }
 
-static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
+/* A Property Get of @ofst (8 bytes when @eight) into *@sqe. */
+static void prop_get_sqe(struct nvmfd_sqe *sqe, uint32_t ofst, bool eight)
 {
 	struct nvmfd_prop_cmd cmd;
-	struct nvmfd_host_cpl cpl;
-	struct nvmfd_sqe sqe;
-	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVMFD_ADMIN_FABRICS;
 	cmd.fctype = NVMFD_FCTYPE_PROP_GET;
 	cmd.attrib = eight ? NVMFD_PROP_ATTRIB_SIZE_8 : NVMFD_PROP_ATTRIB_SIZE_4;
 	cmd.ofst = ofst;
-	memcpy(&sqe, &cmd, sizeof(sqe));
+	memcpy(sqe, &cmd, sizeof(*sqe));
+}
+
+static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
+{
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+	int ret;
+
+	prop_get_sqe(&sqe, ofst, eight);
 	ret = admin_exec_locked(ctrl, &sqe, NULL, 0, false, &cpl);
 	if (ret < 0)
 		return ret;
@@ -654,18 +661,11 @@ static bool ka_send_locked(struct nvmfd_host_ctrl *ctrl)
 	if (!ctrl->admin || ctrl->admin->state != HOST_QP_LIVE ||
 	    ctrl->ka_inflight >= ka_max_inflight(ctrl))
 		return false;
-	memset(&sqe, 0, sizeof(sqe));
 	if (ctrl->ready) {
+		memset(&sqe, 0, sizeof(sqe));
 		sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
 	} else {
-		struct nvmfd_prop_cmd cmd;
-
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.opc = NVMFD_ADMIN_FABRICS;
-		cmd.fctype = NVMFD_FCTYPE_PROP_GET;
-		cmd.attrib = NVMFD_PROP_ATTRIB_SIZE_4;
-		cmd.ofst = NVMFD_REG_CSTS;
-		memcpy(&sqe, &cmd, sizeof(sqe));
+		prop_get_sqe(&sqe, NVMFD_REG_CSTS, false);
 	}
 	if (nvmfd_host_qp_submit_raw(ctrl->admin, &sqe, NULL, 0, false, ka_done, ctrl) != 0)
 		return false;

@@ -30,12 +30,11 @@ import re
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import (QueueProxy, close_both, perf_randread, pump_raw, read_pdu,  # noqa: E402
-                      start_nvmfd)
+from tcpproxy import (QueueProxy, close_both, perf_through_proxy, pump_raw,  # noqa: E402
+                      read_pdu)
 
 NQN = "nqn.2026-12.io.nvmfd:ka-bringup"
 CAPSULE_CMD = 0x04
@@ -127,19 +126,11 @@ class Proxy(QueueProxy):
 
 
 def main():
-    perf, nvmfd = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="nvmfd-kab-")
-    log_path = os.path.join(work, "nvmfd.log")
-    tgt, port = start_nvmfd(nvmfd, NQN, log_path, ["--log-level", "info"])
-    if not tgt:
-        print("FAIL: nvmfd did not start")
+    run = perf_through_proxy(sys.argv[1], sys.argv[2], NQN, Proxy, 1, 1, "nvmfd-kab-")
+    if not run:
         return 1
-    proxy = Proxy(port)
-    r = perf_randread(perf, proxy.port, NQN, 1, 1)
-    tgt.terminate()
-    tgt.wait(timeout=30)
+    r, log, proxy, work = run
     out = r.stdout
-    log = open(log_path).read()
     ok = True
     expect = {"Property Get CAP": OPC_FABRICS, "Identify Controller": OPC_KEEP_ALIVE,
               "Set Features (Number of Queues)": OPC_KEEP_ALIVE}
