@@ -15,11 +15,15 @@
  *    SPDK process_completions style). A qp may be handed to another thread
  *    between calls, never used by two at once.
  *  - The admin queue is guarded by a mutex inside the controller; the
- *    blocking admin helpers may be called from any thread. When KATO is
- *    non-zero a small internal thread sends Keep Alive every KATO/2,
- *    counted from the previous one's send, without waiting for its
- *    completion (at most 4 in flight), so a slow round trip does not
- *    stretch the interval the target sees.
+ *    blocking admin helpers may be called from any thread; a helper
+ *    waiting for its completion does not hold that mutex while it sleeps.
+ *    When KATO is non-zero a small internal thread, running from the admin
+ *    Connect until disconnect, sends Keep Alive (before CSTS.RDY: a
+ *    Property Get of CSTS) every KATO/2, counted from the previous one's
+ *    send, without waiting for its completion (at most 4 in flight), so
+ *    neither a slow round trip nor a bring-up, I/O queue connect or admin
+ *    command still waiting for its answer stretches the interval the
+ *    target sees.
  *  - No allocation on the data path: every qp preallocates one request slot
  *    per queue entry (the slot index is the command identifier).
  *
@@ -209,8 +213,8 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 /**
  * nvmfd_host_ctrl_connect() - connect the admin queue, enable the
  * controller, identify it and (I/O controllers) its namespaces, and connect
- * the I/O queue pairs. Keep-alive (opts kato_ms) runs from the moment the
- * controller is enabled. The I/O queues connect in parallel, up to 16 at
+ * the I/O queue pairs. Keep-alive (opts kato_ms) runs from the admin
+ * queue's Connect (and authentication) on. The I/O queues connect in parallel, up to 16 at
  * once (one short-lived thread each); when one fails no new connect starts,
  * every queue is closed, and the message names the lowest-numbered queue
  * that failed, the reason and how many others failed, e.g. "I/O queue 3
@@ -442,7 +446,8 @@ struct nvmfd_host_cpl {
  * Return: 0 if the command completed with success status; -EREMOTEIO if it
  *         completed with an error status (see @cpl); -ETIMEDOUT; -ENOTCONN;
  *         transport errors as nvmfd_host_ctrl_connect().
- * Context: any thread; serialized with the keep-alive thread.
+ * Context: any thread; serialized with the keep-alive thread, which goes on
+ *          sending while this call waits.
  */
 int nvmfd_host_admin_cmd(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sqe *sqe, void *buf,
 			 uint32_t len, bool write, struct nvmfd_host_cpl *cpl);

@@ -89,6 +89,14 @@ int nvmfd_bk_close(struct nvmfd_bk **bkp)
 	return rc;
 }
 
+int nvmfd_bk_close_nosync(struct nvmfd_bk **bkp)
+{
+	if (!bkp || !*bkp)
+		return 0;
+	(*bkp)->close_nosync = true;
+	return nvmfd_bk_close(bkp);
+}
+
 bool nvmfd_bk_dirty(const struct nvmfd_bk *bk)
 {
 	if (bk->type != NVMFD_BK_FILE && bk->type != NVMFD_BK_BDEV)

@@ -76,6 +76,7 @@ struct nvmfd_bk {
 	bool iopoll_capable;
 	int no_iopoll;
 	int no_zero_range;
+	bool close_nosync; /* nvmfd_bk_close_nosync(): the close skips the fsync */
 	/* durability bookkeeping (atomics; ring.c ring_account()): modifying
 	 * ios finished, and the most of those a successful FLUSH covered (the
 	 * count when it was submitted: fdatasync writes back what was in the

@@ -181,7 +181,7 @@ bool nvmfd__bk_fd_complete(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, stru
  * nvmfd__bk_fd_close() - fsync and close bk->fd. The fsync is skipped when
  * nothing was written since the last successful FLUSH (nvmfd_bk_dirty()):
  * that FLUSH made it durable already, and a stop with a clean page cache
- * then costs no device round trip.
+ * then costs no device round trip; and after nvmfd_bk_close_nosync().
  * @bk: FILE or BDEV backend (fd may be -1).
  * Return: 0 or the fsync/close error as -errno; the fd is closed anyway.
  * Context: no io of @bk in flight.
@@ -192,7 +192,7 @@ int nvmfd__bk_fd_close(struct nvmfd_bk *bk)
 
 	if (bk->fd < 0)
 		return 0;
-	if (!bk->read_only && nvmfd_bk_dirty(bk) && fsync(bk->fd) < 0)
+	if (!bk->read_only && !bk->close_nosync && nvmfd_bk_dirty(bk) && fsync(bk->fd) < 0)
 		rc = -errno;
 	if (close(bk->fd) < 0 && !rc)
 		rc = -errno;

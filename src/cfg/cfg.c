@@ -1624,7 +1624,7 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 					    "stats_interval", "control",    "exec",
 					    "icreq_timeout_ms", "connect_timeout_ms", "tls",
 					    "auth_timeout_ms", "auth_fail_burst",
-					    "auth_fail_interval_ms", NULL };
+					    "auth_fail_interval_ms", "stop_flush", NULL };
 	static const char *const ekeys[] = {
 		"mode",		  "scope",	     "strict",		"max_active",
 		"workers_per_pool", "cpus",	     "wq_per_ctrl",	"idle_poll_us",
@@ -1679,6 +1679,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		  err) < 0)
 		return -EINVAL;
 	if (j_u32(o, "stats_interval", p, false, 0, 86400, &cfg->stats_interval_s, err) < 0)
+		return -EINVAL;
+	if (j_bool(o, "stop_flush", p, &cfg->stop_flush, err) < 0)
 		return -EINVAL;
 	if (j_str(o, "control", p, false, cfg->control_path, sizeof(cfg->control_path), err) < 0)
 		return -EINVAL;
@@ -2591,6 +2593,7 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 	ret |= jadd(o, "max_io_size", json_object_new_int64(cfg->max_io_size));
 	ret |= jadd(o, "maxh2cdata", json_object_new_int64(cfg->maxh2cdata));
 	ret |= jadd(o, "stats_interval", json_object_new_int64(cfg->stats_interval_s));
+	ret |= jadd(o, "stop_flush", json_object_new_boolean(cfg->stop_flush));
 	if (ret) {
 		json_object_put(o);
 		return NULL;

@@ -170,9 +170,25 @@ int nvmfd_host_ctrl_create(const struct nvmfd_host_ctrl_opts *opts,
 			memcpy(ctrl->opts.hostid, &t, sizeof(t));
 		}
 	}
+	ctrl->admin_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctrl->admin_efd < 0) {
+		int err = -errno;
+
+		nvmfd_tls_ctx_free(ctrl->tls_ctx);
+		nvmfd_auth_wipe(&ctrl->opts, sizeof(ctrl->opts));
+		free(ctrl);
+		return err;
+	}
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&ctrl->admin_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	pthread_mutex_init(&ctrl->admin_lock, NULL);
 	pthread_mutex_init(&ctrl->info_lock, NULL);
-	ctrl->ka_efd = -1;
 	*out = ctrl;
 	return 0;
 }
@@ -182,9 +198,103 @@ const char *nvmfd_host_ctrl_errmsg(const struct nvmfd_host_ctrl *ctrl)
 	return ctrl ? ctrl->errmsg : "";
 }
 
+/* Wake the thread polling the admin socket (it re-reads what to wait
+ * for: a command was queued, or keep-alive stops). */
+static void admin_wake(struct nvmfd_host_ctrl *ctrl)
+{
+	uint64_t one = 1;
+
+	if (write(ctrl->admin_efd, &one, sizeof(one)) != (ssize_t)sizeof(one) && errno != EAGAIN)
+		NVMFD_WARN("host", "ctrl %u: cannot wake the admin queue poller: %s",
+			   ctrl->info.cntlid, strerror(errno));
+}
+
+/* Milliseconds from now to @deadline (CLOCK_MONOTONIC ns), rounded up. */
+static int ms_until(uint64_t deadline)
+{
+	uint64_t now = nvmfd__host_now_ns();
+
+	if (now >= deadline)
+		return 0;
+	if (deadline - now > 3600000ull * 1000000ull)
+		return 3600000;
+	return (int)((deadline - now + 999999ull) / 1000000ull);
+}
+
+/*
+ * One wait step on the admin queue, admin_lock held on entry and return:
+ * if no other thread polls the admin socket this one does, without the
+ * lock, for up to @tmo_ms (or until admin_efd is written), then reaps
+ * what arrived (callbacks run under the lock) and wakes the sleepers;
+ * otherwise it sleeps on admin_cond until that poller has reaped, at most
+ * @tmo_ms. So keep-alive and other callers submit while a command is
+ * outstanding, and a completion reaped by any thread reaches its waiter.
+ * Return: 0, or the admin qp's error.
+ */
+static int admin_poll_once_locked(struct nvmfd_host_ctrl *ctrl, int tmo_ms)
+{
+	struct nvmfd_host_qp *qp = ctrl->admin;
+	struct pollfd pfd[2];
+	int ret;
+
+	if (!qp)
+		return -ENOTCONN;
+	if (qp->state == HOST_QP_FAILED)
+		return qp->fail_err;
+	if (ctrl->admin_polling) {
+		uint64_t at = nvmfd__host_now_ns() + (uint64_t)tmo_ms * 1000000ull;
+		struct timespec ts = { .tv_sec = (time_t)(at / 1000000000ull),
+				       .tv_nsec = (long)(at % 1000000000ull) };
+
+		pthread_cond_timedwait(&ctrl->admin_cond, &ctrl->admin_lock, &ts);
+		return qp->state == HOST_QP_FAILED ? qp->fail_err : 0;
+	}
+	ctrl->admin_polling = true;
+	if (nvmfd__host_qp_pollfd(qp, &pfd[0]))
+		tmo_ms = 0;
+	pfd[1].fd = ctrl->admin_efd;
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	ret = poll(pfd, 2, tmo_ms);
+	if (ret < 0)
+		ret = errno == EINTR ? 0 : -errno;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	if (pfd[1].revents) {
+		uint64_t v;
+
+		if (read(ctrl->admin_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			NVMFD_WARN("host", "ctrl %u: admin wake-up read failed: %s",
+				   ctrl->info.cntlid, strerror(errno));
+	}
+	if (ret < 0) {
+		nvmfd__host_qp_seterr(qp, "poll failed: %s", strerror(-ret));
+	} else {
+		ret = nvmfd_host_qp_poll(qp, 0);
+	}
+	ctrl->admin_polling = false;
+	pthread_cond_broadcast(&ctrl->admin_cond);
+	return ret < 0 ? ret : 0;
+}
+
+int nvmfd__host_admin_wait_locked(struct nvmfd_host_ctrl *ctrl, const bool *done,
+				  uint64_t deadline)
+{
+	while (!*done) {
+		int ret;
+
+		if (nvmfd__host_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		ret = admin_poll_once_locked(ctrl, ms_until(deadline));
+		if (ret < 0 && !*done)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Keep Alives in flight may hold every slot of a small admin queue
- * (admin_queue_size 2 leaves one): reap until one is free, at most the
+ * (admin_queue_size 2 leaves one): wait until one is free, at most the
  * command timeout. Return: 0, or the admin qp's error. admin_lock held.
  */
 static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
@@ -192,7 +302,7 @@ static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
 	uint64_t deadline = nvmfd__host_now_ns() + ctrl->admin->timeout_ns;
 
 	while (!ctrl->admin->nr_free && ctrl->ka_inflight) {
-		int ret = nvmfd_host_qp_wait(ctrl->admin, 100);
+		int ret = admin_poll_once_locked(ctrl, ms_until(deadline));
 
 		if (ret < 0)
 			return ret;
@@ -271,19 +381,26 @@ int nvmfd_host_qp_reauth(struct nvmfd_host_qp *qp)
 	return nvmfd__host_qp_reauth(qp->ctrl, qp);
 }
 
-static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
+/* A Property Get of @ofst (8 bytes when @eight) into *@sqe. */
+static void prop_get_sqe(struct nvmfd_sqe *sqe, uint32_t ofst, bool eight)
 {
 	struct nvmfd_prop_cmd cmd;
-	struct nvmfd_host_cpl cpl;
-	struct nvmfd_sqe sqe;
-	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVMFD_ADMIN_FABRICS;
 	cmd.fctype = NVMFD_FCTYPE_PROP_GET;
 	cmd.attrib = eight ? NVMFD_PROP_ATTRIB_SIZE_8 : NVMFD_PROP_ATTRIB_SIZE_4;
 	cmd.ofst = ofst;
-	memcpy(&sqe, &cmd, sizeof(sqe));
+	memcpy(sqe, &cmd, sizeof(*sqe));
+}
+
+static int prop_get(struct nvmfd_host_ctrl *ctrl, uint32_t ofst, bool eight, uint64_t *val)
+{
+	struct nvmfd_host_cpl cpl;
+	struct nvmfd_sqe sqe;
+	int ret;
+
+	prop_get_sqe(&sqe, ofst, eight);
 	ret = admin_exec_locked(ctrl, &sqe, NULL, 0, false, &cpl);
 	if (ret < 0)
 		return ret;
@@ -391,8 +508,10 @@ static int ctrl_enable(struct nvmfd_host_ctrl *ctrl)
 				    (unsigned long long)csts);
 			return -EIO;
 		}
-		if (csts & NVMFD_CSTS_RDY)
+		if (csts & NVMFD_CSTS_RDY) {
+			ctrl->ready = true; /* keep-alive may send Keep Alive now */
 			return 0;
+		}
 		if (nvmfd__host_now_ns() >= deadline) {
 			ctrl_seterr(ctrl, "timed out: CSTS.RDY not set within CAP.TO %u ms", to_ms);
 			return -ETIMEDOUT;
@@ -474,8 +593,12 @@ static int ctrl_set_num_queues(struct nvmfd_host_ctrl *ctrl, uint32_t want, uint
 
 /*
  * Keep-alive (NVMe base spec 2.0 §3.9): the target expires the controller
- * when no command reached it for KATO (nvmfd: KATO + 1 s). The thread
- * sends one Keep Alive every KATO/2, counted from the previous one's
+ * when no command reached it for KATO (nvmfd: KATO + 1 s). The timer runs
+ * from the admin Connect on, so the thread starts right after it (and the
+ * admin queue's authentication) and runs until disconnect, whatever the
+ * bring-up, the I/O queue connects or the user's admin commands do.
+ *
+ * It sends one command every KATO/2, counted from the previous one's
  * *send*, and does not wait for the previous one's completion before the
  * next is due (up to KA_MAX_INFLIGHT outstanding): a slow round trip (the
  * target or this host short of CPU, seconds at 1000 controllers on two
@@ -483,11 +606,23 @@ static int ctrl_set_num_queues(struct nvmfd_host_ctrl *ctrl, uint32_t want, uint
  * one KATO/2 after the previous one's completion made that interval
  * KATO/2 + round trip + wake-up delay, and controllers that only sent Keep
  * Alives (their I/O done, waiting for their turn to disconnect) expired
- * (issue 14).
+ * (issue 14). The command is a Keep Alive once CSTS.RDY was seen; before
+ * that a Property Get of CSTS, a Fabrics command a controller processes
+ * while not enabled (a Keep Alive would be a Command Sequence Error, and
+ * traffic-based targets, nvmfd and Linux nvmet, count any processed
+ * command).
+ *
+ * Nothing the user's thread waits for blocks it: a synchronous admin
+ * command (the bring-up's Property Get/Set, Identify, Set Features as
+ * well) releases admin_lock while it waits (admin_poll_once_locked()).
+ * When keep-alive could not send while a bring-up command was unanswered,
+ * a controller whose bring-up round trip passed KATO + grace expired while
+ * still connecting, though every connected one survived (issue 14, the
+ * 1024 x 4 long run).
  *
  * The completions come back on the admin queue: whichever thread polls it
- * under admin_lock (this one when the admin socket turns readable, or the
- * user's admin command) runs ka_done().
+ * (this one while a Keep Alive is outstanding and nobody else polls, or
+ * the user's admin command) runs ka_done().
  */
 #define KA_MAX_INFLIGHT 4u
 
@@ -517,28 +652,28 @@ static void ka_done(void *arg, const struct nvmfd_host_cpl *cpl)
 			   cpl->status);
 }
 
-/* Submit one Keep Alive unless KA_MAX_INFLIGHT are outstanding; also reap
- * what arrived. Return: true when one was sent. Context: ka thread. */
-static bool ka_send(struct nvmfd_host_ctrl *ctrl)
+/* Submit one keep-alive command unless KA_MAX_INFLIGHT are outstanding.
+ * Return: true when one was sent. Context: ka thread, admin_lock held. */
+static bool ka_send_locked(struct nvmfd_host_ctrl *ctrl)
 {
 	struct nvmfd_sqe sqe;
-	bool sent = false;
 
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
-	pthread_mutex_lock(&ctrl->admin_lock);
-	if (ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
-		nvmfd_host_qp_poll(ctrl->admin, 0);
-		if (ctrl->admin->state == HOST_QP_LIVE &&
-		    ctrl->ka_inflight < ka_max_inflight(ctrl) &&
-		    nvmfd_host_qp_submit_raw(ctrl->admin, &sqe, NULL, 0, false, ka_done, ctrl) == 0) {
-			ctrl->ka_inflight++;
-			ctrl->ka_sent++;
-			sent = true;
-		}
+	if (!ctrl->admin || ctrl->admin->state != HOST_QP_LIVE ||
+	    ctrl->ka_inflight >= ka_max_inflight(ctrl))
+		return false;
+	if (ctrl->ready) {
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_ADMIN_KEEP_ALIVE;
+	} else {
+		prop_get_sqe(&sqe, NVMFD_REG_CSTS, false);
 	}
-	pthread_mutex_unlock(&ctrl->admin_lock);
-	return sent;
+	if (nvmfd_host_qp_submit_raw(ctrl->admin, &sqe, NULL, 0, false, ka_done, ctrl) != 0)
+		return false;
+	ctrl->ka_inflight++;
+	ctrl->ka_sent++;
+	if (ctrl->admin_polling)
+		admin_wake(ctrl);
+	return true;
 }
 
 static void *ka_main(void *arg)
@@ -546,80 +681,54 @@ static void *ka_main(void *arg)
 	struct nvmfd_host_ctrl *ctrl = arg;
 	uint64_t period_ns = (uint64_t)ctrl->opts.kato_ms * 1000000ull / 2;
 	uint64_t next = nvmfd__mono_ns() + period_ns;
-	/* ctrl->admin is set before this thread starts and freed after it
-	 * stopped: its fd is stable here */
-	int admin_fd = ctrl->admin ? ctrl->admin->fd : -1;
 
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = ctrl->ka_efd, .events = POLLIN },
-					 { .fd = -1, .events = POLLIN } };
+	pthread_mutex_lock(&ctrl->admin_lock);
+	while (!ctrl->ka_stop) {
 		uint64_t now = nvmfd__mono_ns();
-		bool wait_cpl;
-		int tmo;
 
 		if (now >= next) {
 			/* the next one is due a period after this send, whatever
 			 * the round trip; a send refused (all KA_MAX_INFLIGHT out,
-			 * the queue failed) is retried at the next reap */
-			if (ka_send(ctrl))
-				next = now + period_ns;
-			else
-				next = now + period_ns / 8;
+			 * the queue failed) is retried an eighth of it later */
+			next = now + (ka_send_locked(ctrl) ? period_ns : period_ns / 8);
 			continue;
 		}
-		pthread_mutex_lock(&ctrl->admin_lock);
-		wait_cpl = ctrl->ka_inflight && ctrl->admin && ctrl->admin->state == HOST_QP_LIVE;
-		pthread_mutex_unlock(&ctrl->admin_lock);
-		if (wait_cpl)
-			pfd[1].fd = admin_fd;
-		tmo = (int)((next - now + 999999ull) / 1000000ull);
-		if (poll(pfd, 2, tmo) < 0 && errno != EINTR) {
-			NVMFD_WARN("host", "ctrl %u: keep-alive poll failed: %s", ctrl->info.cntlid,
-				   strerror(errno));
-			break;
-		}
-		if (pfd[0].revents)
-			break;
-		if (pfd[1].revents) {
-			/* reap (blocks while the user's admin command runs: it
-			 * reaps then itself) */
-			pthread_mutex_lock(&ctrl->admin_lock);
-			if (ctrl->admin->state == HOST_QP_LIVE)
-				nvmfd_host_qp_poll(ctrl->admin, 0);
-			pthread_mutex_unlock(&ctrl->admin_lock);
+		if (ctrl->ka_inflight && ctrl->admin && ctrl->admin->state == HOST_QP_LIVE) {
+			/* reap (or sleep while another thread polls) */
+			(void)admin_poll_once_locked(ctrl, ms_until(next));
+		} else {
+			struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ull),
+					       .tv_nsec = (long)(next % 1000000000ull) };
+
+			pthread_cond_timedwait(&ctrl->admin_cond, &ctrl->admin_lock, &ts);
 		}
 	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
 	return NULL;
 }
 
 static void ka_stop(struct nvmfd_host_ctrl *ctrl)
 {
-	uint64_t one = 1;
-
 	if (!ctrl->ka_running)
 		return;
-	if (write(ctrl->ka_efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
-		NVMFD_WARN("host", "ctrl %u: cannot wake the keep-alive thread: %s",
-			   ctrl->info.cntlid, strerror(errno));
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ctrl->ka_stop = true;
+	pthread_cond_broadcast(&ctrl->admin_cond);
+	admin_wake(ctrl); /* when it polls the admin socket */
+	pthread_mutex_unlock(&ctrl->admin_lock);
 	pthread_join(ctrl->ka_thread, NULL);
-	close(ctrl->ka_efd);
-	ctrl->ka_efd = -1;
 	ctrl->ka_running = false;
 }
 
+/* Context: admin_lock held (the thread starts by taking it). */
 static int ka_start(struct nvmfd_host_ctrl *ctrl)
 {
 	int ret;
 
-	ctrl->ka_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ctrl->ka_efd < 0)
-		return -errno;
+	ctrl->ka_stop = false;
 	ret = pthread_create(&ctrl->ka_thread, NULL, ka_main, ctrl);
-	if (ret) {
-		close(ctrl->ka_efd);
-		ctrl->ka_efd = -1;
+	if (ret)
 		return -ret;
-	}
 	ctrl->ka_running = true;
 	return 0;
 }
@@ -781,6 +890,7 @@ static void ctrl_close_all(struct nvmfd_host_ctrl *ctrl)
 	ctrl->admin = NULL;
 	ctrl->connected = false;
 	ctrl->enabled = false;
+	ctrl->ready = false;
 }
 
 int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_host_trid *trid)
@@ -828,11 +938,9 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 	}
 	ctrl->info.cntlid = (uint16_t)(cpl.cqe.result & 0xffff);
 	ctrl->info.maxh2cdata = ctrl->admin->maxh2cdata;
-	ret = ctrl_enable(ctrl);
-	if (ret < 0)
-		goto out_unlock;
-	/* Keep-alive from here on, whatever follows: the I/O queues may take
-	 * up to their connect timeout each, longer than a short KATO. */
+	/* Keep-alive from here on, whatever follows: the target's timer runs
+	 * from the Connect, and neither a bring-up command's round trip nor
+	 * an I/O queue's connect may leave the controller silent for KATO. */
 	if (ctrl->opts.kato_ms) {
 		ret = ka_start(ctrl);
 		if (ret < 0) {
@@ -840,6 +948,9 @@ int nvmfd_host_ctrl_connect(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_hos
 			goto out_unlock;
 		}
 	}
+	ret = ctrl_enable(ctrl);
+	if (ret < 0)
+		goto out_unlock;
 	free(ctrl->id);
 	ctrl->id = calloc(1, sizeof(*ctrl->id));
 	if (!ctrl->id) {
@@ -949,6 +1060,8 @@ void nvmfd_host_ctrl_destroy(struct nvmfd_host_ctrl **ctrlp)
 	nvmfd_auth_wipe(ctrl->opts.dhchap_ctrl_secret, sizeof(ctrl->opts.dhchap_ctrl_secret));
 	nvmfd_auth_wipe(ctrl->opts.tls_psk, sizeof(ctrl->opts.tls_psk));
 	nvmfd_tls_ctx_free(ctrl->tls_ctx);
+	close(ctrl->admin_efd);
+	pthread_cond_destroy(&ctrl->admin_cond);
 	pthread_mutex_destroy(&ctrl->info_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);

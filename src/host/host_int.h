@@ -11,6 +11,7 @@
 #ifndef NVMFD_HOST_INT_H
 #define NVMFD_HOST_INT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -123,7 +124,17 @@ struct nvmfd_host_ctrl {
 	bool connected;
 	bool enabled; /* CC.EN written */
 	struct nvmfd_host_qp *admin;
-	pthread_mutex_t admin_lock; /* serializes admin commands (user + keep-alive) */
+	/* admin_lock guards the admin qp (user commands, bring-up and
+	 * keep-alive); a synchronous admin command releases it while it
+	 * waits (nvmfd__host_admin_wait_locked()): one thread at a time polls
+	 * the admin socket (admin_polling), woken early through admin_efd
+	 * (an eventfd: a command submitted meanwhile, keep-alive stop), and
+	 * the others sleep on admin_cond until it has reaped. */
+	pthread_mutex_t admin_lock;
+	pthread_cond_t admin_cond; /* CLOCK_MONOTONIC */
+	bool admin_polling;
+	int admin_efd;
+	bool ready; /* CSTS.RDY seen (Keep Alive allowed); admin_lock */
 	struct nvmfd_host_qp **qps;
 	uint32_t nr_qps;
 	struct nvmfd_host_ctrl_info info;
@@ -132,12 +143,13 @@ struct nvmfd_host_ctrl {
 	struct nvmfd_id_ctrl *id;
 	struct nvmfd_host_ns *ns;
 	uint32_t nr_ns;
-	/* Keep-alive thread (ctrl.c ka_main): one Keep Alive every KATO/2
-	 * counted from the previous one's send, up to KA_MAX_INFLIGHT
-	 * outstanding; woken for stop through ka_efd (an eventfd). */
+	/* Keep-alive thread (ctrl.c ka_main), from the admin Connect on: one
+	 * Keep Alive (before CSTS.RDY a Property Get) every KATO/2 counted
+	 * from the previous one's send, up to KA_MAX_INFLIGHT outstanding;
+	 * stopped by ka_stop (admin_lock) with admin_cond and admin_efd. */
 	pthread_t ka_thread;
 	bool ka_running;
-	int ka_efd;
+	bool ka_stop;
 	uint32_t ka_inflight; /* Keep Alives submitted, not completed; admin_lock */
 	uint64_t ka_sent; /* Keep Alives submitted (statistics); admin_lock */
 	struct nvmfd_tls_ctx *tls_ctx; /* opts.tls: the client context */
@@ -155,8 +167,25 @@ int nvmfd__host_qp_connect(struct nvmfd_host_qp *qp, const struct nvmfd_host_tri
 int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
 			uint32_t len, bool write, struct nvmfd_host_cpl *cpl);
 int nvmfd__host_qp_reserve_slot(struct nvmfd_host_qp *qp);
+bool nvmfd__host_qp_pollfd(const struct nvmfd_host_qp *qp, struct pollfd *pfd);
 void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ctrl.c */
+/**
+ * nvmfd__host_admin_wait_locked() - wait until *@done (set by a completion
+ * callback) on the admin queue, with admin_lock held on entry and return
+ * and released while asleep, so that the keep-alive thread and other
+ * callers may submit meanwhile.
+ * @ctrl:     the controller.
+ * @done:     the flag to wait for.
+ * @deadline: CLOCK_MONOTONIC ns.
+ * Return: 0 once *@done; -ETIMEDOUT at @deadline (the qp is not failed);
+ *         the admin qp's error when it failed first.
+ * Context: admin_lock held.
+ */
+int nvmfd__host_admin_wait_locked(struct nvmfd_host_ctrl *ctrl, const bool *done,
+				  uint64_t deadline);
 
 /* tls.c */
 /**

@@ -965,6 +965,23 @@ int nvmfd_host_qp_poll(struct nvmfd_host_qp *qp, uint32_t max)
 	return qp_poll(qp, max);
 }
 
+/**
+ * nvmfd__host_qp_pollfd() - what to wait for before the next poll of @qp.
+ * @qp:  the qp.
+ * @pfd: out: its socket, POLLIN, and POLLOUT while transmit data waits.
+ * Return: true when input is already buffered (poll with timeout 0).
+ * Context: qp owner.
+ */
+bool nvmfd__host_qp_pollfd(const struct nvmfd_host_qp *qp, struct pollfd *pfd)
+{
+	pfd->fd = qp->fd;
+	pfd->events = POLLIN;
+	if (!nvmfd_txq_empty(&qp->txq) || nvmfd_stream_want_out(qp->tls))
+		pfd->events |= POLLOUT;
+	pfd->revents = 0;
+	return qp->rx_pos < qp->rx_end || nvmfd_stream_rx_pending(qp->tls);
+}
+
 int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
 {
 	struct pollfd pfd;
@@ -973,12 +990,7 @@ int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
 		return -EINVAL;
 	if (qp->state == HOST_QP_FAILED)
 		return qp->fail_err;
-	if (qp->rx_pos >= qp->rx_end && !nvmfd_stream_rx_pending(qp->tls)) {
-		pfd.fd = qp->fd;
-		pfd.events = POLLIN;
-		if (!nvmfd_txq_empty(&qp->txq) || nvmfd_stream_want_out(qp->tls))
-			pfd.events |= POLLOUT;
-		pfd.revents = 0;
+	if (!nvmfd__host_qp_pollfd(qp, &pfd)) {
 		if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR) {
 			int err = -errno;
 
@@ -1113,7 +1125,8 @@ static void sync_cb(void *arg, const struct nvmfd_host_cpl *cpl)
  * @cpl:   out (may be NULL).
  * Return: 0 on success status; -EREMOTEIO on an error status; -ETIMEDOUT;
  *         -EAGAIN if no slot is free; transport errors.
- * Context: qp owner.
+ * Context: qp owner; for the admin queue (qid 0) with admin_lock held (the
+ * wait releases it while asleep: nvmfd__host_admin_wait_locked()).
  */
 int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, void *buf,
 			uint32_t len, bool write, struct nvmfd_host_cpl *cpl)
@@ -1130,7 +1143,17 @@ int nvmfd__host_qp_exec(struct nvmfd_host_qp *qp, const struct nvmfd_sqe *sqe, v
 	qp->reserve = reserve;
 	if (ret < 0)
 		return ret;
-	ret = qp_wait_until(qp, &ctx.done, deadline, "a command completion");
+	if (qp->qid == 0 && qp->ctrl) {
+		/* the admin queue: admin_lock is held, and released while
+		 * asleep so that keep-alive goes on (ctrl.c) */
+		ret = nvmfd__host_admin_wait_locked(qp->ctrl, &ctx.done, deadline);
+		if (ret == -ETIMEDOUT && !ctx.done) {
+			nvmfd__host_qp_seterr(qp, "timed out waiting for a command completion");
+			ret = qp_fail(qp, -ETIMEDOUT);
+		}
+	} else {
+		ret = qp_wait_until(qp, &ctx.done, deadline, "a command completion");
+	}
 	if (cpl)
 		*cpl = ctx.cpl;
 	if (!ctx.done)

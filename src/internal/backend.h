@@ -126,6 +126,11 @@ int nvmfd_bk_open(const struct nvmfd_bk_opts *opts, struct nvmfd_bk **out);
  *  Return: 0 or the fsync error as -errno (the backend is released anyway). */
 int nvmfd_bk_close(struct nvmfd_bk **bk);
 
+/** nvmfd_bk_close_nosync() - release without the fsync, dirty or not: what
+ *  the page cache holds is written back by the kernel as usual (the target
+ *  stop without stop_flush); NULLs *bk. Return: 0 or the close error. */
+int nvmfd_bk_close_nosync(struct nvmfd_bk **bk);
+
 /**
  * nvmfd_bk_dirty() - a write may sit in a volatile cache: a WRITE (without
  * FUA), WRITE_ZEROES, DISCARD or resize finished after the last FLUSH that

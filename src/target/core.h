@@ -232,7 +232,7 @@ struct nvmfd_tgt {
 
 /* subsys.c */
 int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out);
-int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt);
+int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt, bool sync_dirty, unsigned int *nr_dirty);
 void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgt);
 struct nvmfd_tgt_subsys *nvmfd__tgt_subsys_find_get(struct nvmfd_tgt *tgt, const char *nqn);
 void nvmfd__tgt_subsys_put(struct nvmfd_tgt_subsys *s);

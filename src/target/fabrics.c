@@ -45,6 +45,9 @@ void nvmfd__tgt_qp_init(struct nvmfd_tgt_qp *qp, struct nvmfd_tgt *tgt,
 	qp->posted = NULL;
 	qp->auth = NULL;
 	qp->auth_deadline_ns = 0;
+	qp->admin_rx_ns = 0;
+	qp->admin_cpl_ns = 0;
+	qp->admin_opc = 0;
 	{
 		const struct nvmfd_tgt_xprt_type *x = nvmfd__tgt_xprt_find(NULL);
 
@@ -165,12 +168,25 @@ static void record_error(struct nvmfd_tgt_req *req, nvmfd_status_t status)
  *          A failed command of a controller is added to its Error Information log.
  * Context: queue owner; not under tgt->lock.
  */
+/* Does a command with this status count as traffic for the keep-alive?
+ * Not when refused as INVALID_OPCODE or AUTH_REQUIRED: a peer that sends
+ * only those does not keep its controller alive. */
+static bool ka_traffic(nvmfd_status_t st)
+{
+	nvmfd_status_t s = (nvmfd_status_t)(st & ~NVMFD_STATUS_DNR);
+
+	return s != NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE) &&
+	       s != NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED);
+}
+
 void nvmfd__tgt_req_complete(struct nvmfd_tgt_req *req, nvmfd_status_t status)
 {
 	struct nvmfd_tgt_qp *qp = req->qp;
 
 	if (status && qp->ctrl && req->sqe.opc != NVMFD_ADMIN_FABRICS)
 		record_error(req, status);
+	if (qp->qid == 0 && req->sqe.opc != NVMFD_ADMIN_ASYNC_EVENT && ka_traffic(status))
+		__atomic_store_n(&qp->admin_cpl_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
 
 	req->cqe.cid = req->sqe.cid;
 	req->cqe.sqid = qp->qid;
@@ -250,22 +266,29 @@ static nvmfd_status_t req_parse(struct nvmfd_tgt_req *req)
  * Every command counts as traffic for the traffic-based keep-alive except
  * the ones refused as INVALID_OPCODE or AUTH_REQUIRED: a peer that sends
  * only those (a Keep Alive on a queue that never authenticated, say) does
- * not keep its controller alive.
+ * not keep its controller alive. On the admin queue its answer counts
+ * too (nvmfd__tgt_req_complete()), except an AER's.
  * Context: queue owner.
  */
 nvmfd_status_t nvmfd__tgt_req_init(struct nvmfd_tgt_req *req)
 {
-	nvmfd_status_t st, s;
+	struct nvmfd_tgt_qp *qp = req->qp;
+	nvmfd_status_t st;
 
 	memset(&req->cqe, 0, sizeof(req->cqe));
 	req->core = NULL;
 	req->nr_sub = 0;
 	req->sub_status = NVMFD_SC_SUCCESS;
 	st = req_parse(req);
-	s = (nvmfd_status_t)(st & ~NVMFD_STATUS_DNR);
-	if (s != NVMFD_STATUS(NVMFD_SCT_GENERIC, NVMFD_SC_INVALID_OPCODE) &&
-	    s != NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED))
-		__atomic_store_n(&req->qp->last_cmd_ns, nvmfd__tgt_now_ns(), __ATOMIC_RELAXED);
+	if (ka_traffic(st)) {
+		uint64_t now = nvmfd__tgt_now_ns();
+
+		__atomic_store_n(&qp->last_cmd_ns, now, __ATOMIC_RELAXED);
+		if (qp->qid == 0 && req->sqe.opc != NVMFD_ADMIN_ASYNC_EVENT) {
+			__atomic_store_n(&qp->admin_opc, req->sqe.opc, __ATOMIC_RELAXED);
+			__atomic_store_n(&qp->admin_rx_ns, now, __ATOMIC_RELAXED);
+		}
+	}
 	return st;
 }
 

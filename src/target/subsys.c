@@ -119,7 +119,10 @@ static int ns_cmp(const void *a, const void *b)
 /*
  * Backends that still hold unflushed writes (nvmfd_bk_dirty()) are closed
  * on threads of their own, up to CLOSE_PARALLEL at once, so that the stop
- * waits for the slowest fsync instead of their sum.
+ * waits for the slowest fsync instead of their sum; or, without @sync_dirty
+ * (the stop without stop_flush), closed without an fsync: the page cache
+ * keeps the writes and the kernel writes them back as usual, which is all
+ * an acknowledged write without a later Flush was promised (VWC = 1).
  */
 #define CLOSE_PARALLEL 16
 
@@ -138,17 +141,39 @@ static void *bk_closer_main(void *arg)
 }
 
 /* Close the backend of every slot that has one (target stop, or a
- * subsystem that never started). */
-static void subsys_close_backends(struct nvmfd_tgt_subsys *s, int *first_err)
+ * subsystem that never started); *@nr_dirty (may be NULL) counts the
+ * namespaces that held writes no Flush covered. */
+static void subsys_close_backends(struct nvmfd_tgt_subsys *s, bool sync_dirty,
+				  unsigned int *nr_dirty, int *first_err)
 {
 	struct bk_closer cl[CLOSE_PARALLEL];
 	unsigned int idx[CLOSE_PARALLEL], n = 0;
 
 	for (unsigned int i = 0; i <= s->nr_ns; i++) {
-		bool flush = i < s->nr_ns && s->ns[i].bk && nvmfd_bk_dirty(s->ns[i].bk);
+		bool dirty = i < s->nr_ns && s->ns[i].bk && nvmfd_bk_dirty(s->ns[i].bk);
+		bool flush = dirty && sync_dirty;
 
-		/* start the dirty ones; join them when the batch is full or
-		 * at the end */
+		if (dirty) {
+			NVMFD_INFO(COMP, "subsystem %s nsid %u: writes no Flush covered: %s",
+				   s->nqn, s->ns[i].nsid,
+				   flush ? "fsync at stop (stop_flush)" :
+					   "left to the kernel's writeback, no fsync at stop");
+			if (nr_dirty)
+				(*nr_dirty)++;
+		}
+		if (dirty && !flush) {
+			int ret = nvmfd_bk_close_nosync(&s->ns[i].bk);
+
+			if (ret < 0) {
+				NVMFD_ERR(COMP, "subsystem %s nsid %u: close: %s", s->nqn,
+					  s->ns[i].nsid, strerror(-ret));
+				if (first_err && !*first_err)
+					*first_err = ret;
+			}
+			s->ns[i].state = NVMFD_TGT_NS_FREE;
+		}
+		/* start the dirty ones to flush; join them when the batch is
+		 * full or at the end */
 		if (flush) {
 			cl[n].bk = s->ns[i].bk;
 			cl[n].ret = 0;
@@ -290,7 +315,7 @@ static int subsys_open(struct nvmfd_tgt *tgt, const struct nvmfd_cfg_subsys *cs,
 	return 0;
 
 out_close:
-	subsys_close_backends(s, NULL);
+	subsys_close_backends(s, true, NULL, NULL);
 	subsys_free(s);
 	return ret;
 }
@@ -351,7 +376,7 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 
 out_close_backends:
 	for (unsigned int i = 0; i < tgt->nr_subsys; i++) {
-		subsys_close_backends(tgt->subsys[i], NULL);
+		subsys_close_backends(tgt->subsys[i], true, NULL, NULL);
 		subsys_free(tgt->subsys[i]);
 	}
 out_free_tgt:
@@ -365,22 +390,28 @@ out_free_tgt:
 }
 
 /**
- * nvmfd__tgt_core_close_backends() - flush (fsync) and close every backend,
- * deleted subsystems' included.
- * @tgt: target whose queues are all gone.
+ * nvmfd__tgt_core_close_backends() - close every backend, deleted
+ * subsystems' included; those holding writes no Flush covered are
+ * fsynced first when @sync_dirty (the stop with stop_flush), else left to
+ * the kernel's writeback.
+ * @tgt:        target whose queues are all gone.
+ * @sync_dirty: fsync the dirty ones (nvmfd_bk_dirty()).
+ * @nr_dirty:   out (may be NULL): how many were dirty.
  * Return: 0 or the first close error (-errno); all are closed regardless.
- * Context: control thread; idempotent.
+ * Context: control thread; idempotent (a second call closes nothing).
  */
-int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt)
+int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt, bool sync_dirty, unsigned int *nr_dirty)
 {
 	int err = 0;
 
+	if (nr_dirty)
+		*nr_dirty = 0;
 	if (tgt->bk_closed)
 		return 0;
 	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
-		subsys_close_backends(tgt->subsys[i], &err);
+		subsys_close_backends(tgt->subsys[i], sync_dirty, nr_dirty, &err);
 	for (struct nvmfd_tgt_subsys *z = tgt->zombies; z; z = z->zombie_next)
-		subsys_close_backends(z, &err);
+		subsys_close_backends(z, sync_dirty, nr_dirty, &err);
 	tgt->bk_closed = true;
 	return err;
 }
@@ -398,7 +429,7 @@ void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
 
 	if (!tgt)
 		return;
-	nvmfd__tgt_core_close_backends(tgt);
+	nvmfd__tgt_core_close_backends(tgt, true, NULL);
 	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
 		subsys_free(tgt->subsys[i]);
 	for (z = tgt->zombies; z; z = n) {
@@ -1218,14 +1249,36 @@ static uint64_t ctrl_last_activity_locked(const struct nvmfd_tgt_ctrl *c)
 		if (t > last)
 			last = t;
 	}
+	/* an answer on the admin queue counts too: the host waits for it */
+	if (c->sqs[0]) {
+		uint64_t t = __atomic_load_n(&c->sqs[0]->admin_cpl_ns, __ATOMIC_RELAXED);
+
+		if (t > last)
+			last = t;
+	}
 	return last;
 }
 
-/* The longest a queue of @c has been stalled on the target (ops->stall_ns),
- * ns; its qid in *@qid. */
-static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, unsigned int *qid)
+/* An admin command of @c (not an AER) received and not answered yet: how
+ * long it has waited at @now_ns for the target, else 0. */
+static uint64_t ctrl_admin_unanswered_locked(const struct nvmfd_tgt_ctrl *c, uint64_t now_ns)
 {
-	uint64_t worst = 0;
+	uint64_t rx, cpl;
+
+	if (!c->sqs[0])
+		return 0;
+	rx = __atomic_load_n(&c->sqs[0]->admin_rx_ns, __ATOMIC_RELAXED);
+	cpl = __atomic_load_n(&c->sqs[0]->admin_cpl_ns, __ATOMIC_RELAXED);
+	return rx > cpl && now_ns > rx ? now_ns - rx : 0;
+}
+
+/* The longest a queue of @c has been stalled on the target (ops->stall_ns,
+ * or an admin command it has not answered yet), ns at @now_ns; its qid in
+ * *@qid. */
+static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, uint64_t now_ns,
+				  unsigned int *qid)
+{
+	uint64_t worst = ctrl_admin_unanswered_locked(c, now_ns);
 
 	for (unsigned int q = 0; q <= c->qid_max; q++) {
 		const struct nvmfd_tgt_qp *qp = c->sqs[q];
@@ -1242,13 +1295,22 @@ static uint64_t ctrl_stall_locked(const struct nvmfd_tgt_ctrl *c, unsigned int *
 	return worst;
 }
 
+/* ms from @t to @now_ns (0 when @t is not before it) */
+static uint64_t ns_ago(uint64_t now_ns, uint64_t t)
+{
+	return now_ns > t ? (now_ns - t) / 1000000u : 0;
+}
+
 /**
  * nvmfd__tgt_check_kato() - one housekeeping pass: expire controllers whose
- * last command on any queue (traffic-based keep-alive, TBKAS) is older than
- * KATO + cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue
- * of the controller down. While a queue of the controller is stalled on
- * the target (ops->stall_ns() >= cfg exec.auto_starve_ms, default 50 ms:
- * the host's commands may be sitting unread) the expiry is a target-side
+ * last command on any queue (traffic-based keep-alive, TBKAS), or last
+ * answer on the admin queue (an AER's aside: a host waits for the answer
+ * before its next bring-up command), is older than KATO +
+ * cfg->kato_grace_ms: set CSTS.CFS, fail held AERs, shut every queue of
+ * the controller down. While a queue of the controller is stalled on the
+ * target (ops->stall_ns() >= cfg exec.auto_starve_ms, default 50 ms: the
+ * host's commands may be sitting unread; or an admin command other than
+ * an AER waits for its answer that long) the expiry is a target-side
  * stall, not a silent host: it is logged as such once and deferred, for
  * at most one more KATO + grace (then the controller expires, the log
  * naming the stall); --exec auto moves the stalled queue meanwhile.
@@ -1280,7 +1342,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 				c->kato_deferred = false;
 				continue;
 			}
-			stall = ctrl_stall_locked(c, &qid);
+			stall = ctrl_stall_locked(c, now_ns, &qid);
 			if (stall >= stall_min && now_ns - last <= 2 * limit) {
 				if (!c->kato_deferred) {
 					c->kato_deferred = true;
@@ -1302,8 +1364,16 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 					   "stall outlasted the deferral)",
 					   c->cntlid, kato, qid, stall / 1000000u);
 			else
-				NVMFD_WARN(COMP, "ctrl %u: keep-alive timer (kato %u ms) expired",
-					   c->cntlid, kato);
+				NVMFD_WARN(COMP,
+					   "ctrl %u: keep-alive timer (kato %u ms) expired: nothing "
+					   "from the host for %" PRIu64 " ms (its last admin command, "
+					   "opcode 0x%02x, was answered %" PRIu64 " ms ago)",
+					   c->cntlid, kato, (now_ns - last) / 1000000u,
+					   c->sqs[0] ? __atomic_load_n(&c->sqs[0]->admin_opc,
+								       __ATOMIC_RELAXED) : 0,
+					   c->sqs[0] ? ns_ago(now_ns, __atomic_load_n(
+								&c->sqs[0]->admin_cpl_ns,
+								__ATOMIC_RELAXED)) : 0);
 			ctrl_kill_locked(c);
 			expired++;
 		}

@@ -403,13 +403,17 @@ static void create_stop_rt(struct nvmfd_tgt *tgt)
 
 /**
  * nvmfd_tgt_stop() - stop accepting, shut every queue down (waiting for
- * them), then flush and close the backends.
+ * them), then close the backends: those holding writes no Flush covered
+ * are fsynced first with cfg stop_flush, else left to the kernel's
+ * writeback (doc/nvmfd.md SIGNALS).
  * @tgt: target.
  * Context: control thread; idempotent.
  */
 void nvmfd_tgt_stop(struct nvmfd_tgt *tgt)
 {
 	uint64_t t0 = nvmfd__tgt_now_ns(), t1;
+	bool sync_dirty = tgt->cfg->stop_flush;
+	unsigned int nr_dirty = 0;
 	int ret;
 
 	if (tgt->stopped)
@@ -433,14 +437,17 @@ void nvmfd_tgt_stop(struct nvmfd_tgt *tgt)
 	nvmfd__tgt_shutdown_all(tgt);
 	destroy_ports(tgt);
 	t1 = nvmfd__tgt_now_ns();
-	ret = nvmfd__tgt_core_close_backends(tgt);
+	ret = nvmfd__tgt_core_close_backends(tgt, sync_dirty, &nr_dirty);
 	if (ret < 0)
 		NVMFD_ERR(COMP, "closing backends: %s", strerror(-ret));
 	if (tgt->started)
 		NVMFD_INFO(COMP, "stopped in %" PRIu64 " ms (queues %" PRIu64
-				 " ms, flushing and closing backends %" PRIu64 " ms)",
+				 " ms, flushing and closing backends %" PRIu64 " ms; %u "
+				 "namespaces held writes no Flush covered: %s)",
 			   (nvmfd__tgt_now_ns() - t0) / 1000000, (t1 - t0) / 1000000,
-			   (nvmfd__tgt_now_ns() - t1) / 1000000);
+			   (nvmfd__tgt_now_ns() - t1) / 1000000, nr_dirty,
+			   !nr_dirty ? "nothing to fsync" :
+			   sync_dirty ? "fsynced" : "left to the kernel's writeback");
 }
 
 /**

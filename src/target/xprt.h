@@ -116,6 +116,15 @@ struct nvmfd_tgt_qp {
 	 * through nvmfd__tgt_qp_drain_posted(). Private to the core. */
 	void *posted;
 	uint64_t last_cmd_ns; /* for traffic-based keep-alive */
+	/* The admin queue (keep-alive, nvmfd__tgt_check_kato()): the last
+	 * command other than an Asynchronous Event Request received (its
+	 * opcode, its arrival) and answered, CLOCK_MONOTONIC ns, atomic. An
+	 * answer counts as traffic too (a host waits for it before its next
+	 * bring-up command), and a command not answered yet is the target's
+	 * delay, not a silent host. */
+	uint64_t admin_rx_ns;
+	uint64_t admin_cpl_ns;
+	uint8_t admin_opc;
 	uint8_t xprt_trtype; /* the queue's transport's TRTYPE (error log) */
 	/* DH-HMAC-CHAP state when the queue must authenticate, else NULL.
 	 * Private to the core (target/auth.c). */

@@ -3,10 +3,12 @@
 nvmfd (tests/func/host, tests/scale): exact reads, whole PDUs, pumps,
 closing, starting the nvmfd behind the proxy, and the listening proxy that
 hands each connection, by its order, to the pumps a test chooses."""
+import os
 import re
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -60,6 +62,25 @@ def perf_randread(perf, port, nqn, secs, queues):
     return subprocess.run([perf, "-r", trid, "-q", "4", "-o", "4096", "-w", "randread",
                            "-t", str(secs), "-P", str(queues)], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=120)
+
+def perf_through_proxy(perf, nvmfd, nqn, make_proxy, secs, queues, prefix):
+    """Start nvmfd (log level info) in a fresh temporary directory, put
+    make_proxy(nvmfd's port) in front of it, run perf_randread() through the
+    proxy for `secs` s on `queues` queues, then stop nvmfd.
+    Return: (CompletedProcess, nvmfd's log text, the proxy, the directory),
+    or None when nvmfd did not start (FAIL printed)."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    log_path = os.path.join(work, "nvmfd.log")
+    tgt, port = start_nvmfd(nvmfd, nqn, log_path, ["--log-level", "info"])
+    if not tgt:
+        print("FAIL: nvmfd did not start")
+        return None
+    proxy = make_proxy(port)
+    r = perf_randread(perf, proxy.port, nqn, secs, queues)
+    tgt.terminate()
+    tgt.wait(timeout=30)
+    return r, open(log_path).read(), proxy, work
+
 
 def close_both(a, b):
     """Shut both directions of both sockets down (the pumps then end)."""

@@ -198,6 +198,10 @@ static const char usage_text[] =
 "                           messages to stderr up to this level (default info)\n"
 "      --stats-interval S   print the target statistics as one JSON object on\n"
 "                           stderr every S seconds (default 0: never)\n"
+"      --stop-flush         at stop, fsync every file or block namespace that\n"
+"                           holds writes no Flush covered, and exit only then\n"
+"                           (as long as the device needs; default: leave them\n"
+"                           to the kernel's writeback and exit at once)\n"
 "      --control PATH       serve a UNIX stream socket at PATH (up to 16\n"
 "                           clients at once): JSON-RPC 2.0, one request per\n"
 "                           line, SPDK's method names (nvmf_get_subsystems,\n"
@@ -211,7 +215,8 @@ static const char usage_text[] =
 "  -h, --help               print this help and exit\n"
 "\n"
 "Signals: SIGINT or SIGTERM stop accepting, complete or fail in-flight\n"
-"commands, flush file backends and exit 0. SIGUSR1 writes one statistics\n"
+"commands, close the backends and exit 0 (with --stop-flush after an fsync\n"
+"of every namespace holding unflushed writes). SIGUSR1 writes one statistics\n"
 "line (the --stats-interval JSON) to stderr. SIGHUP reloads the -c file\n"
 "(when it is the only source of subsystems and listeners) and applies what\n"
 "can change live: subsystems created or deleted, the subsystems each listener\n"
@@ -251,6 +256,7 @@ enum {
 	OPT_MAXH2CDATA,
 	OPT_LOG_LEVEL,
 	OPT_STATS_INTERVAL,
+	OPT_STOP_FLUSH,
 	OPT_CONTROL,
 	OPT_EXEC,
 	OPT_AUTO_STARVE_MS,
@@ -297,6 +303,7 @@ static const struct option long_opts[] = {
 	{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "stop-flush", no_argument, NULL, OPT_STOP_FLUSH },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "exec", required_argument, NULL, OPT_EXEC },
 	{ "auto-starve-ms", required_argument, NULL, OPT_AUTO_STARVE_MS },
@@ -762,6 +769,9 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_STATS_INTERVAL:
 			cfg->stats_interval_s = flag_u32(c, optarg, 0, 86400);
+			break;
+		case OPT_STOP_FLUSH:
+			cfg->stop_flush = true;
 			break;
 		case OPT_CONTROL:
 			if (!optarg[0] || strlen(optarg) >= sizeof(cfg->control_path))

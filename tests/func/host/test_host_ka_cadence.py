@@ -23,12 +23,11 @@ import re
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import (QueueProxy, close_both, perf_randread, pump_raw, read_pdu,  # noqa: E402
-                      start_nvmfd)
+from tcpproxy import (QueueProxy, close_both, perf_through_proxy, pump_raw,  # noqa: E402
+                      read_pdu)
 
 NQN = "nqn.2026-12.io.nvmfd:ka-cadence"
 CAPSULE_CMD = 0x04
@@ -91,20 +90,12 @@ class Proxy(QueueProxy):
 
 
 def main():
-    perf, nvmfd = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="nvmfd-kac-")
-    log_path = os.path.join(work, "nvmfd.log")
-    tgt, port = start_nvmfd(nvmfd, NQN, log_path, ["--log-level", "info"])
-    if not tgt:
-        print("FAIL: nvmfd did not start")
-        return 1
-    proxy = Proxy(port)
     # default KATO 5 s: a Keep Alive every 2.5 s, so a 9 s run sends three
-    r = perf_randread(perf, proxy.port, NQN, 9, 1)
-    tgt.terminate()
-    tgt.wait(timeout=30)
+    run = perf_through_proxy(sys.argv[1], sys.argv[2], NQN, Proxy, 9, 1, "nvmfd-kac-")
+    if not run:
+        return 1
+    r, log, proxy, work = run
     out = r.stdout
-    log = open(log_path).read()
     ok = True
     if not proxy.ka_cids:
         print("FAIL: the host sent no Keep Alive in a 9 s run (KATO 5 s)")

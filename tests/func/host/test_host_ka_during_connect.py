@@ -22,12 +22,11 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
-from tcpproxy import (QueueProxy, close_both, perf_randread, pump_raw, read_pdu,  # noqa: E402
-                      start_nvmfd)
+from tcpproxy import (QueueProxy, close_both, perf_through_proxy, pump_raw,  # noqa: E402
+                      read_pdu)
 
 NQN = "nqn.2026-12.io.nvmfd:ka-connect"
 CAPSULE_CMD = 0x04
@@ -74,20 +73,12 @@ class Proxy(QueueProxy):
 
 
 def main():
-    perf, nvmfd = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="nvmfd-ka-")
-    log_path = os.path.join(work, "nvmfd.log")
-    tgt, port = start_nvmfd(nvmfd, NQN, log_path, ["--log-level", "info"])
-    if not tgt:
-        print("FAIL: nvmfd did not start")
-        return 1
-    proxy = Proxy(port)
     # default KATO (5 s: keep-alive every 2.5 s); one I/O queue
-    r = perf_randread(perf, proxy.port, NQN, 1, 1)
-    tgt.terminate()
-    tgt.wait(timeout=30)
+    run = perf_through_proxy(sys.argv[1], sys.argv[2], NQN, Proxy, 1, 1, "nvmfd-ka-")
+    if not run:
+        return 1
+    r, log, proxy, work = run
     out = r.stdout
-    log = open(log_path).read()
     ok = True
     if proxy.held_until_ka is None or proxy.held_until_ka < 2:
         print("FAIL: the I/O queue's ICResp was released after %s keep-alives (want 2)"

@@ -454,11 +454,14 @@ static void test_refused_not_traffic(void **state)
 	assert_int_equal(host_auth(a, SUB1, HOST_A, &g_hkey, NULL, 0, 0, &r), 0);
 	assert_true(a->qp.last_cmd_ns > 1);
 	enable(a);
-	/* an unknown admin opcode on an authenticated queue: no traffic */
+	/* an unknown admin opcode on an authenticated queue: no traffic, and
+	 * its answer none either */
 	a->qp.last_cmd_ns = 1;
+	a->qp.admin_cpl_ns = 1;
 	s = tt_sqe(0xc3, 0, 0);
 	assert_int_equal(tt_cmd(a, &s, NULL, 0), TT_G(NVMFD_SC_INVALID_OPCODE));
 	assert_int_equal(a->qp.last_cmd_ns, 1);
+	assert_int_equal(a->qp.admin_cpl_ns, 1);
 	now = nvmfd__tgt_now_ns();
 	/* the keep-alive check sees the old time and expires the controller */
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, now), 1);

@@ -338,7 +338,7 @@ static void test_file_backend(void **state)
 	}
 	tt_q_free(io);
 	tt_q_free(a);
-	assert_int_equal(nvmfd__tgt_core_close_backends(e->tgt), 0);
+	assert_int_equal(nvmfd__tgt_core_close_backends(e->tgt, true, NULL), 0);
 	disk = malloc(64 * 1024);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);

@@ -134,6 +134,7 @@ static void test_kato_expiry(void **state)
 	assert_int_equal(a->nr_shutdown, 0);
 	/* traffic on the I/O queue alone keeps the controller alive (TBKAS) */
 	__atomic_store_n(&a->qp.last_cmd_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->qp.admin_cpl_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 5 * SEC + SEC / 2), 0);
 	__atomic_store_n(&io->qp.last_cmd_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
 	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + SEC), 1);
@@ -226,6 +227,68 @@ static void test_kato_stall_defers(void **state)
 	tt_q_free(a);
 }
 
+/*
+ * The admin queue's answers (issue 14: controllers still in their admin
+ * bring-up, whose host waits for each answer before its next command,
+ * expired while the target was slow to answer): an answer counts as
+ * traffic; a command received and not answered yet is a target-side
+ * stall (deferred, for at most one more KATO + grace); an AER's answer
+ * (sent whenever an event happens, host alive or not) does not count, and
+ * an AER held by the target is not an unanswered command.
+ */
+static void test_kato_admin_answers(void **state)
+{
+	struct tt_env *e = *state;
+	struct nvmfd_sqe s = tt_sqe(NVMFD_ADMIN_ASYNC_EVENT, 0, 0);
+	struct tt_q *a;
+	uint16_t cntlid;
+	uint64_t t0;
+
+	/* received 5.5 s ago, answered now: alive until the answer is 6 s old */
+	a = kato_admin(e, &cntlid, &t0);
+	__atomic_store_n(&a->qp.last_cmd_ns, t0 - 5 * SEC - SEC / 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->qp.admin_rx_ns, t0 - 5 * SEC - SEC / 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->qp.admin_cpl_ns, t0, __ATOMIC_RELAXED);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 5 * SEC + SEC / 2), 0);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 6 * SEC + 1), 1);
+	assert_int_equal(a->nr_shutdown, 1);
+	tt_q_free(a);
+
+	/* received at t0, not answered: the target's delay, deferred once */
+	a = kato_admin(e, &cntlid, &t0);
+	__atomic_store_n(&a->qp.admin_rx_ns, t0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->qp.admin_cpl_ns, t0 - 1, __ATOMIC_RELAXED);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 7 * SEC), 0);
+	assert_int_equal(a->qp.ctrl->kato_stalls, 1);
+	assert_int_equal(a->nr_shutdown, 0);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0 + 12 * SEC + 1), 1);
+	assert_int_equal(a->nr_shutdown, 1);
+	tt_q_free(a);
+
+	/* an AER neither counts when answered nor is an unanswered command */
+	a = kato_admin(e, &cntlid, &t0);
+	s.cdw10 = NVMFD_FEAT_ASYNC_EVENT;
+	s.opc = NVMFD_ADMIN_SET_FEATURES;
+	s.cdw11 = NVMFD_AEN_CFG_NS_ATTR;
+	assert_int_equal(tt_cmd(a, &s, NULL, 0), 0);
+	s = tt_sqe(NVMFD_ADMIN_ASYNC_EVENT, 0, 0);
+	s.cid = 0x500;
+	assert_int_equal(tt_submit(a, &s, NULL, 0), 0); /* held */
+	t0 = nvmfd__tgt_now_ns();
+	__atomic_store_n(&a->qp.last_cmd_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->qp.admin_cpl_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
+	/* the last admin command on record is the Set Features, not the AER */
+	assert_int_equal(a->qp.admin_opc, NVMFD_ADMIN_SET_FEATURES);
+	__atomic_store_n(&a->qp.admin_rx_ns, t0 - 100 * SEC, __ATOMIC_RELAXED);
+	assert_int_equal(nvmfd__tgt_ns_set_enabled(e->tgt, 0, 2, false), 0);
+	assert_int_equal(nvmfd__tgt_qp_drain_posted(&a->qp), 1);
+	assert_int_equal(a->last.cid, 0x500);
+	assert_int_equal(a->qp.admin_cpl_ns, t0 - 100 * SEC);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, t0), 1);
+	assert_int_equal(a->qp.ctrl->kato_stalls, 0);
+	tt_q_free(a);
+}
+
 static void test_kato_zero_and_set_features(void **state)
 {
 	struct tt_env *e = *state;
@@ -248,7 +311,10 @@ static void test_kato_zero_and_set_features(void **state)
 	s = tt_sqe(NVMFD_ADMIN_KEEP_ALIVE, 0, 0);
 	assert_int_equal(tt_cmd(a, &s, NULL, 0), 0);
 	assert_true(a->qp.last_cmd_ns >= t0);
-	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, a->qp.last_cmd_ns + 2 * SEC + 1), 1);
+	/* its answer too, right after it arrived */
+	assert_true(a->qp.admin_cpl_ns >= a->qp.last_cmd_ns);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, a->qp.admin_cpl_ns + 2 * SEC), 0);
+	assert_int_equal(nvmfd__tgt_check_kato(e->tgt, a->qp.admin_cpl_ns + 2 * SEC + 1), 1);
 	assert_int_equal(a->nr_shutdown, 1);
 	tt_q_free(a);
 }
@@ -300,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test_setup_teardown(test_kato_stall_defers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kato_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kato_admin_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kato_zero_and_set_features, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discovery_kato_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_all, setup, teardown),
