@@ -5,6 +5,11 @@
  * non-reentrancy under a queueing storm, coalescing, self re-queue,
  * max_active, readiness (eventfd, pipe), cancel_sync and the stats JSON.
  *
+ * With RT_TEST_URING=1 (meson test rt-pool-uring) every bound runtime is
+ * created with worker rings (opts.uring): the same assertions hold when
+ * the workers sleep in io_uring_enter() and readiness comes through the
+ * ring's epoll request; test_uring_opts checks the option itself.
+ *
  * Checks inside work functions (which run on workers) are recorded in
  * atomics and asserted by the test thread, since cmocka is not thread safe.
  * Waits are bounded (10 s) only to turn a hang into a failure; no assertion
@@ -32,6 +37,7 @@
 #define WAIT_LIMIT_US (10 * 1000 * 1000)
 
 static cpu_set_t test_cpus; /* up to 2 CPUs we may run on */
+static bool test_uring; /* RT_TEST_URING=1: bound runtimes get worker rings */
 static int test_cpu[2];
 static int test_ncpus;
 
@@ -95,6 +101,7 @@ static struct nvmfd_rt *make_rt(enum nvmfd_rt_mode mode, enum nvmfd_rt_scope sco
 	opts.max_active = max_active;
 	opts.cpus = test_cpus;
 	opts.name = "rttest";
+	opts.uring = test_uring && mode == NVMFD_RT_BOUND;
 	assert_int_equal(nvmfd_rt_create(&opts, &rt), 0);
 	assert_non_null(rt);
 	assert_int_equal(nvmfd_rt_ncpus(rt), test_ncpus);
@@ -971,6 +978,46 @@ static void test_create_errors(void **state)
 	assert_null(rt);
 }
 
+/* opts.uring: refused for unbound pools; a bound runtime reports it and
+ * sleeps in its ring (the waits count), and a queue from outside wakes it. */
+static void test_uring_opts(void **state)
+{
+	struct nvmfd_rt_opts opts;
+	struct nvmfd_rt *rt = NULL;
+	json_object *o, *pools, *ring, *v;
+	struct where x;
+
+	nvmfd_rt_opts_init(&opts);
+	assert_false(opts.uring);
+	opts.uring = true;
+	opts.mode = NVMFD_RT_UNBOUND;
+	opts.cpus = test_cpus;
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), -EINVAL);
+	assert_null(rt);
+	opts.mode = NVMFD_RT_BOUND;
+	assert_int_equal(nvmfd_rt_create(&opts, &rt), 0);
+	memset(&x, 0, sizeof(x));
+	where_init(&x, rt, test_cpu[0], NULL, true, 1);
+	for (long i = 1; i <= 5; i++) {
+		usleep(1000); /* let the worker go to sleep in its ring */
+		assert_true(nvmfd_rt_queue_work(&x.work));
+		wait_ge(&x.runs, i);
+	}
+	nvmfd_rt_work_cancel_sync(&x.work);
+	o = nvmfd_rt_stats_obj(rt);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "uring", &v));
+	assert_true(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(o, "pools", &pools));
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(pools, 0), "ring", &ring));
+	assert_true(json_object_object_get_ex(ring, "waits", &v));
+	assert_true(json_object_get_uint64(v) >= 1);
+	assert_true(json_object_object_get_ex(ring, "epoll_cqes", &v));
+	assert_true(json_object_get_uint64(v) >= 1); /* the kicks came that way */
+	json_object_put(o);
+	nvmfd_rt_destroy(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -993,7 +1040,11 @@ int main(void)
 		cmocka_unit_test(test_hog_counted),
 		cmocka_unit_test(test_blocking_section),
 		cmocka_unit_test(test_dispatch_no_kick),
+		cmocka_unit_test(test_uring_opts),
 	};
+	const char *u = getenv("RT_TEST_URING");
+
+	test_uring = u && !strcmp(u, "1");
 
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
