@@ -173,6 +173,8 @@ struct nvmfd_rt {
 static __thread struct nvmfd_work *rt_current;
 /* The worker the current thread is, NULL outside the runtime. */
 static __thread struct rt_worker *rt_self;
+/* The worker is reaping its pool's ring (worker_ring_reap()). */
+static __thread bool rt_reaping;
 
 static void *worker_main(void *arg);
 static int worker_spawn(struct rt_pool *pool);
@@ -343,15 +345,12 @@ static bool queue_locked_kick(struct rt_pool *pool, struct nvmfd_work *w, bool k
 	return true;
 }
 
-static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
-{
-	return queue_locked_kick(pool, w, true);
-}
-
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
 {
 	struct rt_pool *pool = work_lock_pool(w);
-	bool ret = queue_locked(pool, w);
+	/* a worker reaping its own pool's ring goes to the run queue next:
+	 * no kick for a sibling (as for readiness, rt_dispatch()) */
+	bool ret = queue_locked_kick(pool, w, !(rt_reaping && rt_self && rt_self->pool == pool));
 
 	pthread_mutex_unlock(&pool->lock);
 	return ret;
@@ -567,7 +566,9 @@ static void worker_ring_reap(struct rt_worker *wk)
 {
 	bool epoll = false;
 
+	rt_reaping = true;
 	nvmfd__rt_ring_worker_reap(wk->pool->ring, &epoll);
+	rt_reaping = false;
 	if (epoll)
 		worker_epoll_drain(wk);
 }
