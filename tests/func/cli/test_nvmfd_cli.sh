@@ -213,20 +213,24 @@ listening && fail "--print-config started a listener"
 	fail "reloading the auto config failed: $(cat "$TMP/err")"
 cmp -s "$TMP/a1.json" "$TMP/a2.json" || fail "auto --print-config output changed on reload"
 grep -q '"mode": "auto"' "$TMP/a1.json" || fail "--exec auto not in printed config"
-# --net uring and --uring-recv print and load back
-"$NVMFD" -c "$TMP/good.json" --net uring --uring-recv single --print-config >"$TMP/u1.json" \
-	2>"$TMP/err" || fail "--net uring --print-config failed: $(cat "$TMP/err")"
-"$NVMFD" -c "$TMP/u1.json" --print-config >"$TMP/u2.json" 2>"$TMP/err" ||
-	fail "reloading the uring config failed: $(cat "$TMP/err")"
-cmp -s "$TMP/u1.json" "$TMP/u2.json" || fail "uring --print-config output changed on reload"
+# print_reload NAME FLAGS...: good.json with FLAGS, printed to $TMP/NAME.json,
+# loads back and prints the same
+print_reload() {
+	local name=$1
+	shift
+	"$NVMFD" -c "$TMP/good.json" "$@" --print-config >"$TMP/$name.json" 2>"$TMP/err" ||
+		fail "$* --print-config failed: $(cat "$TMP/err")"
+	"$NVMFD" -c "$TMP/$name.json" --print-config >"$TMP/$name.2.json" 2>"$TMP/err" ||
+		fail "reloading the $name config failed: $(cat "$TMP/err")"
+	cmp -s "$TMP/$name.json" "$TMP/$name.2.json" ||
+		fail "$name --print-config output changed on reload"
+}
+# --net uring, --uring-recv and --uring-ring print and load back
+print_reload u1 --net uring --uring-recv single
 grep -q '"net": "uring"' "$TMP/u1.json" || fail "--net uring not in printed config"
 grep -q '"uring_recv": "single"' "$TMP/u1.json" || fail "--uring-recv not in printed config"
 grep -q '"uring_ring": "queue"' "$TMP/u1.json" || fail "uring_ring (default queue) not in printed config"
-"$NVMFD" -c "$TMP/good.json" --net uring --uring-ring worker --print-config >"$TMP/u3.json" \
-	2>"$TMP/err" || fail "--uring-ring worker --print-config failed: $(cat "$TMP/err")"
-"$NVMFD" -c "$TMP/u3.json" --print-config >"$TMP/u4.json" 2>"$TMP/err" ||
-	fail "reloading the worker-ring config failed: $(cat "$TMP/err")"
-cmp -s "$TMP/u3.json" "$TMP/u4.json" || fail "worker-ring --print-config output changed on reload"
+print_reload u3 --net uring --uring-ring worker
 grep -q '"uring_ring": "worker"' "$TMP/u3.json" || fail "--uring-ring worker not in printed config"
 grep -q '"auto_starve_ms": 80' "$TMP/a1.json" || fail "--auto-starve-ms not in printed config"
 grep -q '"auto_bound": true' "$TMP/a1.json" || fail "--auto-bound not in printed config"

@@ -906,6 +906,29 @@ static void test_blocking_section(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* Give pool 0 of @rt its spare worker (a blocking section starts it; it
+ * stays, idle) and snapshot the pool's stats after that into @ps. */
+static void spare_worker_start(struct nvmfd_rt *rt, struct nvmfd_rt_pool_stats *ps)
+{
+	struct where x;
+	struct blocker b;
+
+	memset(&b, 0, sizeof(b));
+	memset(&x, 0, sizeof(x));
+	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
+	where_init(&x, rt, test_cpu[0], NULL, true, 5);
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	wait_ge(&b.in_block, 1);
+	assert_true(nvmfd_rt_queue_work(&x.work)); /* starts the spare worker */
+	wait_ge(&x.runs, 5);
+	st(&b.gate, 1);
+	wait_ge(&b.after, 1);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_rt_work_cancel_sync(&x.work);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, ps), 0);
+	assert_int_equal(ps->nworkers, 2);
+}
+
 /*
  * Regression: a worker that takes a readiness event queues the item and
  * runs it itself; it must not also kick an idle sibling for it. A bound
@@ -918,25 +941,10 @@ static void test_dispatch_no_kick(void **state)
 	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
 	struct nvmfd_rt_pool_stats ps0, ps1;
 	struct reader r;
-	struct where x;
-	struct blocker b;
 	uint64_t one = 1;
 
-	memset(&b, 0, sizeof(b));
-	memset(&x, 0, sizeof(x));
 	memset(&r, 0, sizeof(r));
-	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
-	where_init(&x, rt, test_cpu[0], NULL, true, 5);
-	assert_true(nvmfd_rt_queue_work(&b.work));
-	wait_ge(&b.in_block, 1);
-	assert_true(nvmfd_rt_queue_work(&x.work)); /* starts the spare worker */
-	wait_ge(&x.runs, 5);
-	st(&b.gate, 1);
-	wait_ge(&b.after, 1);
-	nvmfd_rt_work_cancel_sync(&b.work);
-	nvmfd_rt_work_cancel_sync(&x.work);
-	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps0), 0);
-	assert_int_equal(ps0.nworkers, 2);
+	spare_worker_start(rt, &ps0);
 
 	r.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	assert_true(r.fd >= 0);
@@ -1070,28 +1078,13 @@ static void test_ring_sink_no_kick(void **state)
 	struct nvmfd_rt_pool_stats ps0, ps1;
 	struct nvmfd_rt *rt = NULL;
 	struct nopper n;
-	struct where x;
-	struct blocker b;
 
 	nvmfd_rt_opts_init(&opts);
 	opts.cpus = test_cpus;
 	opts.uring = true;
 	assert_int_equal(nvmfd_rt_create(&opts, &rt), 0);
-	memset(&b, 0, sizeof(b));
-	memset(&x, 0, sizeof(x));
 	memset(&n, 0, sizeof(n));
-	nvmfd_work_init(&b.work, rt, blocker_fn, test_cpu[0]);
-	where_init(&x, rt, test_cpu[0], NULL, true, 5);
-	assert_true(nvmfd_rt_queue_work(&b.work));
-	wait_ge(&b.in_block, 1);
-	assert_true(nvmfd_rt_queue_work(&x.work)); /* starts the spare worker */
-	wait_ge(&x.runs, 5);
-	st(&b.gate, 1);
-	wait_ge(&b.after, 1);
-	nvmfd_rt_work_cancel_sync(&b.work);
-	nvmfd_rt_work_cancel_sync(&x.work);
-	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps0), 0);
-	assert_int_equal(ps0.nworkers, 2);
+	spare_worker_start(rt, &ps0);
 
 	n.ring = nvmfd_rt_ring_of(rt, test_cpu[0]);
 	assert_non_null(n.ring);
