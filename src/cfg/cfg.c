@@ -88,6 +88,7 @@ static void cfg_exec_defaults(struct nvmfd_cfg_exec *ex)
 	ex->cq_pool_shared = false;
 	ex->net = NVMFD_CFG_NET_EPOLL;
 	ex->uring_recv = NVMFD_CFG_URING_RECV_AUTO;
+	ex->uring_ring = NVMFD_CFG_URING_RING_QUEUE;
 	ex->place = NVMFD_RT_PLACE_RR;
 	ex->rx_budget_bytes = 0;
 	ex->tx_budget_bytes = 0;
@@ -671,6 +672,10 @@ static const char *const uring_recv_names[] = {
 	[NVMFD_CFG_URING_RECV_AUTO] = "auto",
 	[NVMFD_CFG_URING_RECV_MULTISHOT] = "multishot",
 	[NVMFD_CFG_URING_RECV_SINGLE] = "single",
+};
+static const char *const uring_ring_names[] = {
+	[NVMFD_CFG_URING_RING_QUEUE] = "queue",
+	[NVMFD_CFG_URING_RING_WORKER] = "worker",
 };
 static const char *const place_names[] = {
 	[NVMFD_RT_PLACE_RR] = "rr",
@@ -1632,7 +1637,7 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		"tx_budget_bytes", "rx_budget_pdus", "tx_budget_pdus", "io_work_deadline_us",
 		"auto_freeze",	  "auto_bound",	     "auto_starve_ms", "auto_no_poll",
 		"auto_no_budget", "auto_no_cq",	     "net",		"uring_recv",
-		NULL
+		"uring_ring",	  NULL
 	};
 	struct nvmfd_cfg_exec *ex = &cfg->exec;
 	json_object *exo;
@@ -1713,6 +1718,11 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		   err) < 0)
 		return -EINVAL;
 	ex->uring_recv = (enum nvmfd_cfg_uring_recv)e;
+	e = (int)ex->uring_ring;
+	if (j_enum(exo, "uring_ring", &ep, uring_ring_names, CFG_ARRAY_SIZE(uring_ring_names), &e,
+		   err) < 0)
+		return -EINVAL;
+	ex->uring_ring = (enum nvmfd_cfg_uring_ring)e;
 	e = (int)ex->rt.scope;
 	if (j_enum(exo, "scope", &ep, scope_names, CFG_ARRAY_SIZE(scope_names), &e, err) < 0)
 		return -EINVAL;
@@ -2165,6 +2175,20 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 				    "unbound)");
 	if (ex->net != NVMFD_CFG_NET_URING && ex->uring_recv != NVMFD_CFG_URING_RECV_AUTO)
 		return cfg_err(err, "exec uring_recv needs exec net uring");
+	/* §9.1: a worker ring belongs to one bound pool; a queue that may
+	 * change pool (unbound pools, per-controller pools) keeps its own */
+	if (ex->uring_ring == NVMFD_CFG_URING_RING_WORKER) {
+		if (ex->net != NVMFD_CFG_NET_URING)
+			return cfg_err(err, "exec uring_ring worker needs exec net uring");
+		if (ex->rt.mode != NVMFD_RT_BOUND)
+			return cfg_err(err, "exec uring_ring worker needs exec mode bound (an "
+					    "unbound pool's queues run on several workers: use "
+					    "uring_ring queue)");
+		if (ex->wq_per_ctrl)
+			return cfg_err(err, "exec uring_ring worker does not work with wq_per_ctrl "
+					    "(queues move to their controller's pools: use "
+					    "uring_ring queue)");
+	}
 	for (unsigned int i = 0; ex->net == NVMFD_CFG_NET_URING && i < cfg->nr_ports; i++)
 		if (cfg->ports[i].tls)
 			return cfg_err(err, "exec net uring does not support TLS (port %s:%s has "
@@ -2586,6 +2610,8 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "tx_budget_pdus", json_object_new_int64(ex->tx_budget_pdus));
 		ret |= jadd(e, "uring_recv",
 			    json_object_new_string(uring_recv_names[ex->uring_recv]));
+		ret |= jadd(e, "uring_ring",
+			    json_object_new_string(uring_ring_names[ex->uring_ring]));
 		ret |= jadd(e, "workers_per_pool", json_object_new_int64(ex->rt.workers_per_pool));
 		ret |= jadd(e, "wq_per_ctrl", json_object_new_boolean(ex->wq_per_ctrl));
 	}

@@ -153,10 +153,17 @@ enum nvmfd_cfg_uring_recv {
 	NVMFD_CFG_URING_RECV_SINGLE, /* one recv SQE at a time into the queue's buffer */
 };
 
+/* exec.uring_ring (--uring-ring): which io_uring a --net uring socket uses. */
+enum nvmfd_cfg_uring_ring {
+	NVMFD_CFG_URING_RING_QUEUE, /* one ring per queue, watched through epoll (default) */
+	NVMFD_CFG_URING_RING_WORKER, /* the worker ring of its bound pool (§9.1) */
+};
+
 struct nvmfd_cfg_exec {
 	struct nvmfd_rt_opts rt; /* mode, scope, strict, max_active, cpus */
 	enum nvmfd_cfg_net net; /* doc/execution-model.md §9 */
 	enum nvmfd_cfg_uring_recv uring_recv;
+	enum nvmfd_cfg_uring_ring uring_ring;
 	/* exec.mode "auto" (rt.mode is then bound): a per-queue controller
 	 * moves queues off starved or contended CPUs (doc/execution-model.md §8) */
 	bool exec_auto;

@@ -67,6 +67,10 @@ enum nvmfd_rt_place {
  * @sysfs_root:  topology source, "/sys/devices/system/cpu" by default; tests
  *               point it at a synthetic tree.
  * @name:        thread name prefix (<= 8 chars), e.g. "nvmfd".
+ * @uring:       bound pools only: each pool gets a worker ring
+ *               (internal/rt_ring.h) and its workers sleep in
+ *               io_uring_enter() on it instead of epoll_wait(); -EINVAL
+ *               with unbound pools (doc/execution-model.md §9.1).
  */
 struct nvmfd_rt_opts {
 	size_t size;
@@ -78,6 +82,7 @@ struct nvmfd_rt_opts {
 	cpu_set_t cpus;
 	const char *sysfs_root;
 	const char *name;
+	bool uring;
 };
 
 /* Work item state; embed in the owner (a queue). Fields are private. */
@@ -326,7 +331,7 @@ uint64_t nvmfd_now_ns(void);
  * @last_cpu:     CPU it last ran an item on (-1: none yet).
  * @affinity:     its current CPU affinity.
  * @runs:         work items run.
- * @wakeups:      returns from epoll_wait().
+ * @wakeups:      returns from epoll_wait() (worker ring: io_uring_enter()).
  * @epoll_events: readiness events it dispatched (eventfd kicks excluded).
  * @busy_ns:      wall time inside work functions, ns.
  * @queue_delay_ns: sum over runs of (start - enqueue), ns.

@@ -11,6 +11,18 @@
  * took them in. The CQ is sized for every chunk plus the send and cancels,
  * so it cannot overflow (an overflow would end the multishot request,
  * which is handled like -ENOBUFS anyway).
+ *
+ * Shared ring (opts.ring): the same SQEs, with user_data naming our sink,
+ * prepared under the ring lock; the reaper copies our CQEs into @mbox, a
+ * single-producer (the reaper, under the ring lock) single-consumer (the
+ * owner) FIFO sized like the CQ above, and queues the owner when it finds
+ * the mailbox empty. The owner takes the whole mailbox at once and stores
+ * its head before it looks at the tail again (unmute), and the reaper
+ * stores the tail before it looks at the head (both sequentially
+ * consistent), so either the reaper sees the mailbox empty and queues the
+ * owner, or the owner sees the new entry: no wake-up is lost. Idle and
+ * destroy take the ring lock, so once @ops is 0 no reaper is inside our
+ * sink any more and none will be.
  */
 #include <assert.h>
 #include <errno.h>
@@ -20,8 +32,10 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "internal/rt_ring.h"
 #include "net/usock.h"
 
 #define USOCK_TAG_RECV 1u
@@ -32,6 +46,13 @@
 /* counters: owner writes, any thread reads (relaxed, doc/conventions.md §8) */
 #define USOCK_ST_ADD(u, f, n) \
 	__atomic_store_n(&(u)->st.f, (u)->st.f + (uint64_t)(n), __ATOMIC_RELAXED)
+
+/* One CQE copied into the mailbox (shared ring). */
+struct usock_cqe {
+	int32_t res;
+	uint32_t flags;
+	uint32_t tag;
+};
 
 struct usock_chunk {
 	uint8_t *ptr;
@@ -68,7 +89,43 @@ struct nvmfd_usock {
 	bool muted;
 	struct msghdr msg;
 	struct nvmfd_usock_stats st;
+	/* shared ring (opts.ring) */
+	struct nvmfd_rt_ring *rr;
+	struct nvmfd_work *owner;
+	struct nvmfd_rt_sink sink;
+	int bgid; /* our buffer group on @rr (-1: none) */
+	struct usock_cqe *mbox;
+	unsigned int mbox_cap;
+	unsigned int mbox_head; /* atomic: owner stores, reaper loads */
+	unsigned int mbox_tail; /* atomic: reaper stores, owner loads */
 };
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+static void usock_sink(struct nvmfd_rt_sink *s, unsigned int tag, int res, uint32_t flags);
+
+static struct io_uring *usock_uring(struct nvmfd_usock *u)
+{
+	return u->rr ? nvmfd_rt_ring_uring(u->rr) : &u->ring;
+}
+
+static uint64_t usock_data(struct nvmfd_usock *u, unsigned int tag)
+{
+	return u->rr ? nvmfd_rt_ring_data(&u->sink, tag) : tag;
+}
+
+/* SQE preparation: under the ring lock on a shared ring. */
+static void usock_sq_lock(struct nvmfd_usock *u)
+{
+	if (u->rr)
+		nvmfd_rt_ring_lock(u->rr);
+}
+
+static void usock_sq_unlock(struct nvmfd_usock *u)
+{
+	if (u->rr)
+		nvmfd_rt_ring_unlock(u->rr);
+}
 
 int nvmfd_usock_probe(void)
 {
@@ -114,8 +171,8 @@ static int usock_setup_bufring(struct nvmfd_usock *u)
 	memset(&reg, 0, sizeof(reg));
 	reg.ring_addr = (uint64_t)(uintptr_t)u->br;
 	reg.ring_entries = u->nbufs;
-	reg.bgid = USOCK_BGID;
-	ret = io_uring_register_buf_ring(&u->ring, &reg, 0);
+	reg.bgid = (uint16_t)u->bgid;
+	ret = io_uring_register_buf_ring(usock_uring(u), &reg, 0);
 	if (ret < 0) {
 		munmap(u->br, u->br_len);
 		u->br = NULL;
@@ -143,6 +200,7 @@ int nvmfd_usock_create(int fd, const struct nvmfd_usock_opts *opts, struct nvmfd
 		return -ENOMEM;
 	u->fd = fd;
 	u->efd = -1;
+	u->bgid = USOCK_BGID;
 	u->mode = opts->recv;
 	u->nbufs = opts->nbufs ? opts->nbufs : 16;
 	u->buf_size = opts->buf_size ? opts->buf_size : 16384;
@@ -151,21 +209,43 @@ int nvmfd_usock_create(int fd, const struct nvmfd_usock_opts *opts, struct nvmfd
 	    u->buf_size < 512 || u->buf_size > (1u << 20) || u->mode > NVMFD_USOCK_RECV_SINGLE)
 		goto out_free;
 
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_CQSIZE;
-	p.cq_entries = 2 * u->nbufs + 2 * USOCK_SQ_ENTRIES;
-	ret = io_uring_queue_init_params(USOCK_SQ_ENTRIES, &u->ring, &p);
-	if (ret < 0)
-		goto out_free;
-	u->has_ring = true;
-	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (u->efd < 0) {
-		ret = -errno;
-		goto out_free;
+	if (opts->ring) {
+		ret = -EINVAL;
+		if (!opts->owner)
+			goto out_free;
+		u->rr = opts->ring;
+		u->owner = opts->owner;
+		u->sink.cqe = usock_sink;
+		u->bgid = -1;
+		u->mbox_cap = 2 * u->nbufs + 2 * USOCK_SQ_ENTRIES;
+		u->mbox = calloc(u->mbox_cap, sizeof(*u->mbox));
+		ret = -ENOMEM;
+		if (!u->mbox)
+			goto out_free;
+		if (u->mode != NVMFD_USOCK_RECV_SINGLE) {
+			u->bgid = nvmfd_rt_ring_bgid_get(u->rr);
+			if (u->bgid < 0) {
+				ret = u->bgid;
+				goto out_free;
+			}
+		}
+	} else {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_CQSIZE;
+		p.cq_entries = 2 * u->nbufs + 2 * USOCK_SQ_ENTRIES;
+		ret = io_uring_queue_init_params(USOCK_SQ_ENTRIES, &u->ring, &p);
+		if (ret < 0)
+			goto out_free;
+		u->has_ring = true;
+		u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (u->efd < 0) {
+			ret = -errno;
+			goto out_free;
+		}
+		ret = io_uring_register_eventfd(&u->ring, u->efd);
+		if (ret < 0)
+			goto out_free;
 	}
-	ret = io_uring_register_eventfd(&u->ring, u->efd);
-	if (ret < 0)
-		goto out_free;
 
 	u->chunks = calloc(u->nbufs, sizeof(*u->chunks));
 	u->bufs_len = (size_t)u->nbufs * u->buf_size;
@@ -200,7 +280,11 @@ out_free:
  * more entries than can ever be outstanding, so that does not happen). */
 static struct io_uring_sqe *usock_sqe(struct nvmfd_usock *u)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	struct io_uring_sqe *sqe;
+
+	if (u->rr)
+		return nvmfd_rt_ring_sqe(u->rr); /* ring lock held */
+	sqe = io_uring_get_sqe(&u->ring);
 
 	if (!sqe) {
 		nvmfd_usock_submit(u);
@@ -285,27 +369,61 @@ static void usock_recv_cqe(struct nvmfd_usock *u, int res, unsigned int flags)
 	}
 }
 
+static void usock_cqe(struct nvmfd_usock *u, unsigned int tag, int res, unsigned int flags)
+{
+	switch (tag) {
+	case USOCK_TAG_RECV:
+		usock_recv_cqe(u, res, flags);
+		break;
+	case USOCK_TAG_SEND:
+		u->send_busy = false;
+		u->send_done = true;
+		u->send_res = res;
+		u->ops--;
+		break;
+	case USOCK_TAG_CANCEL:
+	default:
+		u->ops--;
+		break;
+	}
+}
+
+/* Shared ring: the reaper's side of the mailbox (ring lock held). */
+static void usock_sink(struct nvmfd_rt_sink *s, unsigned int tag, int res, uint32_t flags)
+{
+	struct nvmfd_usock *u = container_of(s, struct nvmfd_usock, sink);
+	unsigned int tail = __atomic_load_n(&u->mbox_tail, __ATOMIC_RELAXED);
+	struct usock_cqe *e;
+
+	/* cannot fill: every CQE we can owe has a place (file comment) */
+	assert(tail - __atomic_load_n(&u->mbox_head, __ATOMIC_ACQUIRE) < u->mbox_cap);
+	e = &u->mbox[tail % u->mbox_cap];
+	e->res = res;
+	e->flags = flags;
+	e->tag = tag;
+	__atomic_store_n(&u->mbox_tail, tail + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&u->mbox_head, __ATOMIC_SEQ_CST) == tail)
+		nvmfd_rt_queue_work(u->owner);
+}
+
 static void usock_reap(struct nvmfd_usock *u)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
 
-	io_uring_for_each_cqe(&u->ring, head, cqe) {
-		switch (cqe->user_data) {
-		case USOCK_TAG_RECV:
-			usock_recv_cqe(u, cqe->res, cqe->flags);
-			break;
-		case USOCK_TAG_SEND:
-			u->send_busy = false;
-			u->send_done = true;
-			u->send_res = cqe->res;
-			u->ops--;
-			break;
-		case USOCK_TAG_CANCEL:
-		default:
-			u->ops--;
-			break;
+	if (u->rr) {
+		unsigned int tail = __atomic_load_n(&u->mbox_tail, __ATOMIC_ACQUIRE);
+
+		for (head = u->mbox_head; head != tail; head++) {
+			const struct usock_cqe *e = &u->mbox[head % u->mbox_cap];
+
+			usock_cqe(u, e->tag, e->res, e->flags);
 		}
+		__atomic_store_n(&u->mbox_head, head, __ATOMIC_SEQ_CST);
+		return;
+	}
+	io_uring_for_each_cqe(&u->ring, head, cqe) {
+		usock_cqe(u, (unsigned int)cqe->user_data, cqe->res, cqe->flags);
 		n++;
 	}
 	if (n)
@@ -322,17 +440,21 @@ static void usock_arm_recv(struct nvmfd_usock *u)
 		return;
 	if (u->multishot ? u->c_count >= u->nbufs : u->c_count > 0)
 		return;
+	usock_sq_lock(u);
 	sqe = usock_sqe(u);
-	if (!sqe)
+	if (!sqe) {
+		usock_sq_unlock(u);
 		return; /* cannot happen (see usock_sqe()); the next peek retries */
+	}
 	if (u->multishot) {
 		io_uring_prep_recv_multishot(sqe, u->fd, NULL, 0, 0);
 		sqe->flags |= IOSQE_BUFFER_SELECT;
-		sqe->buf_group = USOCK_BGID;
+		sqe->buf_group = (uint16_t)u->bgid;
 	} else {
 		io_uring_prep_recv(sqe, u->fd, u->bufs, u->buf_size, 0);
 	}
-	io_uring_sqe_set_data64(sqe, USOCK_TAG_RECV);
+	io_uring_sqe_set_data64(sqe, usock_data(u, USOCK_TAG_RECV));
+	usock_sq_unlock(u);
 	u->recv_armed = true;
 	u->ops++;
 	USOCK_ST_ADD(u, recv_arms, 1);
@@ -375,6 +497,8 @@ int nvmfd_usock_submit(struct nvmfd_usock *u)
 {
 	int ret;
 
+	if (u->rr)
+		return nvmfd_rt_ring_commit(u->rr); /* the worker's next enter */
 	if (!io_uring_sq_ready(&u->ring))
 		return 0;
 	USOCK_ST_ADD(u, submits, 1);
@@ -392,9 +516,12 @@ int nvmfd_usock_send(struct nvmfd_usock *u, const struct iovec *iov, int iovcnt,
 		return -EBUSY;
 	if (u->cancelled)
 		return -ECANCELED;
+	usock_sq_lock(u);
 	sqe = usock_sqe(u);
-	if (!sqe)
+	if (!sqe) {
+		usock_sq_unlock(u);
 		return -EBUSY;
+	}
 	u->send_len = 0;
 	for (int i = 0; i < iovcnt; i++)
 		u->send_len += iov[i].iov_len;
@@ -402,7 +529,8 @@ int nvmfd_usock_send(struct nvmfd_usock *u, const struct iovec *iov, int iovcnt,
 	u->msg.msg_iov = (struct iovec *)(uintptr_t)iov;
 	u->msg.msg_iovlen = (size_t)iovcnt;
 	io_uring_prep_sendmsg(sqe, u->fd, &u->msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-	io_uring_sqe_set_data64(sqe, USOCK_TAG_SEND);
+	io_uring_sqe_set_data64(sqe, usock_data(u, USOCK_TAG_SEND));
+	usock_sq_unlock(u);
 	u->send_busy = true;
 	u->ops++;
 	USOCK_ST_ADD(u, sends, 1);
@@ -428,7 +556,7 @@ bool nvmfd_usock_send_busy(const struct nvmfd_usock *u)
 
 void nvmfd_usock_mute(struct nvmfd_usock *u)
 {
-	if (!u->muted && u->ring.cq.kflags) {
+	if (!u->rr && !u->muted && u->ring.cq.kflags) {
 		__atomic_fetch_or(u->ring.cq.kflags, IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
 		u->muted = true;
 	}
@@ -446,18 +574,23 @@ bool nvmfd_usock_unmute(struct nvmfd_usock *u)
 				   __ATOMIC_SEQ_CST);
 		u->muted = false;
 	}
+	if (u->rr) /* after our head store (usock_reap()): file comment */
+		return __atomic_load_n(&u->mbox_tail, __ATOMIC_SEQ_CST) != u->mbox_head;
 	return io_uring_cq_ready(&u->ring) > 0;
 }
 
-static void usock_cancel_one(struct nvmfd_usock *u, uint64_t tag)
+static void usock_cancel_one(struct nvmfd_usock *u, unsigned int tag)
 {
-	struct io_uring_sqe *sqe = usock_sqe(u);
+	struct io_uring_sqe *sqe;
 
-	if (!sqe)
-		return;
-	io_uring_prep_cancel64(sqe, tag, 0);
-	io_uring_sqe_set_data64(sqe, USOCK_TAG_CANCEL);
-	u->ops++;
+	usock_sq_lock(u);
+	sqe = usock_sqe(u);
+	if (sqe) {
+		io_uring_prep_cancel64(sqe, usock_data(u, tag), 0);
+		io_uring_sqe_set_data64(sqe, usock_data(u, USOCK_TAG_CANCEL));
+		u->ops++;
+	}
+	usock_sq_unlock(u);
 }
 
 int nvmfd_usock_cancel(struct nvmfd_usock *u)
@@ -479,8 +612,21 @@ int nvmfd_usock_cancel(struct nvmfd_usock *u)
 
 bool nvmfd_usock_idle(struct nvmfd_usock *u)
 {
+	bool idle;
+
+	if (!u->rr) {
+		usock_reap(u);
+		return u->ops == 0;
+	}
+	/* whoever reaps the ring queues us; reaping here too lets a queue
+	 * that runs elsewhere (the stop runtime) finish without waiting for
+	 * the ring's workers */
+	nvmfd_rt_ring_reap(u->rr);
+	nvmfd_rt_ring_lock(u->rr); /* no sink call in progress after this */
 	usock_reap(u);
-	return u->ops == 0;
+	idle = u->ops == 0;
+	nvmfd_rt_ring_unlock(u->rr);
+	return idle;
 }
 
 void nvmfd_usock_destroy(struct nvmfd_usock **up)
@@ -492,6 +638,21 @@ void nvmfd_usock_destroy(struct nvmfd_usock **up)
 		return;
 	u = *up;
 	*up = NULL;
+	if (u->rr) {
+		if (u->ops) {
+			/* the owner should have waited (nvmfd_usock_idle()) */
+			nvmfd_usock_cancel(u);
+			while (!nvmfd_usock_idle(u)) {
+				struct timespec ts = { 0, 200000 };
+
+				nvmfd_rt_ring_commit(u->rr);
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (u->br)
+			io_uring_unregister_buf_ring(nvmfd_rt_ring_uring(u->rr), u->bgid);
+		nvmfd_rt_ring_bgid_put(u->rr, u->bgid);
+	}
 	if (u->has_ring) {
 		if (u->ops) {
 			/* the owner should have waited (nvmfd_usock_idle());
@@ -514,12 +675,18 @@ void nvmfd_usock_destroy(struct nvmfd_usock **up)
 	if (u->efd >= 0)
 		close(u->efd);
 	free(u->chunks);
+	free(u->mbox);
 	free(u);
 }
 
 int nvmfd_usock_event_fd(const struct nvmfd_usock *u)
 {
 	return u->efd;
+}
+
+bool nvmfd_usock_shared(const struct nvmfd_usock *u)
+{
+	return u->rr != NULL;
 }
 
 bool nvmfd_usock_multishot(const struct nvmfd_usock *u)

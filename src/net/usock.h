@@ -38,8 +38,19 @@
  * its sends pointed at; nvmfd_usock_destroy() waits (blocking) if called
  * earlier.
  *
+ * Shared ring (opts.ring, doc/execution-model.md §9.1): the SQEs go on the
+ * worker ring of the owner's pool instead (internal/rt_ring.h), with this
+ * socket's own buffer group there. Its CQEs reach the socket through a
+ * sink: the reaper copies each into the socket's mailbox and queues the
+ * owner's work item (when the mailbox was empty: the owner empties it
+ * whole), so there is no eventfd (nvmfd_usock_event_fd() is -1) and mute
+ * does nothing. SQEs go to the kernel with the owner's worker's next
+ * io_uring_enter() (nvmfd_rt_ring_commit()): a send is in flight, not
+ * completed, when nvmfd_usock_send() returns.
+ *
  * Errors: negative errno. Context: one owner at a time (the connection's
- * io_work); nothing locks. The socket fd stays the caller's.
+ * io_work); nothing locks but the shared ring's lock. The socket fd stays
+ * the caller's.
  */
 #ifndef NVMFD_NET_USOCK_H
 #define NVMFD_NET_USOCK_H
@@ -51,6 +62,8 @@
 #include <sys/uio.h>
 
 struct nvmfd_usock;
+struct nvmfd_rt_ring;
+struct nvmfd_work;
 
 enum nvmfd_usock_recv {
 	NVMFD_USOCK_RECV_AUTO, /* multishot where the kernel has it, else single */
@@ -65,11 +78,17 @@ enum nvmfd_usock_recv {
  *            2..4096; 0: 16.
  * @buf_size: bytes per buffer (and the single-mode buffer), 512..1 MiB;
  *            0: 16384.
+ * @ring:     NULL: a ring of its own; else the worker ring to share
+ *            (borrowed, outlives the socket).
+ * @owner:    with @ring: the work item the CQEs queue (borrowed; it must
+ *            outlive the socket's last CQE: nvmfd_usock_idle()).
  */
 struct nvmfd_usock_opts {
 	enum nvmfd_usock_recv recv;
 	unsigned int nbufs;
 	unsigned int buf_size;
+	struct nvmfd_rt_ring *ring;
+	struct nvmfd_work *owner;
 };
 
 /**
@@ -120,8 +139,12 @@ int nvmfd_usock_create(int fd, const struct nvmfd_usock_opts *opts, struct nvmfd
  */
 void nvmfd_usock_destroy(struct nvmfd_usock **up);
 
-/** nvmfd_usock_event_fd() - the eventfd to watch (EPOLLIN | EPOLLET). */
+/** nvmfd_usock_event_fd() - the eventfd to watch (EPOLLIN | EPOLLET);
+ *  -1 on a shared ring (the sink queues the owner). */
 int nvmfd_usock_event_fd(const struct nvmfd_usock *u);
+
+/** nvmfd_usock_shared() - on a worker ring (opts.ring). */
+bool nvmfd_usock_shared(const struct nvmfd_usock *u);
 
 /** nvmfd_usock_multishot() - receiving by multishot (false: single). */
 bool nvmfd_usock_multishot(const struct nvmfd_usock *u);
@@ -178,7 +201,8 @@ void nvmfd_usock_mute(struct nvmfd_usock *u);
  * nvmfd_usock_unmute() - before sleeping: submit what is prepared, turn
  * eventfd signals back on, then look once more.
  * Return: true when completions are waiting (do not sleep: run again);
- *         false: every later CQE signals the eventfd.
+ *         false: every later CQE signals the eventfd (shared ring: queues
+ *         the owner).
  */
 bool nvmfd_usock_unmute(struct nvmfd_usock *u);
 
@@ -192,7 +216,8 @@ int nvmfd_usock_cancel(struct nvmfd_usock *u);
 
 /**
  * nvmfd_usock_idle() - take completions; true when none is owed any more
- * (after a cancel: the kernel no longer touches any buffer).
+ * (after a cancel: the kernel no longer touches any buffer; shared ring:
+ * and no reaper will call into the socket or queue its owner again).
  */
 bool nvmfd_usock_idle(struct nvmfd_usock *u);
 

@@ -69,6 +69,7 @@
 
 #include "internal/log.h"
 #include "internal/proc.h"
+#include "internal/rt_ring.h"
 #include "rt/rt_int.h"
 
 #define WORK_PENDING 0x1u
@@ -85,6 +86,10 @@
  * items that re-queue themselves (idle polling, work left) would keep every
  * worker of the pool busy and no fd it watches would ever be reported. */
 #define RT_BUSY_POLL_RUNS 8
+/* Worker ring sizes (opts.uring): SQEs prepared between two enters, and
+ * CQEs: each socket holds at most 2 x its receive buffers + a few. */
+#define RT_RING_SQ 256u
+#define RT_RING_CQ 8192u
 /* Extra workers a pool may start while its workers sit in blocking
  * sections (the kernel creates them without a fixed cap; a few keep a
  * misbehaving item from exhausting threads). */
@@ -110,6 +115,7 @@ struct rt_worker {
 	uint64_t hogs;
 	uint64_t repatriations;
 	unsigned int runs_since_poll; /* own thread only */
+	bool ring_dirty; /* own thread: ran an item since the last enter */
 };
 
 struct rt_pool {
@@ -118,6 +124,7 @@ struct rt_pool {
 	cpu_set_t cpus;
 	int epfd;
 	int evfd;
+	struct nvmfd_rt_ring *ring; /* opts.uring: the worker ring */
 	bool lock_init;
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;
@@ -166,6 +173,8 @@ struct nvmfd_rt {
 static __thread struct nvmfd_work *rt_current;
 /* The worker the current thread is, NULL outside the runtime. */
 static __thread struct rt_worker *rt_self;
+/* The worker is reaping its pool's ring (worker_ring_reap()). */
+static __thread bool rt_reaping;
 
 static void *worker_main(void *arg);
 static int worker_spawn(struct rt_pool *pool);
@@ -336,15 +345,12 @@ static bool queue_locked_kick(struct rt_pool *pool, struct nvmfd_work *w, bool k
 	return true;
 }
 
-static bool queue_locked(struct rt_pool *pool, struct nvmfd_work *w)
-{
-	return queue_locked_kick(pool, w, true);
-}
-
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
 {
 	struct rt_pool *pool = work_lock_pool(w);
-	bool ret = queue_locked(pool, w);
+	/* a worker reaping its own pool's ring goes to the run queue next:
+	 * no kick for a sibling (as for readiness, rt_dispatch()) */
+	bool ret = queue_locked_kick(pool, w, !(rt_reaping && rt_self && rt_self->pool == pool));
 
 	pthread_mutex_unlock(&pool->lock);
 	return ret;
@@ -515,6 +521,68 @@ static void worker_busy_poll(struct rt_worker *wk)
 	}
 }
 
+/*
+ * Worker ring: the epoll set has something (its request on the ring
+ * posted). Drain it without sleeping: kicks are read (unless stopping,
+ * when the eventfd stays readable so that every worker wakes), readiness
+ * queues the watchers. A full batch may leave more: look again. Pool lock
+ * NOT held.
+ */
+static void worker_epoll_drain(struct rt_worker *wk)
+{
+	struct rt_pool *pool = wk->pool;
+	struct epoll_event evs[RT_MAX_EVENTS];
+	bool kick = false;
+	int n;
+
+	do {
+		n = epoll_wait(pool->epfd, evs, RT_MAX_EVENTS, 0);
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u64 == RT_KICK_DATA) {
+				kick = true;
+				continue;
+			}
+			add(&wk->events, 1);
+			rt_dispatch(pool, evs[i].data.u64);
+		}
+	} while (n == RT_MAX_EVENTS);
+	if (!kick)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	if (!pool->stopping) {
+		uint64_t v;
+
+		if (read(pool->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			NVMFD_ERR_RATELIMIT("rt", "pool %u: eventfd read: %s", pool->idx,
+					    strerror(errno));
+		pool->kicked = false;
+	}
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Worker ring: take its CQEs (their sinks queue their owners) and what
+ * the epoll set holds. Pool lock NOT held. */
+static void worker_ring_reap(struct rt_worker *wk)
+{
+	bool epoll = false;
+
+	rt_reaping = true;
+	nvmfd__rt_ring_worker_reap(wk->pool->ring, &epoll);
+	rt_reaping = false;
+	if (epoll)
+		worker_epoll_drain(wk);
+}
+
+struct nvmfd_rt_ring *nvmfd__rt_self_ring(void)
+{
+	return rt_self ? rt_self->pool->ring : NULL;
+}
+
+struct nvmfd_rt_ring *nvmfd_rt_ring_of(struct nvmfd_rt *rt, int io_cpu)
+{
+	return rt->pools[pool_index(rt, io_cpu)].ring;
+}
+
 static void *worker_main(void *arg)
 {
 	struct rt_worker *wk = arg;
@@ -535,9 +603,28 @@ static void *worker_main(void *arg)
 			break;
 		if (pool->head && pool->active < pool->max_active &&
 		    pool->nrunning < pool->concurrency) {
+			if (pool->ring && wk->ring_dirty) {
+				/* SQEs of the last run go out before the next
+				 * item runs (not behind it) */
+				wk->ring_dirty = false;
+				pthread_mutex_unlock(&pool->lock);
+				n = nvmfd__rt_ring_enter(pool->ring, false);
+				if (n < 0 && n != -EINTR)
+					NVMFD_ERR_RATELIMIT("rt", "pool %u: io_uring_enter: %s",
+							    pool->idx, strerror(-n));
+				/* sends complete inline: their owners run next */
+				worker_ring_reap(wk);
+				pthread_mutex_lock(&pool->lock);
+				continue;
+			}
 			if (wk->runs_since_poll >= RT_BUSY_POLL_RUNS) {
 				pthread_mutex_unlock(&pool->lock);
-				worker_busy_poll(wk);
+				if (pool->ring) {
+					wk->runs_since_poll = 0;
+					worker_ring_reap(wk);
+				} else {
+					worker_busy_poll(wk);
+				}
 				pthread_mutex_lock(&pool->lock);
 				continue; /* the queue may have changed meanwhile */
 			}
@@ -552,6 +639,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&pool->lock);
 
 			worker_run(wk, w, queued_at);
+			if (pool->ring)
+				wk->ring_dirty = true;
 
 			pthread_mutex_lock(&pool->lock);
 			pool->active--;
@@ -573,6 +662,23 @@ static void *worker_main(void *arg)
 		pool->nidle++;
 		pthread_mutex_unlock(&pool->lock);
 		wk->runs_since_poll = 0;
+		if (pool->ring) {
+			/* one system call: what the runs prepared goes out,
+			 * then sleep until a CQE (a socket's, the epoll
+			 * set's, a wake NOP) */
+			wk->ring_dirty = false;
+			n = nvmfd__rt_ring_enter(pool->ring, true);
+			if (n < 0 && n != -EINTR)
+				NVMFD_ERR_RATELIMIT("rt", "pool %u: io_uring_enter: %s", pool->idx,
+						    strerror(-n));
+			add(&wk->wakeups, 1);
+			pthread_mutex_lock(&pool->lock);
+			pool->nidle--;
+			pthread_mutex_unlock(&pool->lock);
+			worker_ring_reap(wk);
+			pthread_mutex_lock(&pool->lock);
+			continue;
+		}
 		n = epoll_wait(pool->epfd, evs, RT_MAX_EVENTS, -1);
 		if (n < 0 && errno != EINTR)
 			NVMFD_ERR_RATELIMIT("rt", "pool %u: epoll_wait: %s", pool->idx,
@@ -646,6 +752,11 @@ static int pool_init(struct nvmfd_rt *rt, struct rt_pool *pool, unsigned int idx
 		return -errno;
 	if (epoll_ctl(pool->epfd, EPOLL_CTL_ADD, pool->evfd, &ev))
 		return -errno;
+	if (rt->opts.uring) {
+		ret = nvmfd__rt_ring_create(pool->epfd, idx, RT_RING_SQ, RT_RING_CQ, &pool->ring);
+		if (ret)
+			return ret;
+	}
 	pool->concurrency = rt->opts.mode == NVMFD_RT_BOUND ? 1 : UINT_MAX;
 	pool->max_workers = nw + RT_SPARE_WORKERS;
 	pool->workers = calloc(pool->max_workers, sizeof(*pool->workers));
@@ -796,6 +907,8 @@ static void pool_fini(struct rt_pool *pool)
 			pthread_join(pool->workers[i].thread, NULL);
 	free(pool->workers);
 	free(pool->watches);
+	nvmfd__rt_ring_destroy(pool->ring);
+	pool->ring = NULL;
 	if (pool->evfd >= 0)
 		close(pool->evfd);
 	if (pool->epfd >= 0)
@@ -821,7 +934,8 @@ int nvmfd_rt_create(const struct nvmfd_rt_opts *opts, struct nvmfd_rt **out)
 	nvmfd_rt_opts_init(&rt->opts);
 	memcpy(&rt->opts, opts, opts->size < sizeof(*opts) ? opts->size : sizeof(*opts));
 	rt->opts.size = sizeof(rt->opts);
-	if (rt->opts.mode > NVMFD_RT_UNBOUND || rt->opts.scope > NVMFD_RT_SCOPE_SYSTEM) {
+	if (rt->opts.mode > NVMFD_RT_UNBOUND || rt->opts.scope > NVMFD_RT_SCOPE_SYSTEM ||
+	    (rt->opts.uring && rt->opts.mode != NVMFD_RT_BOUND)) {
 		ret = -EINVAL;
 		goto out_free;
 	}
@@ -1219,6 +1333,7 @@ json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt)
 	if (!o)
 		return NULL;
 	jset(o, "mode", json_object_new_string(mode_names[rt->opts.mode]));
+	jset(o, "uring", json_object_new_boolean(rt->opts.uring));
 	jset(o, "scope", json_object_new_string(scope_names[rt->opts.scope]));
 	jset(o, "strict", json_object_new_boolean(rt->opts.strict));
 	jset(o, "max_active", json_object_new_int((int)rt->opts.max_active));
@@ -1244,6 +1359,20 @@ json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt)
 		jset(p, "kicks", json_object_new_uint64(ps.kicks));
 		jset(p, "runq_len", json_object_new_int((int)ps.runq_len));
 		jset(p, "runq_head_age_ns", json_object_new_uint64(ps.runq_head_age_ns));
+		if (rt->pools[i].ring) {
+			struct nvmfd_rt_ring_stats rs;
+			json_object *ro = json_object_new_object();
+
+			nvmfd_rt_ring_get_stats(rt->pools[i].ring, &rs);
+			if (ro) {
+				jset(ro, "waits", json_object_new_uint64(rs.waits));
+				jset(ro, "submits", json_object_new_uint64(rs.submits));
+				jset(ro, "sqes", json_object_new_uint64(rs.sqes));
+				jset(ro, "cqes", json_object_new_uint64(rs.cqes));
+				jset(ro, "epoll_cqes", json_object_new_uint64(rs.epoll_cqes));
+				jset(p, "ring", ro);
+			}
+		}
 		json_counters(p, ps.runs, ps.wakeups, ps.epoll_events, ps.busy_ns, ps.queue_delay_ns,
 			      ps.queue_delay_max_ns, ps.hogs, ps.repatriations, ps.nvcsw, ps.nivcsw,
 			      ps.run_delay_ns);

@@ -107,4 +107,27 @@ void nvmfd__rt_placer_unplace(struct nvmfd__rt_placer *p, int cpu);
 /** nvmfd__rt_placer_count() - queues placed on @cpu now. */
 unsigned int nvmfd__rt_placer_count(struct nvmfd__rt_placer *p, int cpu);
 
+
+/*
+ * The worker ring of a bound pool (ring.c, internal/rt_ring.h): what
+ * pool.c calls. Context: the pool's workers, except create/destroy.
+ */
+struct nvmfd_rt_ring;
+
+/** nvmfd__rt_ring_create() - a ring for pool @pool_idx whose epoll fd is
+ *  @epfd (borrowed). Return: 0, -ENOMEM, -errno from io_uring setup. */
+int nvmfd__rt_ring_create(int epfd, unsigned int pool_idx, unsigned int sq_entries,
+			  unsigned int cq_entries, struct nvmfd_rt_ring **out);
+/** nvmfd__rt_ring_destroy() - free (NULL ok); after the workers joined. */
+void nvmfd__rt_ring_destroy(struct nvmfd_rt_ring *r);
+/** nvmfd__rt_ring_enter() - submit what is prepared; with @wait also arm
+ *  the epoll request and sleep until a CQE is there. Return: 0, -errno. */
+int nvmfd__rt_ring_enter(struct nvmfd_rt_ring *r, bool wait);
+/** nvmfd__rt_ring_worker_reap() - reap (sinks called); *@epoll: the
+ *  epoll set has something (an epoll CQE came since the last call). */
+unsigned int nvmfd__rt_ring_worker_reap(struct nvmfd_rt_ring *r, bool *epoll);
+/** nvmfd__rt_self_ring() - the ring of the pool the calling thread is a
+ *  worker of (NULL: not a worker, or a pool without ring). */
+struct nvmfd_rt_ring *nvmfd__rt_self_ring(void);
+
 #endif /* NVMFD_RT_RT_INT_H */

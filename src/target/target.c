@@ -212,6 +212,11 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 	opts = cfg->exec.rt;
 	if (opts.size == 0)
 		nvmfd_rt_opts_init(&opts);
+	/* --uring-ring worker: this runtime's bound pools get worker rings
+	 * (the others - auto's escape, stop - do not: their queues keep
+	 * using the ring they were created on) */
+	opts.uring = cfg->exec.net == NVMFD_CFG_NET_URING &&
+		     cfg->exec.uring_ring == NVMFD_CFG_URING_RING_WORKER;
 	ret = nvmfd_rt_create(&opts, &tgt->rt);
 	if (ret < 0) {
 		NVMFD_ERR(COMP, "execution runtime: %s", strerror(-ret));
@@ -220,6 +225,7 @@ int nvmfd_tgt_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 	if (cfg->exec.exec_auto) {
 		struct nvmfd_rt_opts eo = opts;
 
+		eo.uring = false;
 		eo.mode = NVMFD_RT_UNBOUND;
 		eo.scope = NVMFD_RT_SCOPE_SYSTEM;
 		eo.strict = false;
@@ -385,6 +391,7 @@ static void create_stop_rt(struct nvmfd_tgt *tgt)
 	o.scope = NVMFD_RT_SCOPE_SYSTEM;
 	o.strict = false;
 	o.workers_per_pool = 0;
+	o.uring = false;
 	o.name = "nvmfs";
 	ret = nvmfd_rt_create(&o, &tgt->rt_stop);
 	if (ret < 0) {

@@ -40,12 +40,15 @@ int tf_start(struct tf_target *t, tf_tweak_fn tweak)
 		goto out_err;
 	cfg->subsys[0].ns[0].nsid = 1;
 	cfg->subsys[0].ns[0].enable = true;
-	/* TF_NET=uring / uring-single: the same test over --net uring */
+	/* TF_NET=uring / uring-single / uring-worker: the same test over
+	 * --net uring (uring-worker: on the worker rings, --uring-ring worker) */
 	net = getenv("TF_NET");
 	if (net && !strncmp(net, "uring", 5)) {
 		cfg->exec.net = NVMFD_CFG_NET_URING;
 		if (!strcmp(net, "uring-single"))
 			cfg->exec.uring_recv = NVMFD_CFG_URING_RECV_SINGLE;
+		if (!strcmp(net, "uring-worker"))
+			cfg->exec.uring_ring = NVMFD_CFG_URING_RING_WORKER;
 	}
 	if (tweak)
 		tweak(cfg);

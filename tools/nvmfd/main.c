@@ -182,6 +182,13 @@ static const char usage_text[] =
 "                           --net uring receive: multishot into a provided\n"
 "                           buffer ring where the kernel has it, else single\n"
 "                           recv SQEs (auto, default); or force one of them\n"
+"      --uring-ring queue|worker\n"
+"                           --net uring: one io_uring per queue, its eventfd\n"
+"                           watched by the worker's epoll (queue, default); or\n"
+"                           one ring per bound worker for all its queues'\n"
+"                           sockets, the worker sleeping in io_uring_enter\n"
+"                           (worker; bound pools only: refused with --unbound\n"
+"                           and --wq-per-ctrl)\n"
 "      --rx-budget BYTES    bytes received per io_work pass (default 0: no limit)\n"
 "      --tx-budget BYTES    bytes sent per io_work pass (default 0: no limit)\n"
 "      --rx-budget-pdus N   PDUs received per io_work pass (default 8)\n"
@@ -274,6 +281,7 @@ enum {
 	OPT_CQ_POOL,
 	OPT_NET,
 	OPT_URING_RECV,
+	OPT_URING_RING,
 	OPT_RX_BUDGET,
 	OPT_TX_BUDGET,
 	OPT_RX_BUDGET_PDUS,
@@ -321,6 +329,7 @@ static const struct option long_opts[] = {
 	{ "cq-pool", required_argument, NULL, OPT_CQ_POOL },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "uring-recv", required_argument, NULL, OPT_URING_RECV },
+	{ "uring-ring", required_argument, NULL, OPT_URING_RING },
 	{ "rx-budget", required_argument, NULL, OPT_RX_BUDGET },
 	{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 	{ "rx-budget-pdus", required_argument, NULL, OPT_RX_BUDGET_PDUS },
@@ -854,6 +863,14 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			else
 				usage_die("--uring-recv '%s': expected auto, multishot or single",
 					  optarg);
+			break;
+		case OPT_URING_RING:
+			if (!strcmp(optarg, "queue"))
+				ex->uring_ring = NVMFD_CFG_URING_RING_QUEUE;
+			else if (!strcmp(optarg, "worker"))
+				ex->uring_ring = NVMFD_CFG_URING_RING_WORKER;
+			else
+				usage_die("--uring-ring '%s': expected queue or worker", optarg);
 			break;
 		case OPT_RX_BUDGET:
 			ex->rx_budget_bytes = flag_bytes(c, optarg, 0, UINT32_MAX);

@@ -27,6 +27,13 @@
  *     that. A C2HTermReq is sent (synchronously, as on the epoll path)
  *     only when no send is in flight, so it never lands inside a PDU.
  *
+ * --uring-ring worker (doc/execution-model.md §9.1): the socket's SQEs go
+ * on the worker ring of the queue's bound pool instead of a ring of its
+ * own; CQEs queue the io_work through the usock's sink, so there is no
+ * eventfd to watch, and a pass's send and receive re-arm go to the kernel
+ * with the io_uring_enter() the worker sleeps in. A send is then still in
+ * flight when the pass ends (its CQE runs the queue again).
+ *
  * Not supported, refused by the config: TLS ports, --exec auto (whose
  * stall measure looks for input unread in the socket, which a multishot
  * receive never leaves there).
@@ -37,6 +44,7 @@
 #include <sys/epoll.h>
 
 #include "internal/log.h"
+#include "internal/rt_ring.h"
 #include "net/usock.h"
 #include "target/tcp/tcp_int.h"
 
@@ -90,6 +98,17 @@ int tcp_uring_queue_init(struct tcp_queue *q)
 		o.recv = NVMFD_USOCK_RECV_AUTO;
 		break;
 	}
+	if (ex->uring_ring == NVMFD_CFG_URING_RING_WORKER) {
+		/* the io_work is initialised later on the same io_cpu: its
+		 * storage is what the CQEs queue */
+		o.ring = nvmfd_rt_ring_of(q->port->rt, q->io_cpu);
+		o.owner = &q->io_work;
+		if (!o.ring) {
+			NVMFD_ERR_RATELIMIT(TCP_COMP, "queue: --uring-ring worker but the "
+						      "runtime has no worker rings");
+			return -EINVAL;
+		}
+	}
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
@@ -118,9 +137,43 @@ int tcp_uring_watch_fd(const struct tcp_queue *q)
 	return nvmfd_usock_event_fd(q->uring->sock);
 }
 
+/*
+ * Take the result of the send in flight, if it has completed: the PDUs it
+ * carried are done (an R2T among them now waits for its H2CData).
+ * Return: 1 taken, 0 still in flight (or none), -errno of the send.
+ */
+static int tcp_uring_sent(struct tcp_queue *q, bool *progress)
+{
+	struct tcp_uring *u = q->uring;
+	unsigned int npdu;
+	ssize_t res;
+
+	if (!nvmfd_usock_send_result(u->sock, &res))
+		return 0;
+	if (res < 0)
+		return (int)res;
+	npdu = nvmfd_txq_complete(&q->txq, &u->batch, (size_t)res, q->txops, q);
+	*progress = true;
+	TCP_STAT_ADD(q, bytes_tx, res);
+	TCP_STAT_ADD(q, pdus_tx, npdu);
+	nvmfd_budget_charge(&q->tx_budget, (uint64_t)res, npdu);
+	return 1;
+}
+
 int tcp_uring_rx(struct tcp_queue *q, bool *progress)
 {
 	struct nvmfd_usock *s = q->uring->sock;
+	int sent;
+
+	/* a send may complete after the pass that made it (always on the
+	 * worker ring; on a queue ring when it waited for a full socket),
+	 * and its CQE may come with the host's answer to it (H2CData after
+	 * an R2T): account the send first, as the epoll path does */
+	if (nvmfd_usock_send_busy(s)) {
+		sent = tcp_uring_sent(q, progress);
+		if (sent < 0)
+			return sent;
+	}
 
 	nvmfd_usock_mute(s); /* we look ourselves until tcp_uring_rearm() */
 	while (q->state == TCP_Q_IC_WAIT || q->state == TCP_Q_LIVE) {
@@ -160,29 +213,29 @@ int tcp_uring_rx(struct tcp_queue *q, bool *progress)
 int tcp_uring_tx(struct tcp_queue *q, bool *progress)
 {
 	struct tcp_uring *u = q->uring;
-	ssize_t res;
+	bool sent_now = false;
 	int ret;
 
 	q->tx_blocked = false;
 	nvmfd_budget_start_slice(&q->tx_budget);
 	for (;;) {
-		unsigned int max_pdus = TCP_TX_BATCH, npdu;
+		unsigned int max_pdus = TCP_TX_BATCH;
 
 		if (nvmfd_usock_send_busy(u->sock)) {
-			if (!nvmfd_usock_send_result(u->sock, &res)) {
+			ret = tcp_uring_sent(q, progress);
+			if (ret < 0)
+				return ret;
+			if (!ret) {
 				/* the socket is full: the send waits in the
-				 * kernel and its CQE wakes us */
-				TCP_STAT_ADD(q, eagain_sends, 1);
-				q->tx_blocked = true;
+				 * kernel and its CQE wakes us (worker ring: a
+				 * send of this pass goes to the kernel with the
+				 * worker's next enter: that is no wait) */
+				if (!sent_now || !nvmfd_usock_shared(u->sock)) {
+					TCP_STAT_ADD(q, eagain_sends, 1);
+					q->tx_blocked = true;
+				}
 				break;
 			}
-			if (res < 0)
-				return (int)res;
-			npdu = nvmfd_txq_complete(&q->txq, &u->batch, (size_t)res, q->txops, q);
-			*progress = true;
-			TCP_STAT_ADD(q, bytes_tx, res);
-			TCP_STAT_ADD(q, pdus_tx, npdu);
-			nvmfd_budget_charge(&q->tx_budget, (uint64_t)res, npdu);
 			continue;
 		}
 		if (nvmfd_txq_empty(&q->txq))
@@ -200,6 +253,7 @@ int tcp_uring_tx(struct tcp_queue *q, bool *progress)
 		ret = nvmfd_usock_send(u->sock, u->batch.iov, u->batch.iovcnt, u->batch.more);
 		if (ret)
 			return ret;
+		sent_now = true;
 	}
 	return nvmfd_usock_submit(u->sock); /* a receive re-arm without a send */
 }
@@ -212,10 +266,13 @@ static int tcp_uring_sleep(struct tcp_queue *q)
 	struct tcp_uring *u = q->uring;
 	int ret;
 
-	ret = nvmfd_rt_watch_fd(&q->io_work, nvmfd_usock_event_fd(u->sock), EPOLLIN | EPOLLET);
-	if (ret)
-		return ret;
-	u->watched = true;
+	if (!nvmfd_usock_shared(u->sock)) { /* worker ring: the sink queues us */
+		ret = nvmfd_rt_watch_fd(&q->io_work, nvmfd_usock_event_fd(u->sock),
+					EPOLLIN | EPOLLET);
+		if (ret)
+			return ret;
+		u->watched = true;
+	}
 	if (nvmfd_usock_unmute(u->sock)) {
 		TCP_STAT_ADD(q, requeues, 1);
 		q->requeued = true;
@@ -274,6 +331,8 @@ void tcp_uring_json(struct tcp_queue *q, json_object *o)
 	if (!u)
 		return;
 	nvmfd_usock_get_stats(q->uring->sock, &st);
+	json_object_object_add(u, "ring", json_object_new_string(
+						  nvmfd_usock_shared(q->uring->sock) ? "worker" : "queue"));
 	json_object_object_add(u, "recv", json_object_new_string(
 						  nvmfd_usock_multishot(q->uring->sock) ? "multishot"
 											: "single"));

@@ -28,7 +28,7 @@ for opt in --listen --subsystem --namespace --allow-host --allow-any-host --conf
 	--print-config --serial --model --inline-data-size --max-queue-size --max-io-size \
 	--maxh2cdata --log-level --stats-interval --control --exec --affinity-scope \
 	--affinity-strict --max-active --wq-per-ctrl --idle-poll-us --backend-poll --cq-pool \
-	--net --uring-recv \
+	--net --uring-recv --uring-ring \
 	--rx-budget --tx-budget --rx-budget-pdus --tx-budget-pdus --io-work-deadline-us \
 	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-no-budget --auto-no-cq \
 	--auto-freeze --version --help; do
@@ -88,6 +88,10 @@ check_bad "--uring-recv 'many'" --uring-recv many
 check_bad "net uring does not work with exec mode auto" -l 127.0.0.1:0 $S --net uring --exec auto
 check_bad "net uring does not support TLS" -l 127.0.0.1:0 --tls $S --net uring
 check_bad "uring_recv needs exec net uring" -l 127.0.0.1:0 $S --uring-recv single
+check_bad "--uring-ring 'both'" --uring-ring both
+check_bad "uring_ring worker needs exec net uring" -l 127.0.0.1:0 $S --uring-ring worker
+check_bad "uring_ring worker needs exec mode bound" -l 127.0.0.1:0 $S --net uring --uring-ring worker --exec unbound
+check_bad "uring_ring worker does not work with wq_per_ctrl" -l 127.0.0.1:0 $S --net uring --uring-ring worker --wq-per-ctrl
 check_bad "--affinity-scope 'socket'" --affinity-scope socket
 check_bad "--io-cpu 'random'" --io-cpu random
 check_bad "--cq-pool 'global'" --cq-pool global
@@ -209,14 +213,25 @@ listening && fail "--print-config started a listener"
 	fail "reloading the auto config failed: $(cat "$TMP/err")"
 cmp -s "$TMP/a1.json" "$TMP/a2.json" || fail "auto --print-config output changed on reload"
 grep -q '"mode": "auto"' "$TMP/a1.json" || fail "--exec auto not in printed config"
-# --net uring and --uring-recv print and load back
-"$NVMFD" -c "$TMP/good.json" --net uring --uring-recv single --print-config >"$TMP/u1.json" \
-	2>"$TMP/err" || fail "--net uring --print-config failed: $(cat "$TMP/err")"
-"$NVMFD" -c "$TMP/u1.json" --print-config >"$TMP/u2.json" 2>"$TMP/err" ||
-	fail "reloading the uring config failed: $(cat "$TMP/err")"
-cmp -s "$TMP/u1.json" "$TMP/u2.json" || fail "uring --print-config output changed on reload"
+# print_reload NAME FLAGS...: good.json with FLAGS, printed to $TMP/NAME.json,
+# loads back and prints the same
+print_reload() {
+	local name=$1
+	shift
+	"$NVMFD" -c "$TMP/good.json" "$@" --print-config >"$TMP/$name.json" 2>"$TMP/err" ||
+		fail "$* --print-config failed: $(cat "$TMP/err")"
+	"$NVMFD" -c "$TMP/$name.json" --print-config >"$TMP/$name.2.json" 2>"$TMP/err" ||
+		fail "reloading the $name config failed: $(cat "$TMP/err")"
+	cmp -s "$TMP/$name.json" "$TMP/$name.2.json" ||
+		fail "$name --print-config output changed on reload"
+}
+# --net uring, --uring-recv and --uring-ring print and load back
+print_reload u1 --net uring --uring-recv single
 grep -q '"net": "uring"' "$TMP/u1.json" || fail "--net uring not in printed config"
 grep -q '"uring_recv": "single"' "$TMP/u1.json" || fail "--uring-recv not in printed config"
+grep -q '"uring_ring": "queue"' "$TMP/u1.json" || fail "uring_ring (default queue) not in printed config"
+print_reload u3 --net uring --uring-ring worker
+grep -q '"uring_ring": "worker"' "$TMP/u3.json" || fail "--uring-ring worker not in printed config"
 grep -q '"auto_starve_ms": 80' "$TMP/a1.json" || fail "--auto-starve-ms not in printed config"
 grep -q '"auto_bound": true' "$TMP/a1.json" || fail "--auto-bound not in printed config"
 

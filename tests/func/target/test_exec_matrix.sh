@@ -8,7 +8,8 @@
 # bound, unbound x {cpu, cache, system} (+ strict), --wq-per-ctrl, idle
 # polling (+ --backend-poll), --cq-pool shared, small rx/tx budgets,
 # --io-cpu least-loaded / incoming-cpu, auto, and --net uring with the
-# modes it supports. About 2 s per cell.
+# modes it supports, on queue rings and on the worker rings (--uring-ring
+# worker: bound pools only). About 2 s per cell.
 #
 # Env: NVMFD, NVMF_PERF = the binaries. Needs ss (iproute2) and python3
 # (exit 77 without them).
@@ -125,6 +126,13 @@ run_cell uring-wq-per-ctrl --net uring --wq-per-ctrl
 run_cell uring-idle-poll-backend-poll --net uring --idle-poll-us 100 --backend-poll
 run_cell uring-cq-shared --net uring --cq-pool shared
 run_cell uring-budgets --net uring --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
+# the worker rings (doc/execution-model.md §9.1): bound pools, with the
+# per-CPU completion ring, polling and small budgets too
+run_cell uring-worker --net uring --uring-ring worker
+run_cell uring-worker-single --net uring --uring-ring worker --uring-recv single
+run_cell uring-worker-cq-shared --net uring --uring-ring worker --cq-pool shared
+run_cell uring-worker-idle-poll --net uring --uring-ring worker --idle-poll-us 100 --backend-poll
+run_cell uring-worker-budgets --net uring --uring-ring worker --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
 
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)" >&2

@@ -10,7 +10,9 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -651,6 +653,98 @@ static void case_byte_by_byte(void)
 	tc_close(&adm);
 }
 
+/*
+ * A malformed PDU on one queue must not disturb another queue of the same
+ * worker (with TF_NET=uring-worker: of the same worker ring). The target
+ * runs on one CPU for this case (ring_neighbour_tweak()), so every queue
+ * is on one pool. Queue B has 16 reads in flight when queue A sends a PDU
+ * of an unknown type: A gets its C2HTermReq and is closed, B receives
+ * every completion with its data and goes on with verified I/O.
+ */
+static bool one_cpu; /* ring_neighbour_tweak() ran */
+
+static void ring_neighbour_tweak(struct nvmfd_cfg *cfg)
+{
+	cpu_set_t aff;
+
+	one_cpu = true;
+	TF_CHECK_EQ(sched_getaffinity(0, sizeof(aff), &aff), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &aff)) {
+			CPU_ZERO(&cfg->exec.rt.cpus);
+			CPU_SET(c, &cfg->exec.rt.cpus);
+			return;
+		}
+	}
+}
+
+static void case_ring_neighbour(void)
+{
+	static uint8_t wbuf[4096], rbuf[4096];
+	uint8_t bad[24] = { 0x08, 0, 24, 0, 24, 0, 0, 0 };
+	uint8_t hdr[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	struct tc_conn adm_a, io_a, adm_b, io_b;
+	const char *net = getenv("TF_NET");
+	struct nvmfd_cqe cqe;
+	struct nvmfd_sqe sqe;
+	uint16_t cntlid_a = 0, cntlid_b = 0;
+	unsigned int done = 0;
+
+	TF_CHECK_EQ(tc_admin_enable(&adm_b, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid_b), 0);
+	TF_CHECK_EQ(tc_io_connect(&io_b, TF_ADDR, t.port, TF_SUBNQN, cntlid_b, 1, 63, 0, false,
+				  false), 0);
+	TF_CHECK_EQ(tc_admin_enable(&adm_a, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid_a), 0);
+	TF_CHECK_EQ(tc_io_connect(&io_a, TF_ADDR, t.port, TF_SUBNQN, cntlid_a, 1, 63, 0, false,
+				  false), 0);
+	if (one_cpu)
+		TF_CHECK_EQ(stats_max("ncpus"), 1); /* one pool: one worker (ring) */
+	if (net && !strcmp(net, "uring-worker"))
+		TF_CHECK(stats_max("waits") > 0); /* its workers sleep in the ring */
+	tc_pattern(wbuf, sizeof(wbuf), 77);
+	TF_CHECK_EQ(tc_step(tc_rw(&io_b, true, 1, 6000, 8, wbuf, sizeof(wbuf), 0, &cqe), &cqe), 0);
+	for (uint16_t i = 0; i < 16; i++) {
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opc = NVMFD_CMD_READ;
+		sqe.cid = (uint16_t)(300 + i);
+		sqe.nsid = htole32(1);
+		sqe.cdw10 = htole32(6000);
+		sqe.cdw12 = htole32(8 - 1);
+		TF_CHECK_EQ(tc_send_cmd(&io_b, &sqe, NULL, 0, sizeof(rbuf)), 0);
+	}
+	TF_CHECK_EQ(tc_send_raw(&io_a, bad, sizeof(bad)), 0);
+	TF_CHECK_EQ(tc_expect_term(&io_a), TC_TERM);
+	TF_CHECK_EQ(io_a.term_fes, NVMFD_TCP_FES_INVALID_HEADER);
+	TF_CHECK_EQ(tc_wait_eof(&io_a), 0);
+	tc_close(&io_a);
+	tc_close(&adm_a);
+	/* all 16 reads of B complete, every one with the data written */
+	while (done < 16) {
+		const struct nvmfd_tcp_ch *ch = (const void *)hdr;
+
+		memset(rbuf, 0, sizeof(rbuf));
+		TF_CHECK_EQ(tc_recv_pdu(&io_b, hdr, rbuf, sizeof(rbuf)), 0);
+		if (ch->type == NVMFD_TCP_C2H_DATA) {
+			const struct nvmfd_tcp_data *d = (const void *)hdr;
+
+			TF_CHECK_EQ(le32toh(d->datao), 0);
+			TF_CHECK_EQ(le32toh(d->datal), sizeof(rbuf));
+			TF_CHECK(!memcmp(rbuf, wbuf, sizeof(rbuf)));
+			if (ch->flags & NVMFD_TCP_F_DATA_SUCCESS)
+				done++;
+		} else {
+			TF_CHECK_EQ(ch->type, NVMFD_TCP_RSP);
+			TF_CHECK_EQ(nvmfd_cqe_status(
+					    &((const struct nvmfd_tcp_rsp *)(const void *)hdr)->cqe), 0);
+			done++;
+		}
+	}
+	memset(rbuf, 0, sizeof(rbuf));
+	TF_CHECK_EQ(tc_step(tc_rw(&io_b, false, 1, 6000, 8, rbuf, sizeof(rbuf), 0, &cqe), &cqe), 0);
+	TF_CHECK(!memcmp(rbuf, wbuf, sizeof(rbuf)));
+	tc_close(&io_b);
+	tc_close(&adm_b);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -678,13 +772,18 @@ static const struct {
 	{ "byte_by_byte", case_byte_by_byte },
 	{ "cycles", case_cycles },
 	{ "unread_reads", case_unread_reads },
+	{ "ring_neighbour", case_ring_neighbour },
 };
 
 int main(int argc, char **argv)
 {
 	int ran = 0;
 
-	TF_CHECK_EQ(tf_start(&t, NULL), 0);
+	/* ring_neighbour alone: every queue on one pool */
+	TF_CHECK_EQ(tf_start(&t, argc > 1 && !strcmp(argv[1], "ring_neighbour") ?
+					 ring_neighbour_tweak :
+					 NULL),
+		    0);
 	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (argc > 1 && strcmp(argv[1], cases[i].name))
 			continue;
