@@ -205,7 +205,11 @@ def main():
         rest = rest[2:]
     if rest[:1] == ["--"]:
         rest = rest[1:]
-    uring = "uring" in rest
+    # --net uring with per-queue rings (the default --uring-ring queue):
+    # each socket has its own ring and eventfd; with --uring-ring worker the
+    # pool's ring is shared and a socket is one fd, as on the epoll path
+    worker_ring = "--uring-ring" in rest and rest[rest.index("--uring-ring") + 1:][:1] == ["worker"]
+    uring = "uring" in rest and not worker_ring
     work = tempfile.mkdtemp(prefix="idle-conns.")
     log = os.path.join(work, "nvmfd.log")
     proc, m = start([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:16M", "--allow-any-host"]
