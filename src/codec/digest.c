@@ -29,8 +29,8 @@
  * On this machine's CPU that is ~20 % faster than the CRC taking the
  * misses itself (isa-l's three streams miss in three places at once,
  * which the hardware prefetcher follows worse than one sequential
- * sweep), and ~25 % slower than the plain CRC on cached data (software
- * prefetches instead of loads: as fast on cold data, slower on cached).
+ * sweep), and ~50 % slower than the plain CRC on cached data, so it is
+ * only for data known to come from afar.
  */
 #include <limits.h>
 #include <stdbool.h>
