@@ -22,8 +22,9 @@
 # tasks from adding scheduler wake-up delay to every I/O (the kernel's RT
 # throttling still leaves them 5 % of each CPU; runs are short).
 # Per run: IOPS, the target's CPU time per I/O (us, from the schedstat
-# of all its threads over the nvmf-perf run, connection setup included)
-# and the p50 latency (us).
+# of all its threads over the nvmf-perf run, connection setup included),
+# the p50 latency (us) and nvmf-perf's own CPU time per I/O (us, user +
+# system over its measured window, from its --json report).
 #
 # Target pinned with --cpus 0, initiator with --cpus 1 (2-CPU machine);
 # RAM namespace, written once before the runs of a target (so reads copy
@@ -67,9 +68,9 @@ run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO P50_US"
 	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") ${PERF_ARGS:-} -t "$SECS" --warmup 1 --cpus 1 --json \
 		${dig:+--digest $dig} >"$work/perf.json" 2>"$work/perf.err"; then
 		c1=$(cpu_ns $pid)
-		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2), round((d.get("latency_us") or {}).get("p50", 0), 1)) if ios > 0 else print("FAILED FAILED FAILED")' "$work/perf.json" "$c0" "$c1")
+		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2), round((d.get("latency_us") or {}).get("p50", 0), 1), round((d.get("cpu_user_pct", 0) + d.get("cpu_sys_pct", 0)) * 1e4 / d["iops"], 2)) if ios > 0 else print("FAILED FAILED FAILED FAILED")' "$work/perf.json" "$c0" "$c1")
 	else
-		iops="FAILED FAILED FAILED"
+		iops="FAILED FAILED FAILED FAILED"
 		echo "nvmf-perf ($bin) failed: $(tail -2 "$work/perf.err" | tr '\n' ' ')" >&2
 	fi
 	kill -TERM $pid; wait $pid 2>/dev/null || true
@@ -85,8 +86,8 @@ for wl in $WORKLOADS; do
 			if [ $w = A ]; then v=$(run_one "$A" "$wl" A); else v=$(run_one "$B" "$wl" B); fi
 			# a failed run drops the whole round (pairs stay pairs)
 			echo "$v" >>"$work/$([ $w = A ] && echo a || echo b).$wl"
-			read -r v_iops v_cpu v_p50 <<<"$v"
-			echo "$wl round $r $w: $v_iops IOPS, $v_cpu target-us/io, p50 $v_p50 us (load $(cut -d' ' -f1 /proc/loadavg))"
+			read -r v_iops v_cpu v_p50 v_host <<<"$v"
+			echo "$wl round $r $w: $v_iops IOPS, $v_cpu target-us/io, p50 $v_p50 us, $v_host host-us/io (load $(cut -d' ' -f1 /proc/loadavg))"
 		done
 	done
 	python3 - "$work/a.$wl" "$work/b.$wl" "$wl" <<'PY'
@@ -113,7 +114,7 @@ def ci(rs):
             best = (rs[k - 1], rs[n - k], conf)
     return best
 
-for i, name in ((0, "IOPS"), (1, "target us/io"), (2, "p50 us")):
+for i, name in ((0, "IOPS"), (1, "target us/io"), (2, "p50 us"), (3, "host us/io")):
     a = [x[i] for x, _ in pairs]
     b = [y[i] for _, y in pairs]
     r = [y[i] / x[i] for x, y in pairs if x[i] > 0]

@@ -62,6 +62,27 @@ static inline uint32_t nvmfd_crc32c_final(uint32_t crc)
  */
 uint32_t nvmfd_digest(const void *buf, size_t len);
 
+/**
+ * nvmfd_crc32c_copy() - memcpy() and nvmfd_crc32c() in one pass over @src.
+ * @crc: running value; start with NVMFD_CRC32C_INIT.
+ * @dst: @len bytes of room, any alignment; must not overlap @src.
+ * @src: @len bytes, borrowed; any alignment.
+ * @len: bytes.
+ * Return: nvmfd_crc32c(@crc, @src, @len); @dst then holds a copy of @src.
+ * Context: any thread; pure besides writing @dst.
+ */
+uint32_t nvmfd_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+
+/**
+ * nvmfd_digest_cold() - nvmfd_digest() for data probably in no cache.
+ * @buf: @len bytes, borrowed.
+ * @len: bytes.
+ * Return: nvmfd_digest(@buf, @len).
+ * Context: any thread; pure. Reads one byte per cache line in order before
+ * the CRC (faster on cold data, slower on cached data).
+ */
+uint32_t nvmfd_digest_cold(const void *buf, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */

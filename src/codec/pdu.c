@@ -475,8 +475,11 @@ static bool rx_dgst_apply(const struct nvmfd_pdu_rx *rx)
 /*
  * Account for @n bytes of the current region. @src is where they are when
  * no destination holds them (discarded data fed through feed()), or NULL.
+ * @crc_done: the caller already added data bytes to the data digest
+ * (copied with nvmfd_crc32c_copy()).
  */
-static enum nvmfd_pdu_ev rx_step(struct nvmfd_pdu_rx *rx, size_t n, const uint8_t *src)
+static enum nvmfd_pdu_ev rx_step(struct nvmfd_pdu_rx *rx, size_t n, const uint8_t *src,
+				 bool crc_done)
 {
 	struct pdu_shape shape;
 
@@ -515,7 +518,7 @@ static enum nvmfd_pdu_ev rx_step(struct nvmfd_pdu_rx *rx, size_t n, const uint8_
 		if (rx->data_dst)
 			src = rx->data_dst + rx->data_have;
 		/* CRC32C only when the PDU carries a data digest to check */
-		if (src && (rx->hdr[1] & NVMFD_TCP_F_DDGST))
+		if (src && !crc_done && (rx->hdr[1] & NVMFD_TCP_F_DDGST))
 			rx->ddgst_calc = nvmfd_crc32c(rx->ddgst_calc, src, n);
 		rx->data_have += (uint32_t)n;
 		if (rx->data_have < rx->data_len)
@@ -597,7 +600,7 @@ enum nvmfd_pdu_ev nvmfd_pdu_rx_advance(struct nvmfd_pdu_rx *rx, size_t n)
 		n = want;
 	if (!n)
 		return NVMFD_PDU_EV_NEED_MORE;
-	return rx_step(rx, n, NULL);
+	return rx_step(rx, n, NULL, false);
 }
 
 /**
@@ -627,9 +630,15 @@ enum nvmfd_pdu_ev nvmfd_pdu_rx_feed(struct nvmfd_pdu_rx *rx, const void *buf, si
 
 		if (n > len - off)
 			n = len - off;
-		if (dst)
-			memcpy(dst, in + off, n);
-		ev = rx_step(rx, n, in + off);
+		if (dst && rx->state == NVMFD_PDU_RX_DATA && (rx->hdr[1] & NVMFD_TCP_F_DDGST)) {
+			/* Data with a digest: copy and CRC in one pass. */
+			rx->ddgst_calc = nvmfd_crc32c_copy(rx->ddgst_calc, dst, in + off, n);
+			ev = rx_step(rx, n, NULL, true);
+		} else {
+			if (dst)
+				memcpy(dst, in + off, n);
+			ev = rx_step(rx, n, in + off, false);
+		}
 		off += n;
 		if (ev != NVMFD_PDU_EV_NEED_MORE) {
 			*consumed = off;

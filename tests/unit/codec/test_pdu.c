@@ -1176,6 +1176,91 @@ static void test_ddgst(void **state)
 	assert_int_equal(nvmfd_pdu_err_fes(NVMFD_PDU_ERR_TERM), 0);
 }
 
+/*
+ * Data with a digest fed in large pieces (the copy and CRC are one pass,
+ * nvmfd_crc32c_copy(), for pieces of any size): three H2CData PDUs of
+ * odd lengths, fed from an odd address in pieces that cut data and digest
+ * anywhere; the data lands intact and a flipped data byte or digest bit
+ * fails only its PDU.
+ */
+static void feed_pieces(struct nvmfd_pdu_rx *rx, const uint8_t *in, size_t len,
+			const size_t *cuts, size_t ncuts, uint8_t *dst, int *evs, int *nev)
+{
+	size_t pos = 0, k = 0;
+
+	while (pos < len) {
+		size_t chunk = cuts[k++ % ncuts], used;
+		enum nvmfd_pdu_ev ev;
+
+		if (chunk > len - pos)
+			chunk = len - pos;
+		ev = nvmfd_pdu_rx_feed(rx, in + pos, chunk, &used);
+		pos += used;
+		if (ev == NVMFD_PDU_EV_NEED_MORE)
+			continue;
+		assert_true(*nev < EV_MAX);
+		evs[(*nev)++] = ev == NVMFD_PDU_EV_ERROR ? -(int)nvmfd_pdu_rx_error(rx)->err : (int)ev;
+		if (ev == NVMFD_PDU_EV_HDR)
+			nvmfd_pdu_rx_set_data(rx, dst);
+		if (ev == NVMFD_PDU_EV_PDU && nvmfd_pdu_rx_ch(rx)->type == NVMFD_TCP_ICREQ)
+			nvmfd_pdu_rx_ic_done(rx, true, true, 0);
+	}
+}
+
+static void test_ddgst_large_pieces(void **state)
+{
+	static struct stream s;
+	static uint8_t in[STREAM_MAX + 1], dst[DATA_MAX];
+	const uint32_t lens[] = { 4099, 191, 8191 };
+	const size_t cuts_a[] = { 5, 4096, 193, 1, 7000, 191, 3 };
+	const size_t cuts_b[] = { 200, 12289 };
+	const size_t *cuts[] = { cuts_a, cuts_b };
+	const size_t ncuts[] = { 7, 2 };
+	struct nvmfd_pdu_rx_opts o = { .role = NVMFD_PDU_ROLE_CTRL, .hdgst = true, .ddgst = true,
+				       .max_data = DATA_MAX };
+	uint8_t h[NVMFD_TCP_MAX_HDR_DGST_LEN];
+	size_t off[3];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s_put(&s, h, nvmfd_pdu_build_icreq(h, 0, NVMFD_TCP_DGST_HDR | NVMFD_TCP_DGST_DATA, 0));
+	for (int i = 0; i < 3; i++) {
+		size_t n = nvmfd_pdu_build_data(h, NVMFD_TCP_H2C_DATA, NVMFD_TCP_F_DATA_LAST,
+						(uint16_t)i, 1, 0, lens[i], true, true);
+
+		off[i] = s.len + n; /* the PDU's first data byte */
+		s_pdu(&s, h, n, lens[i], (unsigned int)i + 5);
+	}
+	for (int corrupt = 0; corrupt < 3; corrupt++) {
+		for (int c = 0; c < 2; c++) {
+			struct nvmfd_pdu_rx rx;
+			int evs[EV_MAX], nev = 0;
+
+			memcpy(in + 1, s.b, s.len); /* odd source address */
+			if (corrupt == 1)
+				in[1 + off[0] + 4000] ^= 0x40; /* data byte of PDU 0 */
+			if (corrupt == 2)
+				in[1 + off[2] + lens[2] + 2] ^= 0x01; /* digest of PDU 2 */
+			memset(dst, 0, sizeof(dst));
+			nvmfd_pdu_rx_init(&rx, &o);
+			feed_pieces(&rx, in + 1, s.len, cuts[c], ncuts[c], dst, evs, &nev);
+			assert_int_equal(nev, 1 + 3 * 2);
+			assert_int_equal(evs[0], NVMFD_PDU_EV_PDU);
+			for (int i = 0; i < 3; i++) {
+				bool bad = (corrupt == 1 && i == 0) || (corrupt == 2 && i == 2);
+
+				assert_int_equal(evs[1 + 2 * i], NVMFD_PDU_EV_HDR);
+				assert_int_equal(evs[2 + 2 * i],
+						 bad ? -(int)NVMFD_PDU_ERR_DDGST : NVMFD_PDU_EV_PDU);
+			}
+			/* the last PDU's data is in dst, copied whole */
+			for (uint32_t k = 0; k < lens[2]; k++)
+				assert_int_equal(dst[k], pattern(k, 7));
+			assert_int_equal(rx.stream_off, s.len);
+		}
+	}
+}
+
 /* TermReq before the ICReq is the peer's right; digests never apply to it. */
 static void test_term_before_ic(void **state)
 {
@@ -1274,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_fields_and_padding),
 		cmocka_unit_test(test_bad_pdus),
 		cmocka_unit_test(test_ddgst),
+		cmocka_unit_test(test_ddgst_large_pieces),
 		cmocka_unit_test(test_term_before_ic),
 		cmocka_unit_test(test_consumed_stops_at_event),
 		cmocka_unit_test(test_check_hdr_short),
