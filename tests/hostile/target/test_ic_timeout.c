@@ -123,9 +123,11 @@ static void case_many(void)
 	int base, now = -1;
 	uint64_t t0;
 
-	/* warm up so lazily created runtime state is in the baseline */
+	/* warm up so lazily created runtime state is in the baseline; the
+	 * baseline is taken once the target freed the warm-up's queues (its
+	 * stats say none is left), not after a guessed delay */
 	TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, 7), 0);
-	usleep(100000);
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
 	base = tc_count_fds();
 	TF_CHECK(base > 0);
 	t0 = now_ms();
@@ -143,17 +145,12 @@ static void case_many(void)
 	TF_CHECK(tc_count_fds() > base + 48);
 	for (unsigned int i = 0; i < 48; i++)
 		expect_closed(&c[i], t0);
-	/* Teardown ends asynchronously: wait (bounded) for the count. The
-	 * baseline may still hold sockets of the warm-up's teardown (a loaded
-	 * run saw the end below it), so nothing more than the baseline may
-	 * stay open: a leak shows as more */
-	for (int i = 0; i < 500; i++) {
-		now = tc_count_fds();
-		if (now <= base)
-			break;
-		usleep(10000);
-	}
-	TF_CHECK(now <= base);
+	/* Teardown ends asynchronously: once the target counts no queue
+	 * (each is counted until every fd of it is closed), exactly the
+	 * baseline's fds are open */
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
+	now = tc_count_fds();
+	TF_CHECK_EQ(now, base);
 }
 
 static const struct {
