@@ -1258,13 +1258,13 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			poll_stats(rs);
 		now = bench_now();
 		/*
-		 * The window's ends are samples of the target's queue counters,
-		 * so each needs a stats reply that listed the I/O queues: the
-		 * first one seen (a loaded machine may connect the initiator
-		 * late) and a newer one at the end; else the counters of a
-		 * window the queues were not seen in are zero
+		 * The window's end samples the target's queue counters, so it
+		 * needs a stats reply newer than the start that listed the I/O
+		 * queues (a queue not seen yet at the start counts from 0): a
+		 * loaded machine that connected the initiator late otherwise
+		 * ended the window before its queues were seen, with 0 events
 		 */
-		if (!s0 && ((now >= t0 && (spdk_tgt || rs->live_polls)) || ndone)) {
+		if (!s0 && (now >= t0 || ndone)) {
 			lp0 = rs->live_polls;
 			bench_proc_sample(tpid, &c0, &v0, &i0);
 			have_ns = bench_proc_cpu_ns(tpid, &ns0) == 0;
