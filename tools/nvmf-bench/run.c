@@ -1176,8 +1176,10 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			stats_merge(rs, rs->stats_buf);
 		if (rs->port > 0)
 			break;
-		if (bench_now() - t_start > 10) {
-			snprintf(err, sizeof(res->err[0]), "nvmfd did not answer on %s within 10 s", rs->sock);
+		/* a bound for a hang (as nvmf_tgt's above): a loaded machine
+		 * starting an ASan nvmfd took more than 10 s (bench-aa) */
+		if (bench_now() - t_start > 60) {
+			snprintf(err, sizeof(res->err[0]), "nvmfd did not answer on %s within 60 s", rs->sock);
 			goto out_stop;
 		}
 		bench_sleep(0.02);
