@@ -26,8 +26,9 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# nvmfd_start ARGS...: run nvmfd, wait (<= 20 s) until it listens; return 1
-# (its stderr printed) when it exits or never listens
+# nvmfd_start ARGS...: run nvmfd, wait until it listens; return 1 (its
+# stderr printed) when it exits or does not listen within 120 s (a bound
+# for a hang: a loaded machine only makes the wait longer)
 nvmfd_start() {
 	# Empty the log here, before the fork: the child's own redirection may
 	# run after the loop below first reads it, which then found the
@@ -38,7 +39,7 @@ nvmfd_start() {
 	"$NVMFD" "$@" --log-level info >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	PORT=
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		PORT=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+) .*/\1/p' "$TMP/stderr" | head -1)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$PID" 2>/dev/null || break
@@ -56,13 +57,13 @@ nvmfd_stop() {
 	cat "$TMP/stderr" >>"$TMP/all-stderr"
 }
 
-# nvmfd_reload: SIGHUP, wait (<= 30 s) for the reload's summary line
+# nvmfd_reload: SIGHUP, wait (<= 120 s) for the reload's summary line
 # ("N change(s) applied") after those already in the log; 1 if none came
 nvmfd_reload() {
 	local before
 	before=$(grep -c "change(s) applied" "$TMP/stderr")
 	kill -HUP "$PID"
-	for _ in $(seq 300); do
+	for _ in $(seq 1200); do
 		[ "$(grep -c "change(s) applied" "$TMP/stderr")" -gt "$before" ] && return 0
 		sleep 0.1
 	done

@@ -37,21 +37,26 @@ def read_pdu(s):
     return ch + rest
 
 
-def start_nvmfd(nvmfd, nqn, log_path, extra=()):
-    """nvmfd on 127.0.0.1:0 exporting ram:16M as nqn to any host, logging to
-    log_path; Return: (Popen, bound port), or (None, None) when it did not
-    listen within 10 s (then killed)."""
+def start_nvmfd(nvmfd, nqn, log_path, extra=(), ns="ram:16M", limit_s=120):
+    """nvmfd on 127.0.0.1:0 exporting ns (default ram:16M) as nqn to any
+    host, logging to log_path; Return: (Popen, bound port), or (None,
+    None) when it exited or did not listen within limit_s (then killed).
+    The bound only catches a hang: the wait ends at the "listening on"
+    line, so a loaded machine only makes it longer."""
     with open(log_path, "w") as log:
-        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", nqn, "-n", "ram:16M",
+        tgt = subprocess.Popen([nvmfd, "-l", "127.0.0.1:0", "-s", nqn, "-n", ns,
                                 "--allow-any-host"] + list(extra), stdout=log, stderr=log)
-    for _ in range(200):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
         m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
         if m:
             return tgt, int(m.group(1))
+        if tgt.poll() is not None:
+            break
         time.sleep(0.05)
     tgt.kill()
+    tgt.wait()
     return None, None
-
 
 
 def perf_randread(perf, port, nqn, secs, queues):
@@ -112,8 +117,9 @@ class QueueProxy:
     pump(src, dst) on its own thread. Subclasses override pumps(); self.cv
     guards the subclass's counters."""
 
-    def __init__(self, upstream, backlog=16):
+    def __init__(self, upstream, backlog=16, nodelay=False):
         self.upstream = upstream
+        self.nodelay = nodelay  # TCP_NODELAY on both sockets of every connection
         self.cv = threading.Condition()
         self.nconn = 0
         self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -133,9 +139,16 @@ class QueueProxy:
             except OSError:
                 return
             ts = socket.create_connection(("127.0.0.1", self.upstream))
+            if self.nodelay:
+                for s in (hs, ts):
+                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self.cv:
                 idx = self.nconn
                 self.nconn += 1
             h2t, t2h = self.pumps(idx)
             threading.Thread(target=h2t, args=(hs, ts), daemon=True).start()
             threading.Thread(target=t2h, args=(ts, hs), daemon=True).start()
+
+    def close(self):
+        """Stop accepting (connections already pumped run on)."""
+        self.lsock.close()

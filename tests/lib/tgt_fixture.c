@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "tgt_fixture.h"
 
@@ -91,4 +95,60 @@ void tf_stop(struct tf_target *t)
 	}
 	free(t->cfg);
 	t->cfg = NULL;
+}
+
+/* Controllers and queues in a stats snapshot of @t; -1 each when unreadable. */
+static void tf_count_live(struct tf_target *t, int *ctrls, int *queues)
+{
+	json_object *root = NULL, *arr, *v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*ctrls = *queues = -1;
+	if (!f)
+		return;
+	if (nvmfd_tgt_stats_json(t->tgt, f) == 0) {
+		fclose(f);
+		root = json_tokener_parse(buf);
+	} else {
+		fclose(f);
+	}
+	free(buf);
+	if (!root)
+		return;
+	if (json_object_object_get_ex(root, "controllers", &arr))
+		*ctrls = (int)json_object_array_length(arr);
+	if (json_object_object_get_ex(root, "ports", &arr)) {
+		*queues = 0;
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), "nr_queues",
+						       &v)) {
+				*queues = -1;
+				break;
+			}
+			*queues += json_object_get_int(v);
+		}
+	}
+	json_object_put(root);
+}
+
+int tf_wait_idle(struct tf_target *t, unsigned int limit_s)
+{
+	struct timespec t0, now;
+	int ctrls, queues;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		tf_count_live(t, &ctrls, &queues);
+		if (ctrls == 0 && queues == 0)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= (time_t)limit_s)
+			break;
+		usleep(10000);
+	}
+	fprintf(stderr, "tf_wait_idle: %d controller(s), %d queue(s) left after %u s\n", ctrls,
+		queues, limit_s);
+	return -ETIMEDOUT;
 }

@@ -34,6 +34,15 @@ typedef void (*tf_tweak_fn)(struct nvmfd_cfg *cfg);
 int tf_start(struct tf_target *t, tf_tweak_fn tweak);
 /** tf_stop() - stop and destroy (idempotent). */
 void tf_stop(struct tf_target *t);
+/**
+ * tf_wait_idle() - wait until the target has no controller and no queue
+ * left (stats: "controllers" empty, every port's "nr_queues" 0). A port
+ * counts a queue from accept until tcp_queue_free() closed every fd of it,
+ * so once this returns the fds of all closed connections are gone.
+ * @limit_s: bound of the wait (a hang, not a timing), seconds.
+ * Return: 0, or -ETIMEDOUT (the last counts are printed).
+ */
+int tf_wait_idle(struct tf_target *t, unsigned int limit_s);
 
 /* Test assertions: print the location and the values, exit 1. */
 #define TF_CHECK(cond)                                                              \

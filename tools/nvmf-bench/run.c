@@ -48,6 +48,7 @@ struct run_state {
 	int nr_q;
 	char *stats_buf;
 	char *last_live; /* last stats reply that listed queues */
+	unsigned long live_polls; /* stats replies that listed I/O queues */
 	char sock[108];
 	long port;
 };
@@ -148,8 +149,10 @@ static void poll_stats(struct run_state *rs)
 {
 	if (bench_control_query(rs->sock, "stats", rs->stats_buf, STATS_BUF))
 		return;
-	if (stats_merge(rs, rs->stats_buf) > 0)
+	if (stats_merge(rs, rs->stats_buf) > 0) {
 		snprintf(rs->last_live, STATS_BUF, "%s", rs->stats_buf);
+		rs->live_polls++;
+	}
 }
 
 static void write_text(const char *path, const char *text)
@@ -1020,6 +1023,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	uint64_t c0 = 0, v0 = 0, i0 = 0, c1 = 0, v1 = 0, i1 = 0, ns0 = 0, ns1 = 0;
 	uint64_t hns0 = 0, hns1 = 0, hc0 = 0, hv0 = 0, hi0 = 0, hc1 = 0, hv1 = 0, hi1 = 0;
 	bool s0 = false, s1 = false, have_ns = false, have_hns = false;
+	unsigned long lp0 = 0; /* rs->live_polls at the first sample */
 	bool spdk_tgt = cell->target.kind == BENCH_TARGET_SPDK, spdk_perf = cell->perf.tool == BENCH_PERF_SPDK;
 	char cgp[BENCH_CG_NR][4300];
 	pid_t scpid = 0; /* syscall counter */
@@ -1172,8 +1176,10 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			stats_merge(rs, rs->stats_buf);
 		if (rs->port > 0)
 			break;
-		if (bench_now() - t_start > 10) {
-			snprintf(err, sizeof(res->err[0]), "nvmfd did not answer on %s within 10 s", rs->sock);
+		/* a bound for a hang (as nvmf_tgt's above): a loaded machine
+		 * starting an ASan nvmfd took more than 10 s (bench-aa) */
+		if (bench_now() - t_start > 60) {
+			snprintf(err, sizeof(res->err[0]), "nvmfd did not answer on %s within 60 s", rs->sock);
 			goto out_stop;
 		}
 		bench_sleep(0.02);
@@ -1253,7 +1259,15 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		if (!spdk_tgt)
 			poll_stats(rs);
 		now = bench_now();
+		/*
+		 * The window's end samples the target's queue counters, so it
+		 * needs a stats reply newer than the start that listed the I/O
+		 * queues (a queue not seen yet at the start counts from 0): a
+		 * loaded machine that connected the initiator late otherwise
+		 * ended the window before its queues were seen, with 0 events
+		 */
 		if (!s0 && (now >= t0 || ndone)) {
+			lp0 = rs->live_polls;
 			bench_proc_sample(tpid, &c0, &v0, &i0);
 			have_ns = bench_proc_cpu_ns(tpid, &ns0) == 0;
 			if (spdk_perf && !ndone) {
@@ -1275,7 +1289,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 					scpid = 0;
 			}
 		}
-		if (s0 && !s1 && ((now = bench_now()) >= t1 || ndone)) {
+		if (s0 && !s1 && (((now = bench_now()) >= t1 && (spdk_tgt || rs->live_polls > lp0)) ||
+				  ndone)) {
 			bench_proc_sample(tpid, &c1, &v1, &i1);
 			have_ns = have_ns && bench_proc_cpu_ns(tpid, &ns1) == 0;
 			if (spdk_perf && have_hns) {

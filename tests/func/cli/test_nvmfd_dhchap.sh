@@ -146,15 +146,18 @@ for q in r["queues"]:
 PY
 	# a run that re-authenticates and verifies (B) and one that reads and
 	# does not re-authenticate (A; the same namespace, so it does not
-	# write); then the target's host key changes (file + SIGHUP)
+	# write); then the target's host key changes (file + SIGHUP). Both
+	# are ended by the test (SIGINT, the refused re-authentication), not
+	# by their -t: 400 s only bounds a hang (a loaded machine made the
+	# steps between their start and their end slow)
 	base=$(count_auth)
 	"$PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN" \
-		-q 4 -w randread -t 120 --dhchap-secret "@$TMP/host.key" \
+		-q 4 -w randread -t 400 --dhchap-secret "@$TMP/host.key" \
 		>"$TMP/live-a.out" 2>"$TMP/live-a.err" &
 	pa=$!
 	wait_for_auth $((base + 1)) || fail "live run A did not authenticate"
 	"$PERF" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$SUBNQN hostnqn:$HOSTNQN" \
-		-q 4 -w randrw -t 120 --verify --reauth-interval 100 \
+		-q 4 -w randrw -t 400 --verify --reauth-interval 100 \
 		--dhchap-secret "@$TMP/host.key" --dhchap-ctrl-secret "@$TMP/ctrl.key" \
 		>"$TMP/live-b.out" 2>"$TMP/live-b.err" &
 	pb=$!

@@ -103,7 +103,7 @@ def perf(perf_bin, port):
     return perf_randread(perf_bin, port, NQN, 1, NR_IO)
 
 
-def wait_log(path, regex, limit_s=20):
+def wait_log(path, regex, limit_s=120):
     for _ in range(int(limit_s * 20)):
         if re.search(regex, open(path).read()):
             return True

@@ -38,7 +38,8 @@ run_cell() {
 		"$@" >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	port=
-	for i in $(seq 100); do
+	# until it listens (or exits); the bound only catches a hang
+	for i in $(seq 1200); do
 		port=$(sed -nE 's/.*listening on 127\.0\.0\.1:([0-9]+).*/\1/p' "$TMP/stderr" | head -1)
 		[ -n "$port" ] && break
 		kill -0 "$PID" 2>/dev/null || break

@@ -503,7 +503,8 @@ static void case_cycles(void)
 
 	/* warm up once so lazily created runtime state is in the baseline */
 	TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, 1), 0);
-	usleep(100000);
+	/* the baseline once the warm-up's queues are freed (not a guessed delay) */
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
 	base = tc_count_fds();
 	TF_CHECK(base > 0);
 	for (int i = 0; i < 1000; i++) {
@@ -521,13 +522,11 @@ static void case_cycles(void)
 		}
 		tc_close(&c);
 	}
-	/* Teardown is asynchronous: wait (bounded) for the count to settle. */
-	for (int i = 0; i < 500; i++) {
-		now = tc_count_fds();
-		if (now == base)
-			break;
-		usleep(10000);
-	}
+	/* Teardown is asynchronous. The last connection got its ICResp, so
+	 * every one before it was accepted (one accept work, FIFO backlog)
+	 * and counted as a queue: once no queue is left, every fd is closed */
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
+	now = tc_count_fds();
 	TF_CHECK_EQ(now, base);
 }
 

@@ -337,21 +337,6 @@ static char *stats_text(void)
 	return buf;
 }
 
-/* Wait (bounded: 30 s) until the target has no controller left. */
-static void wait_no_ctrls(void)
-{
-	for (int i = 0; i < 3000; i++) {
-		char *buf = stats_text();
-		bool none = strstr(buf, "\"controllers\":[]") != NULL;
-
-		free(buf);
-		if (none)
-			return;
-		usleep(10000);
-	}
-	TF_CHECK(!"controllers left after 30 s");
-}
-
 /* The stats' "auth" object counters. */
 static void auth_stats(uint64_t *ok, uint64_t *failed, uint64_t *timeouts)
 {
@@ -900,7 +885,7 @@ int main(int argc, char **argv)
 	 * its teardown is asynchronous: its sockets must not be counted (a
 	 * loaded machine once left them open past a fixed 100 ms) */
 	TF_CHECK_EQ(tc_verify_io(TF_ADDR, t.port, TF_SUBNQN, 1), 0);
-	wait_no_ctrls();
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
 	fds = tc_count_fds();
 	open_admin(&bystander);
 	TF_CHECK_EQ(host_auth(&bystander, AUTH_SUBNQN, &bo, &rce), 0);
@@ -921,14 +906,11 @@ int main(int argc, char **argv)
 	TF_CHECK(hc->no_failure ? failed == failed0 : failed > failed0);
 	TF_CHECK_EQ(to, strcmp(hc->name, "deadline") ? 0 : 2);
 	tc_close(&bystander);
-	wait_no_ctrls();
-	/* teardown is asynchronous: wait (bounded) for the count to settle.
-	 * The baseline may itself still hold sockets of the warm-up's
-	 * teardown (seen under load: 13 at the baseline, 9 at the end), so
-	 * the check is "nothing more than the baseline": a leak shows as more */
-	for (int i = 0; i < 500 && tc_count_fds() > fds; i++)
-		usleep(10000);
-	TF_CHECK(tc_count_fds() <= fds);
+	/* teardown is asynchronous: once the target counts no controller and
+	 * no queue (a queue is counted until every fd of it is closed), the
+	 * fds are exactly the baseline's */
+	TF_CHECK_EQ(tf_wait_idle(&t, 60), 0);
+	TF_CHECK_EQ(tc_count_fds(), fds);
 	tf_stop(&t);
 	printf("auth-hostile %s: ok (auth ok %lu, failed %lu, timeouts %lu)\n", hc->name, ok, failed,
 	       to);
