@@ -946,7 +946,9 @@ static int ctl_listen(const char *path)
 		}
 		unlink(path);
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0) {
+	/* a burst of clients waits in the backlog for a slot (nvmfd serves 16
+	 * at once); a short backlog made non-blocking connects fail EAGAIN */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
 		ret = -errno;
 		goto out_close;
 	}

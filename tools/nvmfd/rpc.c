@@ -2321,14 +2321,20 @@ static void client_read(struct nvmfd_rpc *r, struct client *cl)
 	}
 }
 
-static void accept_one(struct nvmfd_rpc *r)
+/*
+ * Accept one pending connection. Return true when it took a free slot (the
+ * caller may accept the next one), false when none was pending or the
+ * connection was refused or took an idle client's slot.
+ */
+static bool accept_one(struct nvmfd_rpc *r)
 {
 	struct timeval tv = { .tv_sec = RPC_SEND_TIMEOUT_MS / 1000 };
 	struct client *cl = NULL;
+	bool took_free = true;
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return false;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS && !cl; i++)
 		if (r->clients[i].fd < 0)
@@ -2343,18 +2349,20 @@ static void accept_one(struct nvmfd_rpc *r)
 		if (now - idle->active_ns < (uint64_t)RPC_IDLE_EVICT_MS * 1000000u) {
 			legacy_error(fd, "too many control connections (16): try again later");
 			close(fd);
-			return;
+			return false;
 		}
 		NVMFD_WARN(LOG_COMP, "control socket: all %d connections taken: closing one idle "
 				     "for %" PRIu64 " s for a new client",
 			   NVMFD_RPC_MAX_CLIENTS, (now - idle->active_ns) / 1000000000u);
 		client_close(idle);
 		cl = idle;
+		took_free = false;
 	}
 	cl->fd = fd;
 	cl->len = 0;
 	cl->mode = MODE_NEW;
 	cl->active_ns = nvmfd__mono_ns();
+	return took_free;
 }
 
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
@@ -2405,6 +2413,9 @@ void nvmfd_rpc_handle(struct nvmfd_rpc *r, const struct pollfd *pfd, int n)
 	for (int i = 1; i < n && i <= NVMFD_RPC_MAX_CLIENTS; i++)
 		if (pfd[i].fd >= 0 && pfd[i].revents && r->clients[i - 1].fd == pfd[i].fd)
 			client_read(r, &r->clients[i - 1]);
+	/* every connection waiting in the backlog that a free slot can take;
+	 * with all slots taken, one (refused or given an idle client's slot) */
 	if (pfd[0].revents & POLLIN)
-		accept_one(r);
+		for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS && accept_one(r); i++)
+			;
 }
