@@ -36,6 +36,9 @@ Checks, each a regression test of a defect seen:
                 --timeout, so 48 at once all exit 0 (ctl-idle: one started
                 while 16 idle clients hold every slot is answered once the
                 oldest is 5 s idle).
+  err-len       a configuration error naming a host NQN and a key file
+                was cut at 256 bytes ("... e.g. from 'nvme gen-dhchap-"):
+                the message is whole now (512 bytes).
   save-link     nvmfd -c LINK (a symbolic link to the config file):
                 save_config without a file name replaced the link with a
                 regular file and left the file it named stale; now the
@@ -280,6 +283,19 @@ def main():
             for x in idle + [c, talker]:
                 x.close()
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
+        # --- err-len ------------------------------------------------------
+        # a bad key file of a long host NQN: the whole message, not cut
+        longhost = "nqn.2014-08.org.nvmexpress:uuid:" + "7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001"
+        badkey = os.path.join(work, "a-key-file-with-a-rather-long-name-for-the-test.key")
+        with open(badkey, "w") as f:
+            f.write("DHHC-1:00:not-a-secret: \n")
+        os.chmod(badkey, 0o600)
+        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                            "--dhchap-key", longhost + "=@" + badkey], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 2 and badkey in p.stderr and
+              "e.g. from 'nvme gen-dhchap-key') (see nvmfd --help)" in p.stderr,
+              "err-len: the bad key message is whole: rc %d %r" % (p.returncode, p.stderr))
         # --- ctl-burst ----------------------------------------------------
         sock = os.path.join(work, "burst.sock")
         tgt = start(base + ["-n", "ram:1M", "--control", sock],
