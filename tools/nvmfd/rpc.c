@@ -2160,6 +2160,46 @@ static void reload_ports(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 		}
 }
 
+/*
+ * The file's top-level "nvmfd" settings (execution, limits, timeouts,
+ * statistics, control socket) are read once at start: a change to them
+ * since the file was last read (r->base; not the running values, which
+ * command-line tuning flags may have changed) is reported, not applied.
+ */
+static void reload_globals(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
+{
+	const struct nvmfd_cfg *b = r->base;
+	char names[256] = "";
+	size_t off = 0;
+
+	if (!b)
+		return;
+#define GLOBAL_CHANGED(cond, name)                                                          \
+	do {                                                                                \
+		if ((cond) && off < sizeof(names))                                          \
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",     \
+						off ? ", " : "", name);                     \
+	} while (0)
+	GLOBAL_CHANGED(memcmp(&b->exec, &n->exec, sizeof(n->exec)), "exec");
+	GLOBAL_CHANGED(b->max_io_size != n->max_io_size, "max_io_size");
+	GLOBAL_CHANGED(b->maxh2cdata != n->maxh2cdata, "maxh2cdata");
+	GLOBAL_CHANGED(b->kato_grace_ms != n->kato_grace_ms, "kato_grace_ms");
+	GLOBAL_CHANGED(b->auth_timeout_ms != n->auth_timeout_ms, "auth_timeout_ms");
+	GLOBAL_CHANGED(b->auth_fail_burst != n->auth_fail_burst, "auth_fail_burst");
+	GLOBAL_CHANGED(b->auth_fail_interval_ms != n->auth_fail_interval_ms,
+		       "auth_fail_interval_ms");
+	GLOBAL_CHANGED(b->stats_interval_s != n->stats_interval_s, "stats_interval");
+	GLOBAL_CHANGED(strcmp(b->control_path, n->control_path), "control");
+	GLOBAL_CHANGED(b->tls_handshake_timeout_ms != n->tls_handshake_timeout_ms,
+		       "tls.handshake_timeout_ms");
+#undef GLOBAL_CHANGED
+	if (!off)
+		return;
+	NVMFD_WARN(LOG_COMP, "reload: nvmfd settings changed (%s): they are read at start, "
+			     "restart to apply: not applied", names);
+	t->skipped++;
+}
+
 int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 {
 	struct nvmfd_cfg *n = malloc(sizeof(*n));
@@ -2209,6 +2249,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 			reload_subsys(r, oi, &n->subsys[i], &t);
 	}
 	reload_ports(r, n, &t);
+	reload_globals(r, n, &t);
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
 	/* the next reload compares with this file */

@@ -36,6 +36,11 @@ Checks, each a regression test of a defect seen:
                 --timeout, so 48 at once all exit 0 (ctl-idle: one started
                 while 16 idle clients hold every slot is answered once the
                 oldest is 5 s idle).
+  hup-globals   SIGHUP after the file's top-level "nvmfd" settings (exec,
+                stats_interval, ...) changed: "0 change(s) applied, 0
+                failed, 0 not applicable": they were silently not applied.
+                Now one WARN names them as needing a restart, counted as
+                not applicable.
   err-len       a configuration error naming a host NQN and a key file
                 was cut at 256 bytes ("... e.g. from 'nvme gen-dhchap-"):
                 the message is whole now (512 bytes).
@@ -61,6 +66,7 @@ Exit: 0 pass, 1 fail.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -72,7 +78,7 @@ TIMEOUT = 60
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
-from nvmfd_proc import stop  # noqa: E402
+from nvmfd_proc import stop, wait_log  # noqa: E402
 from nvmfd_proc import start as start_log  # noqa: E402
 
 
@@ -283,6 +289,34 @@ def main():
             for x in idle + [c, talker]:
                 x.close()
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
+        # --- hup-globals --------------------------------------------------
+        hcfg = os.path.join(work, "hup.json")
+        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                            "--allow-any-host", "--print-config"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 0, "hup-globals: --print-config: rc %d" % p.returncode)
+        with open(hcfg, "w") as f:
+            f.write(p.stdout)
+        hlog = os.path.join(work, "hup.log")
+        tgt = start([nvmfd, "-c", hcfg], hlog)
+        check(tgt is not None, "hup-globals: nvmfd -c starts")
+        if tgt:
+            procs.append(tgt)
+            d = json.loads(p.stdout)
+            d.setdefault("nvmfd", {}).setdefault("exec", {})["net"] = "uring"
+            d["nvmfd"]["stats_interval"] = 7
+            with open(hcfg, "w") as f:
+                json.dump(d, f)
+            tgt.send_signal(signal.SIGHUP)
+            m = wait_log(hlog, r"reload \S+: .*", tgt)
+            with open(hlog) as f:
+                text = f.read()
+            check(m and "nvmfd settings changed (exec, stats_interval): they are read at "
+                  "start, restart to apply: not applied" in text and
+                  "1 not applicable while running" in m.group(0),
+                  "hup-globals: a changed exec.net and stats_interval are reported as needing "
+                  "a restart (they were silently ignored): %r" % (m.group(0) if m else text))
+            check(stop(tgt) == 0, "hup-globals: nvmfd exits 0")
         # --- err-len ------------------------------------------------------
         # a bad key file of a long host NQN: the whole message, not cut
         longhost = "nqn.2014-08.org.nvmexpress:uuid:" + "7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001"
