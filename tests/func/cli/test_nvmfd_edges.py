@@ -298,7 +298,10 @@ def main():
         with open(hcfg, "w") as f:
             f.write(p.stdout)
         hlog = os.path.join(work, "hup.log")
-        tgt = start([nvmfd, "-c", hcfg], hlog)
+        # "control socket at" comes once nvmfd has read the file as the base
+        # of its reloads (after "listening on"): edit it only then
+        tgt = start([nvmfd, "-c", hcfg, "--control", os.path.join(work, "hup.sock")], hlog,
+                    r"control socket at")
         check(tgt is not None, "hup-globals: nvmfd -c starts")
         if tgt:
             procs.append(tgt)
