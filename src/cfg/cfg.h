@@ -26,7 +26,9 @@
 #define NVMFD_CFG_MAX_NS 32 /* per subsystem */
 #define NVMFD_CFG_MAX_HOSTS 64 /* allowed hosts per subsystem */
 #define NVMFD_CFG_MAX_REFERRALS 8
-#define NVMFD_CFG_ERRLEN 256
+/* an error names a flag or key path, a host NQN (up to 223 bytes) and a file:
+ * 256 bytes cut "--dhchap-key NQN=@FILE: not a valid ... secret" short */
+#define NVMFD_CFG_ERRLEN 512
 
 /* Defaults (nvmfd_cfg_init_defaults(), nvmfd_cfg_port_init()). */
 #define NVMFD_CFG_DEF_KATO_GRACE_MS 1000u

@@ -9,6 +9,7 @@
  * All sockets are non-blocking. Blocking behaviour (connect, ICResp, admin
  * commands) is built from poll() with a deadline, so every wait is bounded.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -801,7 +802,23 @@ static int qp_handle_rx_error(struct nvmfd_host_qp *qp)
 				      qp->state == HOST_QP_IC_WAIT ? " (ICReq rejected)" : "");
 		return qp_fail(qp, -ECONNRESET);
 	}
-	if (qp->state == HOST_QP_IC_WAIT)
+	if (qp->state == HOST_QP_IC_WAIT && e->stream_off == 0 && e->hdr_len >= 2 &&
+	    e->hdr[0] >= 0x14 && e->hdr[0] <= 0x17 && e->hdr[1] == 0x03)
+		/* a TLS record header (content type 20..23, version 3.x) */
+		nvmfd__host_qp_seterr(qp, "the target answered the ICReq with TLS records "
+					  "(first bytes 0x%02x 0x%02x): the port requires TLS",
+				      e->hdr[0], e->hdr[1]);
+	else if (qp->state == HOST_QP_IC_WAIT && e->stream_off == 0 && e->hdr_len >= 1 &&
+		 e->hdr[0] != NVMFD_TCP_ICRESP && e->hdr[0] != NVMFD_TCP_C2H_TERM) {
+		/* not even the PDU type: the peer speaks another protocol */
+		char ch[8] = "";
+
+		if (isprint(e->hdr[0]))
+			snprintf(ch, sizeof(ch), " '%c'", e->hdr[0]);
+		nvmfd__host_qp_seterr(qp, "the peer did not answer with an ICResp (first byte "
+					  "0x%02x%s): not an NVMe/TCP target?",
+				      e->hdr[0], ch);
+	} else if (qp->state == HOST_QP_IC_WAIT)
 		nvmfd__host_qp_seterr(qp,
 				      "ICResp mismatch: %s in field %s (offset %u, FES 0x%x %s)",
 				      nvmfd_pdu_err_str(e->err), icresp_field(e->fei), e->fei,
@@ -935,9 +952,12 @@ static int qp_poll_rx(struct nvmfd_host_qp *qp, uint32_t max)
 		}
 		n = nvmfd_stream_recv(qp->fd, qp->tls, qp->rxbuf, want);
 		if (n == 0) {
-			nvmfd__host_qp_seterr(qp, "connection closed by the target%s",
+			nvmfd__host_qp_seterr(qp, "connection closed by the target%s%s",
 					      qp->state == HOST_QP_IC_WAIT ? " before ICResp" :
-				(qp->rx.state != NVMFD_PDU_RX_CH ? " in the middle of a PDU" : ""));
+				(qp->rx.state != NVMFD_PDU_RX_CH ? " in the middle of a PDU" : ""),
+					      qp->state == HOST_QP_IC_WAIT && !qp->tls &&
+							      qp->rx.state == NVMFD_PDU_RX_CH ?
+						      " (does the port require TLS?)" : "");
 			return qp_fail(qp, -ECONNRESET);
 		}
 		if (n == -EAGAIN)

@@ -61,7 +61,7 @@ struct nvmfd_tls {
 	char identity[NVMFD_TLS_IDENTITY_MAX];
 	uint8_t *stage;
 	size_t st_off, st_len;
-	char err[160];
+	char err[256];
 };
 
 /* The TLS 1.3 cipher suite of a PSK hash (RFC 8446 §B.4 code points). */
@@ -366,7 +366,16 @@ static int tls_error(struct nvmfd_tls *t, int r, const char *what)
 			char txt[120];
 
 			ERR_error_string_n(code, txt, sizeof(txt));
-			snprintf(t->err, sizeof(t->err), "%s: %s", what, txt);
+			if (!t->done && !t->server && ERR_GET_LIB(code) == ERR_LIB_SSL &&
+			    ERR_GET_REASON(code) == SSL_R_WRONG_VERSION_NUMBER)
+				/* the first bytes back are no TLS record: a plain
+				 * NVMe/TCP port answers the ClientHello with a
+				 * C2HTermReq, another service with its own bytes */
+				snprintf(t->err, sizeof(t->err),
+					 "%s: the peer did not answer with TLS (a port without "
+					 "TLS, or not an NVMe/TCP target?): %s", what, txt);
+			else
+				snprintf(t->err, sizeof(t->err), "%s: %s", what, txt);
 		}
 		ERR_clear_error();
 		if (!t->done) {

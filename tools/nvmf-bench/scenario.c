@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 #include "internal/cpulist.h"
@@ -1214,6 +1215,7 @@ int bench_scenario_load(const char *path, struct bench_scenario *sc, char *err, 
 {
 	struct json_tokener *tok;
 	struct json_object *root;
+	struct stat st;
 	char msg[512];
 	char *text;
 	long sz;
@@ -1225,6 +1227,12 @@ int bench_scenario_load(const char *path, struct bench_scenario *sc, char *err, 
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
+	}
+	/* fopen() opens a directory; its "size" is not a scenario's */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, errlen, "%s: %s (a scenario is a JSON file)", path, strerror(EISDIR));
+		return -EISDIR;
 	}
 	if (fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
 		fclose(f);

@@ -24,7 +24,7 @@ static const char usage_text[] =
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]\n"
 "             [--reauth-interval MS]]\n"
 "            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
-"  nvmf-perf discover -r TRID [--digest hdr,data] [--json]\n"
+"  nvmf-perf discover -r TRID [--digest hdr,data] [--json] [--timeout MS]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]]\n"
 "            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
 "  nvmf-perf -h | --help\n"
@@ -139,7 +139,8 @@ static const char usage_text[] =
 "                    io_cpu (the behaviour before session 20). The\n"
 "                    --auto-* options need --exec auto.\n"
 "      --affinity-scope S  cpu | smt | cache (default) | numa | system:\n"
-"                    the unit for --exec unbound.\n"
+"                    the unit for --exec unbound (with bound or auto it\n"
+"                    and --affinity-strict are ignored, with a warning).\n"
 "      --affinity-strict   unbound threads never leave their unit; without\n"
 "                    it they start in the unit, may run on any --cpus CPU and\n"
 "                    are moved back into the unit when they wake up outside.\n"
@@ -230,9 +231,11 @@ static const char usage_text[] =
 "covers the time measured so far, a line on stderr says it was\n"
 "interrupted and --json has \"interrupted\": true.\n"
 "\n"
-"discover prints the discovery log like 'nvme discover': the number of\n"
-"records, the generation counter, then for each entry trtype, adrfam,\n"
-"subtype, treq, portid, trsvcid, subnqn, traddr, eflags and sectype.\n"
+"discover takes -r, --digest, --json, --timeout and the DH-HMAC-CHAP and\n"
+"TLS options (any other is a usage error) and prints the discovery log\n"
+"like 'nvme discover': the number of records, the generation counter,\n"
+"then for each entry trtype, adrfam, subtype, treq, portid, trsvcid,\n"
+"subnqn, traddr, eflags and sectype.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -416,6 +419,31 @@ static int parse_secret(const char *opt, const char *arg, char *dst, size_t dlen
 	return 0;
 }
 
+/* Options nvmf-perf discover uses (run_discover()); every other one is for
+ * I/O runs and refused with discover rather than silently ignored. */
+static bool discover_option(int c)
+{
+	switch (c) {
+	case 'r':
+	case OPT_DIGEST:
+	case OPT_JSON:
+	case OPT_TIMEOUT:
+	case OPT_DHCHAP:
+	case OPT_DHCHAP_CTRL:
+	case OPT_REAUTH: /* refused with its own message below */
+	case OPT_TLS:
+	case OPT_PSK:
+	case OPT_TLS_IDENTITY:
+	case 'h':
+	case 'V':
+	case ':':
+	case '?':
+		return true;
+	default:
+		return false;
+	}
+}
+
 int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t len)
 {
 	static const struct option lopts[] = {
@@ -459,8 +487,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool port_given = false, mix_given = false, auto_knob = false;
+	bool port_given = false, mix_given = false, auto_knob = false, affinity_given = false;
 	const char *trid_strs[PERF_MAX_CTRLS];
+	char io_only[32] = ""; /* the first option discover has no use for */
 	const char *trid_str = NULL;
 	uint32_t nr_trid = 0;
 	int c;
@@ -485,7 +514,18 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:hV", lopts, NULL)) != -1) {
+	for (;;) {
+		int li = -1;
+
+		c = getopt_long(argc, argv, ":r:q:o:w:M:t:P:hV", lopts, &li);
+		if (c == -1)
+			break;
+		if (!io_only[0] && !discover_option(c)) {
+			if (li >= 0)
+				snprintf(io_only, sizeof(io_only), "--%s", lopts[li].name);
+			else
+				snprintf(io_only, sizeof(io_only), "-%c", c);
+		}
 		switch (c) {
 		case 'r':
 			if (nr_trid == PERF_MAX_CTRLS)
@@ -627,10 +667,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 				return seterr(err, len,
 					      "--affinity-scope: cpu, smt, cache, numa or system, not '%s'",
 					      optarg);
+			affinity_given = true;
 			break;
 		}
 		case OPT_STRICT:
 			o->strict = true;
+			affinity_given = true;
 			break;
 		case OPT_IO_CPU:
 			if (!strcmp(optarg, "rr"))
@@ -714,6 +756,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "unexpected argument '%s'", argv[optind]);
 	if (!trid_str)
 		return seterr(err, len, "-r TRID is required");
+	if (o->discover && io_only[0])
+		return seterr(err, len, "%s is for I/O runs, not discover (discover takes -r, "
+					"--digest, --json, --timeout and the DH-HMAC-CHAP and TLS "
+					"options)", io_only);
 	if (auto_knob && o->exec != PERF_EXEC_AUTO)
 		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll, "
 					"--auto-freeze and --auto-home need --exec auto");
@@ -769,6 +815,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			      "rw or randrw with -M 1..99 (-w %s%s never reads)",
 			      perf_pattern_name(o->pattern),
 			      o->pattern == PERF_RW || o->pattern == PERF_RANDRW ? " -M 0" : "");
+	/* they shape unbound placement only (exec_setup()): say so rather
+	 * than run as if they applied, as nvmfd does for its own */
+	if (affinity_given && o->exec != PERF_EXEC_UNBOUND)
+		fprintf(stderr, "nvmf-perf: warning: --affinity-scope/--affinity-strict apply to "
+				"--exec unbound only; ignored with --exec %s\n",
+			o->exec == PERF_EXEC_AUTO ? "auto" : "bound");
 	o->have_trid = true;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -40,7 +41,9 @@ static const char usage_text[] =
 "  -s, --socket PATH  nvmfd's control socket (default $NVMFD_SOCKET, else\n"
 "                     " DEFAULT_SOCK ")\n"
 "  -j, --json         print nvmfd's JSON result as it is\n"
-"  -t, --timeout S    wait at most S seconds for the answer (default 30)\n"
+"  -t, --timeout S    wait at most S seconds for the answer (default 30); a\n"
+"                     refusal because nvmfd's 16 control connections are\n"
+"                     taken is retried until then\n"
 "  -V, --version      print the version and exit\n"
 "  -h, --help         this text\n"
 "\n"
@@ -127,17 +130,23 @@ static void usage_die(const char *fmt, ...)
 
 /* Send @req (one line), read one line back. Return: the reply or NULL
  * (message printed; exit code in *code). */
-static json_object *call(json_object *req, int *code)
+/*
+ * One connection, one request, one reply. *@busy is set (and NULL returned,
+ * nothing printed) when nvmfd refused the connection because all of its
+ * control connections are taken: it did not read the request.
+ */
+static json_object *call_once(json_object *req, int *code, bool *busy)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = g_timeout_s };
 	const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	json_object *rep = NULL;
-	int fd;
+	json_object *rep = NULL, *legacy;
+	int fd, send_err = 0;
 
 	*code = EXIT_CONN;
+	*busy = false;
 	if (strlen(g_sock) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "nvmfctl: socket path %s is too long\n", g_sock);
 		return NULL;
@@ -161,8 +170,13 @@ static json_object *call(json_object *req, int *code)
 	}
 	if (send(fd, s, strlen(s), MSG_NOSIGNAL) != (ssize_t)strlen(s) ||
 	    send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
-		fprintf(stderr, "nvmfctl: sending to %s: %s\n", g_sock, strerror(errno));
-		goto out;
+		send_err = errno;
+		/* a refused connection is closed at once: its one line may
+		 * still be waiting to be read */
+		if (send_err != EPIPE && send_err != ECONNRESET) {
+			fprintf(stderr, "nvmfctl: sending to %s: %s\n", g_sock, strerror(send_err));
+			goto out;
+		}
 	}
 	for (;;) {
 		ssize_t n;
@@ -185,6 +199,8 @@ static json_object *call(json_object *req, int *code)
 		n = recv(fd, buf + len, cap - len - 1, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && send_err)
+			break;
 		if (n < 0) {
 			fprintf(stderr, "nvmfctl: no answer from %s within %d s: %s\n", g_sock,
 				g_timeout_s, strerror(errno));
@@ -195,6 +211,10 @@ static json_object *call(json_object *req, int *code)
 		len += (size_t)n;
 		if (memchr(buf + len - n, '\n', (size_t)n))
 			break;
+	}
+	if (!len && send_err) {
+		fprintf(stderr, "nvmfctl: sending to %s: %s\n", g_sock, strerror(send_err));
+		goto out;
 	}
 	if (!len) {
 		fprintf(stderr, "nvmfctl: %s closed the connection without an answer\n", g_sock);
@@ -209,11 +229,54 @@ static json_object *call(json_object *req, int *code)
 			g_sock, buf);
 		goto out;
 	}
+	/* a connection nvmfd did not take: one old-style {"error":"..."} line */
+	if (json_object_object_get_ex(rep, "error", &legacy) &&
+	    json_object_is_type(legacy, json_type_string)) {
+		const char *msg = json_object_get_string(legacy);
+
+		if (strstr(msg, "too many control connections"))
+			*busy = true;
+		else
+			fprintf(stderr, "nvmfctl: %s refused the connection: %s\n", g_sock, msg);
+		json_object_put(rep);
+		rep = NULL;
+		goto out;
+	}
 	*code = 0;
 out:
 	free(buf);
 	close(fd);
 	return rep;
+}
+
+/*
+ * call_once(), again while nvmfd answers that all of its control
+ * connections are taken (a burst of clients, or idle ones holding the
+ * slots), until --timeout: nvmfd had not read the request, so nothing ran.
+ */
+static json_object *call(json_object *req, int *code)
+{
+	struct timespec t0, now;
+	unsigned int delay_ms = 10;
+	json_object *rep;
+	bool busy;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		rep = call_once(req, code, &busy);
+		if (!busy)
+			return rep;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= g_timeout_s) {
+			fprintf(stderr, "nvmfctl: %s: all of nvmfd's control connections (16) "
+				"stayed taken for %d s (--timeout)\n", g_sock, g_timeout_s);
+			return NULL;
+		}
+		/* spread the retries of a burst of clients */
+		usleep((delay_ms + (unsigned int)(now.tv_nsec / 1000) % delay_ms) * 1000u);
+		if (delay_ms < 200)
+			delay_ms *= 2;
+	}
 }
 
 /* Human output of a nvmf_get_subsystems result. */

@@ -228,8 +228,8 @@ static const char usage_text[] =
 "(when it is the only source of subsystems and listeners) and applies what\n"
 "can change live: subsystems created or deleted, the subsystems each listener\n"
 "exports, allowed hosts, allow_any_host, namespaces added or removed; other\n"
-"differences (new or removed listeners, port or subsystem attributes) are\n"
-"logged and need a restart.\n"
+"differences (new or removed listeners, port or subsystem attributes, the\n"
+"file's top-level nvmfd settings such as exec) are logged and need a restart.\n"
 "\n"
 "Exit status: 0 success, 1 runtime failure (e.g. address in use),\n"
 "2 bad option or configuration (nothing is listening).\n"
@@ -973,7 +973,9 @@ static int ctl_listen(const char *path)
 		}
 		unlink(path);
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0) {
+	/* a burst of clients waits in the backlog for a slot (nvmfd serves 16
+	 * at once); a short backlog made non-blocking connects fail EAGAIN */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
 		ret = -errno;
 		goto out_close;
 	}

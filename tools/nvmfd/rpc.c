@@ -2160,6 +2160,46 @@ static void reload_ports(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 		}
 }
 
+/*
+ * The file's top-level "nvmfd" settings (execution, limits, timeouts,
+ * statistics, control socket) are read once at start: a change to them
+ * since the file was last read (r->base; not the running values, which
+ * command-line tuning flags may have changed) is reported, not applied.
+ */
+static void reload_globals(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct tally *t)
+{
+	const struct nvmfd_cfg *b = r->base;
+	char names[256] = "";
+	size_t off = 0;
+
+	if (!b)
+		return;
+#define GLOBAL_CHANGED(cond, name)                                                          \
+	do {                                                                                \
+		if ((cond) && off < sizeof(names))                                          \
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",     \
+						off ? ", " : "", name);                     \
+	} while (0)
+	GLOBAL_CHANGED(memcmp(&b->exec, &n->exec, sizeof(n->exec)), "exec");
+	GLOBAL_CHANGED(b->max_io_size != n->max_io_size, "max_io_size");
+	GLOBAL_CHANGED(b->maxh2cdata != n->maxh2cdata, "maxh2cdata");
+	GLOBAL_CHANGED(b->kato_grace_ms != n->kato_grace_ms, "kato_grace_ms");
+	GLOBAL_CHANGED(b->auth_timeout_ms != n->auth_timeout_ms, "auth_timeout_ms");
+	GLOBAL_CHANGED(b->auth_fail_burst != n->auth_fail_burst, "auth_fail_burst");
+	GLOBAL_CHANGED(b->auth_fail_interval_ms != n->auth_fail_interval_ms,
+		       "auth_fail_interval_ms");
+	GLOBAL_CHANGED(b->stats_interval_s != n->stats_interval_s, "stats_interval");
+	GLOBAL_CHANGED(strcmp(b->control_path, n->control_path), "control");
+	GLOBAL_CHANGED(b->tls_handshake_timeout_ms != n->tls_handshake_timeout_ms,
+		       "tls.handshake_timeout_ms");
+#undef GLOBAL_CHANGED
+	if (!off)
+		return;
+	NVMFD_WARN(LOG_COMP, "reload: nvmfd settings changed (%s): they are read at start, "
+			     "restart to apply: not applied", names);
+	t->skipped++;
+}
+
 int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 {
 	struct nvmfd_cfg *n = malloc(sizeof(*n));
@@ -2209,6 +2249,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 			reload_subsys(r, oi, &n->subsys[i], &t);
 	}
 	reload_ports(r, n, &t);
+	reload_globals(r, n, &t);
 	NVMFD_INFO(LOG_COMP, "reload %s: %u change(s) applied, %u failed, %u not applicable "
 		   "while running", path, t.applied, t.failed, t.skipped);
 	/* the next reload compares with this file */
@@ -2321,14 +2362,20 @@ static void client_read(struct nvmfd_rpc *r, struct client *cl)
 	}
 }
 
-static void accept_one(struct nvmfd_rpc *r)
+/*
+ * Accept one pending connection. Return true when it took a free slot (the
+ * caller may accept the next one), false when none was pending or the
+ * connection was refused or took an idle client's slot.
+ */
+static bool accept_one(struct nvmfd_rpc *r)
 {
 	struct timeval tv = { .tv_sec = RPC_SEND_TIMEOUT_MS / 1000 };
 	struct client *cl = NULL;
+	bool took_free = true;
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return false;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS && !cl; i++)
 		if (r->clients[i].fd < 0)
@@ -2343,18 +2390,20 @@ static void accept_one(struct nvmfd_rpc *r)
 		if (now - idle->active_ns < (uint64_t)RPC_IDLE_EVICT_MS * 1000000u) {
 			legacy_error(fd, "too many control connections (16): try again later");
 			close(fd);
-			return;
+			return false;
 		}
 		NVMFD_WARN(LOG_COMP, "control socket: all %d connections taken: closing one idle "
 				     "for %" PRIu64 " s for a new client",
 			   NVMFD_RPC_MAX_CLIENTS, (now - idle->active_ns) / 1000000000u);
 		client_close(idle);
 		cl = idle;
+		took_free = false;
 	}
 	cl->fd = fd;
 	cl->len = 0;
 	cl->mode = MODE_NEW;
 	cl->active_ns = nvmfd__mono_ns();
+	return took_free;
 }
 
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
@@ -2405,6 +2454,9 @@ void nvmfd_rpc_handle(struct nvmfd_rpc *r, const struct pollfd *pfd, int n)
 	for (int i = 1; i < n && i <= NVMFD_RPC_MAX_CLIENTS; i++)
 		if (pfd[i].fd >= 0 && pfd[i].revents && r->clients[i - 1].fd == pfd[i].fd)
 			client_read(r, &r->clients[i - 1]);
+	/* every connection waiting in the backlog that a free slot can take;
+	 * with all slots taken, one (refused or given an idle client's slot) */
 	if (pfd[0].revents & POLLIN)
-		accept_one(r);
+		for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS && accept_one(r); i++)
+			;
 }

@@ -190,6 +190,11 @@ done
 # missing file and unknown built-in: exit 2 as well
 "$NVMF_BENCH" --dry-run "$tmp/none.json" 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'No such file' "$tmp/err" && ok "missing file" || bad "missing file: $rc $(cat "$tmp/err")"
+# a directory (fopen() opens one): said so, not "larger than 16 MiB"
+mkdir -p "$tmp/adir.json"
+"$NVMF_BENCH" --dry-run "$tmp/adir.json" 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'Is a directory (a scenario is a JSON file)' "$tmp/err" && ok "directory" ||
+	bad "directory: $rc $(cat "$tmp/err")"
 "$NVMF_BENCH" --dry-run no-such-builtin 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'no such built-in' "$tmp/err" && ok "unknown built-in" || bad "unknown built-in: $rc"
 "$NVMF_BENCH" --bogus-option 2> /dev/null; rc=$?

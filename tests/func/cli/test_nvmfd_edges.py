@@ -28,6 +28,22 @@ Checks, each a regression test of a defect seen:
                 refused ("too many control connections"); after that it
                 takes the slot of the one idle longest (which sees EOF) and
                 is answered, and a client that kept talking keeps its slot.
+  ctl-burst     the control socket listened with a backlog of 8 and took
+                one connection per poll pass: a burst of non-blocking
+                connects failed with EAGAIN. Now 100 at once connect, every
+                one is answered or refused with the reason, and nvmfctl
+                retries a refusal ("too many control connections") until
+                --timeout, so 48 at once all exit 0 (ctl-idle: one started
+                while 16 idle clients hold every slot is answered once the
+                oldest is 5 s idle).
+  hup-globals   SIGHUP after the file's top-level "nvmfd" settings (exec,
+                stats_interval, ...) changed: "0 change(s) applied, 0
+                failed, 0 not applicable": they were silently not applied.
+                Now one WARN names them as needing a restart, counted as
+                not applicable.
+  err-len       a configuration error naming a host NQN and a key file
+                was cut at 256 bytes ("... e.g. from 'nvme gen-dhchap-"):
+                the message is whole now (512 bytes).
   save-link     nvmfd -c LINK (a symbolic link to the config file):
                 save_config without a file name replaced the link with a
                 regular file and left the file it named stale; now the
@@ -50,6 +66,7 @@ Exit: 0 pass, 1 fail.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -61,7 +78,7 @@ TIMEOUT = 60
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
-from nvmfd_proc import stop  # noqa: E402
+from nvmfd_proc import stop, wait_log  # noqa: E402
 from nvmfd_proc import start as start_log  # noqa: E402
 
 
@@ -246,10 +263,19 @@ def main():
                       % data)
             else:
                 print("SKIP: ctl-idle: the machine took 4 s to open 16 connections")
+            # nvmfctl meanwhile retries while it is refused, and gets the
+            # slot of the idle one once it is 5 s old
+            waiter = subprocess.Popen([nvmfctl, "-s", sock, "-t", "30", "version"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True)
             # the talker stays active, the idle ones age past 5 s
             for _ in range(6):
                 time.sleep(1)
                 ask(talker)
+            wout, werr = waiter.communicate(timeout=TIMEOUT)
+            check(waiter.returncode == 0 and "nvmfd" in wout,
+                  "ctl-idle: nvmfctl started while all slots were taken retries and is "
+                  "answered: rc %d %r" % (waiter.returncode, (wout + werr).strip()))
             c = conn()
             got = ask(c)
             check(b'"result"' in got, "ctl-idle: after 5 s a new client gets a slot: %r" % got)
@@ -263,6 +289,105 @@ def main():
             for x in idle + [c, talker]:
                 x.close()
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
+        # --- hup-globals --------------------------------------------------
+        hcfg = os.path.join(work, "hup.json")
+        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                            "--allow-any-host", "--print-config"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 0, "hup-globals: --print-config: rc %d" % p.returncode)
+        with open(hcfg, "w") as f:
+            f.write(p.stdout)
+        hlog = os.path.join(work, "hup.log")
+        # "control socket at" comes once nvmfd has read the file as the base
+        # of its reloads (after "listening on"): edit it only then
+        tgt = start([nvmfd, "-c", hcfg, "--control", os.path.join(work, "hup.sock")], hlog,
+                    r"control socket at")
+        check(tgt is not None, "hup-globals: nvmfd -c starts")
+        if tgt:
+            procs.append(tgt)
+            d = json.loads(p.stdout)
+            d.setdefault("nvmfd", {}).setdefault("exec", {})["net"] = "uring"
+            d["nvmfd"]["stats_interval"] = 7
+            with open(hcfg, "w") as f:
+                json.dump(d, f)
+            tgt.send_signal(signal.SIGHUP)
+            m = wait_log(hlog, r"reload \S+: .*", tgt)
+            with open(hlog) as f:
+                text = f.read()
+            check(m and "nvmfd settings changed (exec, stats_interval): they are read at "
+                  "start, restart to apply: not applied" in text and
+                  "1 not applicable while running" in m.group(0),
+                  "hup-globals: a changed exec.net and stats_interval are reported as needing "
+                  "a restart (they were silently ignored): %r" % (m.group(0) if m else text))
+            check(stop(tgt) == 0, "hup-globals: nvmfd exits 0")
+        # --- err-len ------------------------------------------------------
+        # a bad key file of a long host NQN: the whole message, not cut
+        longhost = "nqn.2014-08.org.nvmexpress:uuid:" + "7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001"
+        badkey = os.path.join(work, "a-key-file-with-a-rather-long-name-for-the-test.key")
+        with open(badkey, "w") as f:
+            f.write("DHHC-1:00:not-a-secret: \n")
+        os.chmod(badkey, 0o600)
+        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                            "--dhchap-key", longhost + "=@" + badkey], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 2 and badkey in p.stderr and
+              "e.g. from 'nvme gen-dhchap-key') (see nvmfd --help)" in p.stderr,
+              "err-len: the bad key message is whole: rc %d %r" % (p.returncode, p.stderr))
+        # --- ctl-burst ----------------------------------------------------
+        sock = os.path.join(work, "burst.sock")
+        tgt = start(base + ["-n", "ram:1M", "--control", sock],
+                    os.path.join(work, "burst.log"), r"control socket at")
+        check(tgt is not None, "ctl-burst: nvmfd starts")
+        if tgt:
+            procs.append(tgt)
+            conns, errs = [], []
+            for _ in range(100):
+                c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                c.setblocking(False)
+                try:
+                    c.connect(sock)
+                    conns.append(c)
+                except OSError as e:
+                    errs.append(e.strerror)
+                    c.close()
+            check(len(conns) == 100, "ctl-burst: 100 non-blocking connects at once all "
+                  "succeed (the backlog was 8): %d, errors %s" % (len(conns), sorted(set(errs))))
+            answered = refused = 0
+            other = []
+            for i, c in enumerate(conns):
+                c.setblocking(True)
+                c.settimeout(20)
+                try:
+                    c.sendall((json.dumps({"jsonrpc": "2.0", "method": "nvmfd_get_version",
+                                           "id": i}) + "\n").encode())
+                except OSError:
+                    pass  # refused and closed already: its line is still there
+                data = b""
+                try:
+                    while not data.endswith(b"\n"):
+                        chunk = c.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                except OSError as e:
+                    data += str(e).encode()
+                c.close()
+                if b'"result"' in data:
+                    answered += 1
+                elif b"too many control connections" in data:
+                    refused += 1
+                else:
+                    other.append(data[:100])
+            check(answered >= 16 and answered + refused == len(conns) and not other,
+                  "ctl-burst: every client answered (%d) or refused with the reason (%d): "
+                  "others %r" % (answered, refused, other[:3]))
+            # nvmfctl retries a refusal: a burst of them all succeed
+            ps = [subprocess.Popen([nvmfctl, "-s", sock, "stats"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True) for _ in range(48)]
+            res = [(p.wait(timeout=TIMEOUT), p.stderr.read().strip()) for p in ps]
+            bad = [r for r in res if r[0] != 0]
+            check(not bad, "ctl-burst: 48 nvmfctl at once all exit 0: failures %r" % bad[:3])
+            check(stop(tgt) == 0, "ctl-burst: nvmfd exits 0")
         # --- save-link ----------------------------------------------------
         sock = os.path.join(work, "link.sock")
         realdir = os.path.join(work, "managed")

@@ -7,7 +7,8 @@
 #   - identities v1 and v0 with --verify, TLS_AES_128_GCM_SHA256 (the
 #     example's SHA-256 PSK), and TLS_AES_256_GCM_SHA384 (a SHA-384 PSK of a
 #     second host given with --psk); SPDK's keying of v0 (v0=spdk);
-#   - a wrong PSK and no TLS at all: exit 3, the target logs why, once;
+#   - a wrong PSK and no TLS at all: exit 3, the target logs why, once, and
+#     the host hints at TLS; a TLS host on a plain port: both sides say so;
 #   - the discovery log entry says treq required, sectype tls1.3;
 #   - a "not required" port (--tls=not-required): plain and TLS both work,
 #     the discovery entry says not required;
@@ -102,6 +103,8 @@ PY
 	perf wrong 3 "$HOSTNQN" -t 1 --tls --psk "$WRONG"
 	grep -q "TLS handshake refused" "$TMP/wrong.err" || fail "wrong: message does not say why"
 	perf plain 3 "$HOSTNQN" -t 1
+	grep -q "connection closed by the target before ICResp (does the port require TLS?)" \
+		"$TMP/plain.err" || fail "plain: the host does not hint at TLS: $(cat "$TMP/plain.err")"
 	perf spdk-keying 3 "$HOSTNQN" -t 1 --tls --psk "$PSK" --tls-identity spdk
 	discovery disc required tls1.3 --tls --psk "@$TMP/psk.key"
 	grep -q "binder does not verify" "$TMP/stderr" ||
@@ -165,6 +168,9 @@ if nvmfd_start -l 127.0.0.1:0 -s "$SUBNQN" -n ram:1M --allow-any-host; then
 	perf plain-port 3 "$HOSTNQN" -t 1 --tls --psk "$PSK"
 	grep -q "the host started a TLS handshake (first byte 0x16) on a port without TLS" \
 		"$TMP/stderr" || fail "plain port: the target did not name the TLS handshake"
+	grep -q "the peer did not answer with TLS (a port without TLS, or not an NVMe/TCP target?)" \
+		"$TMP/plain-port.err" ||
+		fail "plain port: the host does not say the answer is not TLS: $(cat "$TMP/plain-port.err")"
 	nvmfd_stop
 else
 	fail "nvmfd (plain port) did not start"

@@ -68,6 +68,20 @@ static void *fake_main(void *arg)
 	if (!strcmp(f->scenario, "garbage")) {
 		memset(buf, 0xa5, 128);
 		ft_write_full(fd, buf, 128);
+	} else if (!strcmp(f->scenario, "http")) {
+		static const char http[] = "HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+					   "padding the reply past one common header..........";
+
+		ft_write_full(fd, http, sizeof(http) - 1);
+	} else if (!strcmp(f->scenario, "tls-alert")) {
+		/* TLS 1.2 records: two fatal alerts (one would be shorter than a
+		 * common header), as a TLS server answers what is not a ClientHello */
+		static const uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46,
+						 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46 };
+
+		ft_write_full(fd, alert, sizeof(alert));
+	} else if (!strcmp(f->scenario, "close-at-once")) {
+		goto out_close;
 	} else if (!strcmp(f->scenario, "close-mid-pdu")) {
 		n = nvmfd_pdu_build_icresp(buf, 0, 0, 65536);
 		ft_write_full(fd, buf, n / 2);
@@ -156,7 +170,14 @@ struct expect {
 };
 
 static const struct expect expects[] = {
-	{ "garbage", -EPROTO, "ICResp mismatch" },
+	{ "garbage", -EPROTO, "the peer did not answer with an ICResp (first byte 0xa5): "
+			      "not an NVMe/TCP target?" },
+	{ "http", -EPROTO, "the peer did not answer with an ICResp (first byte 0x48 'H'): "
+			   "not an NVMe/TCP target?" },
+	{ "tls-alert", -EPROTO, "the target answered the ICReq with TLS records (first bytes "
+				"0x15 0x03): the port requires TLS" },
+	{ "close-at-once", -ECONNRESET, "connection closed by the target before ICResp (does "
+					"the port require TLS?)" },
 	{ "close-mid-pdu", -ECONNRESET, "closed by the target before ICResp" },
 	{ "no-icresp", -ETIMEDOUT, "timed out waiting for ICResp" },
 	{ "term", -ECONNRESET, "C2HTermReq received: FES 0x6" },

@@ -18,7 +18,12 @@ port 0 (the port is read from its log) and checks:
                 maximum transfer size 1048576 (MDTS)"; -o 1m runs (exit 0).
   discover      on a port nobody listens on: exit 3 and the hint "no
                 discovery controller on PORT (nvmfd listens on 4420 by
-                default; pass trsvcid:PORT)"; on nvmfd's port: exit 0.
+                default; pass trsvcid:PORT)"; on nvmfd's port: exit 0; with
+                an I/O option (-w read, --exec auto) on nvmfd's port: exit 2
+                naming the option, before connecting (no output).
+  affinity      --affinity-strict / --affinity-scope with --exec bound or
+                auto: exit 0 with one warning that they are ignored; with
+                --exec unbound: no warning.
   ipv6          traddr:[::1] (and traddr:::1) against nvmfd -l [::1]:0:
                 exit 0 (skipped if ::1 cannot be bound).
   sigint        stderr on a pty (so the 1 s progress line shows the run has
@@ -203,6 +208,20 @@ def main():
         rc, out, err = run(perf, ["discover", "-r", "traddr:127.0.0.1 trsvcid:%d" % port])
         check(rc == 0 and "Discovery Log Number of Records" in out,
               "discover trsvcid:%d: rc %d %s" % (port, rc, err.strip()))
+        for opt in (["-w", "read"], ["--exec", "auto"]):
+            rc, out, err = run(perf, ["discover", "-r", "traddr:127.0.0.1 trsvcid:%d" % port] + opt)
+            check(rc == 2 and out == "" and
+                  ("%s is for I/O runs, not discover" % opt[0]) in err,
+                  "discover %s: rc %d, %r" % (" ".join(opt), rc, err.strip()))
+
+        # 5. --affinity-* shape unbound placement only: a warning otherwise
+        warn = "--affinity-scope/--affinity-strict apply to --exec unbound only; ignored"
+        for opt, warned in ((["--affinity-strict"], True),
+                            (["--exec", "auto", "--affinity-scope", "smt"], True),
+                            (["--exec", "unbound", "--affinity-strict"], False)):
+            rc, out, err = run(perf, ["-r", trid, "-t", "1", "-q", "1"] + opt)
+            check(rc == 0 and (err.count(warn) == 1) == warned and err.count(warn) <= 1,
+                  "affinity %s: rc %d, %r" % (" ".join(opt), rc, err.strip()[-300:]))
 
         # 6. signals: partial report, marked interrupted
         rc, out, err, sent = run_signal(perf, ["-r", trid, "-w", "randrw", "--verify", "--json",

@@ -103,6 +103,52 @@ static void test_args_defaults_discover(void **state)
 	assert_string_equal(o.trid.subnqn, NVMFD_DISC_NQN);
 }
 
+/* discover uses -r, --digest, --json, --timeout and the security options;
+ * an I/O option with it is a usage error naming it, not silently ignored */
+static void test_discover_io_options(void **state)
+{
+	static const char *const io[][2] = {
+		{ "-w", "read" },	   { "-q", "8" },	    { "-t", "1" },
+		{ "-P", "2" },		   { "-o", "8k" },	    { "--ns", "1" },
+		{ "--exec", "auto" },	   { "--cpus", "0" },	    { "--rate", "10" },
+		{ "--verify-state", "f" }, { "--idle-poll-us", "5" }, { "--warmup", "1" },
+	};
+	static const char *const flags[] = { "--verify", "--busy-poll", "--disable-sqflow",
+					     "--affinity-strict", "--auto-bound" };
+	const char *ok[] = { "nvmf-perf", "discover", "-r", TRID, "--digest", "hdr",
+			     "--json", "--timeout", "500" };
+	struct perf_opts o;
+	char err[256], want[64];
+
+	assert_int_equal(parse(&o, err, sizeof(err), 9, ok), 0);
+	assert_true(o.discover && o.hdgst && o.json);
+	assert_int_equal(o.timeout_ms, 500);
+	for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++) {
+		const char *a[] = { "nvmf-perf", "discover", "-r", TRID, io[i][0], io[i][1] };
+
+		err[0] = '\0';
+		assert_int_equal(parse(&o, err, sizeof(err), 6, a), -EINVAL);
+		snprintf(want, sizeof(want), "%s is for I/O runs, not discover", io[i][0]);
+		if (!strstr(err, want))
+			fail_msg("%s %s: '%s'", io[i][0], io[i][1], err);
+	}
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		const char *a[] = { "nvmf-perf", "discover", "-r", TRID, flags[i] };
+
+		err[0] = '\0';
+		assert_int_equal(parse(&o, err, sizeof(err), 5, a), -EINVAL);
+		snprintf(want, sizeof(want), "%s is for I/O runs, not discover", flags[i]);
+		if (!strstr(err, want))
+			fail_msg("%s: '%s'", flags[i], err);
+	}
+	/* the same options without discover are fine */
+	{
+		const char *a[] = { "nvmf-perf", "-r", TRID, "-w", "read", "-q", "8" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 7, a), 0);
+	}
+}
+
 static void test_args_errors(void **state)
 {
 	static const struct {
@@ -484,7 +530,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args_full),   cmocka_unit_test(test_args_defaults_discover),
-		cmocka_unit_test(test_args_multi_rate),
+		cmocka_unit_test(test_args_multi_rate),	   cmocka_unit_test(test_discover_io_options),
 		cmocka_unit_test(test_args_errors), cmocka_unit_test(test_help),
 		cmocka_unit_test(test_verify_roundtrip), cmocka_unit_test(test_verify_needs_writes),
 		cmocka_unit_test(test_mdts_bytes),	   cmocka_unit_test(test_help_text),
