@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: MIT
 # common.sh - helpers of the scale, storm and soak scripts (sourced).
 # Env: NVMFD_BIN (directory with nvmfd and nvmf-perf; default build/bin of
-# this tree), SCALE_WORK (scratch directory; default a new /tmp dir).
+# this tree), SCALE_WORK (scratch directory; default a new /tmp dir),
+# TGT_SESSION (own: nvmfd runs in a session of its own, via setsid; default
+# shared: in the script's session, with the hosts). With the kernel's
+# sched_autogroup on, one session is one scheduling group: shared, nvmfd's
+# few workers compete thread by thread with thousands of host threads on
+# the same CPUs; own, the target's group and the hosts' group share the
+# CPUs half and half when both want them, as a target on its own machine
+# would not be starved by its hosts.
 
 BIN=${NVMFD_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 NVMFD=$BIN/nvmfd
@@ -27,7 +34,13 @@ start_tgt() {
 	local log=$1 skip
 	shift
 	skip=$(cat "$log" 2>/dev/null | wc -l)
-	"$NVMFD" -l "${NVMFD_LISTEN:-127.0.0.1:0}" -s "$NQN" -n "${NS:-ram:256M}" \
+	local sess=()
+	case ${TGT_SESSION:-shared} in
+	own) sess=(setsid) ;; # not a group leader here: setsid execs, same pid
+	shared) ;;
+	*) echo "TGT_SESSION must be own or shared, not '$TGT_SESSION'" >&2; exit 2 ;;
+	esac
+	"${sess[@]}" "$NVMFD" -l "${NVMFD_LISTEN:-127.0.0.1:0}" -s "$NQN" -n "${NS:-ram:256M}" \
 		--allow-any-host "$@" >>"$log" 2>&1 &
 	TGT_PID=$!
 	for _ in $(seq 200); do
