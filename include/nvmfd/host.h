@@ -388,12 +388,18 @@ struct nvmfd_host_qp *nvmfd_host_ctrl_qp(struct nvmfd_host_ctrl *ctrl, uint32_t 
  *         key change, or did not prove the controller secret; the message
  *         in nvmfd_host_ctrl_errmsg() names the reason code);
  *         -EOPNOTSUPP (the admin queue did not authenticate at connect);
- *         -ENOTCONN; -EREMOTEIO (Authentication Send/Receive completed
- *         with an error status, which the message decodes); -ETIMEDOUT and
- *         transport errors (the connection then failed).
- * Context: any thread; serialized with the admin helpers and keep-alive;
- *          blocks for the transaction (tens of ms of DH arithmetic with
- *          ffdhe8192), at most a few timeouts.
+ *         -ENOTCONN; -EBUSY (another thread's re-authentication of the
+ *         admin queue is running); -EREMOTEIO (Authentication
+ *         Send/Receive completed with an error status, which the message
+ *         decodes); -ETIMEDOUT and transport errors (the connection then
+ *         failed).
+ * Context: any thread; blocks for the transaction (tens of ms of DH
+ *          arithmetic with ffdhe8192), at most a few timeouts. It holds
+ *          the admin mutex neither while it waits (for a free slot when
+ *          every one is busy, for each completion) nor during the DH
+ *          arithmetic, so keep-alive goes on and the admin helpers of
+ *          other threads run meanwhile; while only the slot it keeps is
+ *          free they wait for a slot.
  */
 int nvmfd_host_ctrl_reauth(struct nvmfd_host_ctrl *ctrl);
 
@@ -447,7 +453,10 @@ struct nvmfd_host_cpl {
  *         completed with an error status (see @cpl); -ETIMEDOUT; -ENOTCONN;
  *         transport errors as nvmfd_host_ctrl_connect().
  * Context: any thread; serialized with the keep-alive thread, which goes on
- *          sending while this call waits.
+ *          sending while this call waits. When every admin request slot is
+ *          busy (Keep Alives, other threads' commands, the slot a
+ *          re-authentication keeps), it first waits for one, at most the
+ *          timeout.
  */
 int nvmfd_host_admin_cmd(struct nvmfd_host_ctrl *ctrl, const struct nvmfd_sqe *sqe, void *buf,
 			 uint32_t len, bool write, struct nvmfd_host_cpl *cpl);

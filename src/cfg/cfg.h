@@ -204,9 +204,10 @@ struct nvmfd_cfg {
 	uint32_t tls_handshake_timeout_ms; /* accept to finished TLS handshake; 0: none */
 	struct nvmfd_cfg_exec exec;
 	uint32_t kato_grace_ms; /* extra time before a keep-alive expiry (default 1000 as nvmet's kato rounding) */
-	/* fsync the namespaces holding writes no Flush covered at stop
-	 * (default false: the page cache keeps them and the kernel writes
-	 * them back; doc/nvmfd.md SIGNALS) */
+	/* fsync the namespaces holding writes no Flush covered at stop and
+	 * when one is removed (then on a thread of its own; default false:
+	 * the page cache keeps them and the kernel writes them back;
+	 * doc/nvmfd.md SIGNALS) */
 	bool stop_flush;
 	uint32_t max_io_size; /* MDTS in bytes (default 1 MiB) */
 	uint32_t maxh2cdata; /* bytes (default 128 KiB) */

@@ -7,6 +7,8 @@
  * message) commands, as NVMe Base 2.0 §5.21 / §8.13.5 describe.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +90,41 @@ static const char *msg_name(const uint8_t *msg, size_t len)
 }
 
 /*
+ * One DH-HMAC-CHAP step of the host state machine (the DH arithmetic: tens
+ * of ms with ffdhe8192, seconds under a sanitizer on a loaded machine),
+ * with @unlock (held on entry) released meanwhile when not NULL.
+ */
+static int dhchap_step(pthread_mutex_t *unlock, struct nvmfd_auth_host *h, const uint8_t *in,
+		       uint8_t *out, size_t *outlen)
+{
+	int ret;
+
+	if (unlock)
+		pthread_mutex_unlock(unlock);
+	if (!in) {
+		ret = nvmfd_auth_host_start(h, out, NVMFD_AUTH_MSG_MAX);
+		if (ret >= 0) {
+			*outlen = (size_t)ret;
+			ret = NVMFD_AUTH_NEXT_SEND_RECV;
+		}
+	} else {
+		ret = nvmfd_auth_host_step(h, in, AUTH_RECV_AL, out, NVMFD_AUTH_MSG_MAX, outlen);
+	}
+	if (unlock)
+		pthread_mutex_lock(unlock);
+	return ret;
+}
+
+/*
  * One DH-HMAC-CHAP transaction on @qp with the secrets of ctrl->opts: the
- * first one after Connect (@last "Connect") or a re-authentication.
+ * first one after Connect (@last "Connect") or a re-authentication. The
+ * arithmetic between two commands runs with @unlock (the admin_lock a
+ * re-authentication of the admin queue holds, or NULL) released, so
+ * keep-alive and other admin commands go on meanwhile.
  * Return: as nvmfd__host_qp_authenticate() (without -EOPNOTSUPP).
  */
 static int qp_dhchap(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, const char *subnqn,
-		     const char *last)
+		     const char *last, pthread_mutex_t *unlock)
 {
 	const struct nvmfd_host_ctrl_opts *o = &ctrl->opts;
 	struct nvmfd_auth_key key, ckey;
@@ -135,11 +166,11 @@ static int qp_dhchap(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, con
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = nvmfd_auth_host_start(h, out, NVMFD_AUTH_MSG_MAX);
-	if (ret < 0)
+	next = dhchap_step(unlock, h, NULL, out, &outlen);
+	if (next < 0) {
+		ret = next;
 		goto out_free;
-	outlen = (size_t)ret;
-	next = NVMFD_AUTH_NEXT_SEND_RECV;
+	}
 	for (;;) {
 		if (outlen) {
 			ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_SEND, out, (uint32_t)outlen, last);
@@ -176,7 +207,7 @@ static int qp_dhchap(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp, con
 		ret = auth_cmd(qp, NVMFD_FCTYPE_AUTH_RECV, in, AUTH_RECV_AL, last);
 		if (ret < 0)
 			goto out_free;
-		next = nvmfd_auth_host_step(h, in, AUTH_RECV_AL, out, NVMFD_AUTH_MSG_MAX, &outlen);
+		next = dhchap_step(unlock, h, in, out, &outlen);
 		if (next < 0) {
 			ret = next;
 			nvmfd__host_qp_seterr(qp, "DH-HMAC-CHAP failed: %s",
@@ -223,11 +254,12 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
 					  "(AUTHREQ ATR) and no host secret is configured");
 		return -EACCES;
 	}
-	return qp_dhchap(ctrl, qp, subnqn, "Connect");
+	return qp_dhchap(ctrl, qp, subnqn, "Connect", NULL);
 }
 
 int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp)
 {
+	bool admin = qp->qid == 0;
 	int ret;
 
 	if (qp->state != HOST_QP_LIVE)
@@ -241,11 +273,22 @@ int nvmfd__host_qp_reauth(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_qp *qp
 					  "controller asked for no DH-HMAC-CHAP)");
 		return -EOPNOTSUPP;
 	}
-	ret = nvmfd__host_qp_reserve_slot(qp);
-	if (ret < 0)
-		return ret;
-	ret = qp_dhchap(ctrl, qp, ctrl->trid.subnqn, "last transaction");
-	qp->reserve = 0;
+	if (admin) {
+		/* without admin_lock while it waits (a slot, a completion,
+		 * the arithmetic): keep-alive and other admin callers go on */
+		ret = nvmfd__host_admin_reserve_slot_locked(ctrl);
+		if (ret < 0)
+			return ret;
+		ret = qp_dhchap(ctrl, qp, ctrl->trid.subnqn, "last transaction",
+				&ctrl->admin_lock);
+		nvmfd__host_admin_unreserve_locked(ctrl);
+	} else {
+		ret = nvmfd__host_qp_reserve_slot(qp);
+		if (ret < 0)
+			return ret;
+		ret = qp_dhchap(ctrl, qp, ctrl->trid.subnqn, "last transaction", NULL);
+		qp->reserve = 0;
+	}
 	if (ret < 0 && qp->state == HOST_QP_LIVE) {
 		char why[HOST_ERRMSG_LEN];
 		const char *w = qp->errmsg;

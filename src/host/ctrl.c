@@ -293,15 +293,19 @@ int nvmfd__host_admin_wait_locked(struct nvmfd_host_ctrl *ctrl, const bool *done
 }
 
 /*
- * Keep Alives in flight may hold every slot of a small admin queue
- * (admin_queue_size 2 leaves one): wait until one is free, at most the
- * command timeout. Return: 0, or the admin qp's error. admin_lock held.
+ * Keep Alives, other threads' commands and a re-authentication (which keeps
+ * one slot for its own commands, qp->reserve) may hold every slot a new
+ * command could take (admin_queue_size 2 leaves one): wait until one is
+ * free, at most the command timeout, with admin_lock released while asleep.
+ * Every held slot is a command in flight (it completes or times out) or
+ * the re-authentication's (it ends), so the wait ends.
+ * Return: 0, or the admin qp's error. admin_lock held.
  */
 static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
 {
 	uint64_t deadline = nvmfd__host_now_ns() + ctrl->admin->timeout_ns;
 
-	while (!ctrl->admin->nr_free && ctrl->ka_inflight) {
+	while (ctrl->admin->nr_free <= ctrl->admin->reserve) {
 		int ret = admin_poll_once_locked(ctrl, ms_until(deadline));
 
 		if (ret < 0)
@@ -310,6 +314,42 @@ static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
 			return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+int nvmfd__host_admin_reserve_slot_locked(struct nvmfd_host_ctrl *ctrl)
+{
+	struct nvmfd_host_qp *qp = ctrl->admin;
+	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
+	int ret;
+
+	qp->reserve = 1;
+	while (qp->nr_free == 0) {
+		if (nvmfd__host_now_ns() >= deadline) {
+			nvmfd__host_qp_seterr(qp, "no request slot became free within the timeout");
+			ret = -ETIMEDOUT;
+			goto out_undo;
+		}
+		/* as a command's wait: keep-alive and the other admin
+		 * callers go on, one thread polls */
+		ret = admin_poll_once_locked(ctrl, ms_until(deadline));
+		if (ret < 0)
+			goto out_undo;
+	}
+	return 0;
+
+out_undo:
+	nvmfd__host_admin_unreserve_locked(ctrl);
+	return ret;
+}
+
+void nvmfd__host_admin_unreserve_locked(struct nvmfd_host_ctrl *ctrl)
+{
+	ctrl->admin->reserve = 0;
+	/* the commands waiting for the kept slot (admin_slot_wait_locked()),
+	 * asleep or polling */
+	pthread_cond_broadcast(&ctrl->admin_cond);
+	if (ctrl->admin_polling)
+		admin_wake(ctrl);
 }
 
 /* Run one admin command; admin_lock must be held. */
@@ -363,8 +403,14 @@ int nvmfd_host_ctrl_reauth(struct nvmfd_host_ctrl *ctrl)
 	if (!ctrl->connected || !ctrl->admin || ctrl->admin->state != HOST_QP_LIVE) {
 		ctrl_seterr(ctrl, "admin queue: not connected");
 		ret = -ENOTCONN;
+	} else if (ctrl->reauth_running) {
+		/* the lock is released while a transaction waits */
+		ctrl_seterr(ctrl, "admin queue: a re-authentication is already running");
+		ret = -EBUSY;
 	} else {
+		ctrl->reauth_running = true;
 		ret = nvmfd__host_qp_reauth(ctrl, ctrl->admin);
+		ctrl->reauth_running = false;
 		if (ret < 0)
 			ctrl_qp_err(ctrl, ctrl->admin, ret, "admin queue");
 	}

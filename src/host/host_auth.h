@@ -30,7 +30,10 @@ int nvmfd__host_qp_authenticate(struct nvmfd_host_ctrl *ctrl, struct nvmfd_host_
  * nvmfd__host_qp_reauth() - run a new DH-HMAC-CHAP transaction on a live
  * @qp that authenticated at connect (nvmfd_host_qp_reauth()). Commands
  * outstanding on @qp keep completing meanwhile (their callbacks run); one
- * request slot is kept for the transaction's own commands.
+ * request slot is kept for the transaction's own commands. On the admin
+ * queue admin_lock is released while the transaction waits (for a slot,
+ * a completion, its DH arithmetic), so the caller guards against a second
+ * transaction running meanwhile (ctrl->reauth_running).
  * Return: as nvmfd_host_qp_reauth(); qp->errmsg says why it failed.
  * Context: the qp's owner (admin queue: under admin_lock), not a callback.
  */

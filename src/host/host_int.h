@@ -135,6 +135,7 @@ struct nvmfd_host_ctrl {
 	bool admin_polling;
 	int admin_efd;
 	bool ready; /* CSTS.RDY seen (Keep Alive allowed); admin_lock */
+	bool reauth_running; /* nvmfd_host_ctrl_reauth() in progress; admin_lock */
 	struct nvmfd_host_qp **qps;
 	uint32_t nr_qps;
 	struct nvmfd_host_ctrl_info info;
@@ -186,6 +187,24 @@ void nvmfd__host_qp_seterr(struct nvmfd_host_qp *qp, const char *fmt, ...)
  */
 int nvmfd__host_admin_wait_locked(struct nvmfd_host_ctrl *ctrl, const bool *done,
 				  uint64_t deadline);
+
+/**
+ * nvmfd__host_admin_reserve_slot_locked() - nvmfd__host_qp_reserve_slot()
+ * for the admin queue: keep one slot for a re-authentication's commands,
+ * first waiting until one is free as a command waits for its completion
+ * (admin_lock released while asleep, one thread polls), so keep-alive and
+ * the other callers go on; they wait for a slot while the kept one is the
+ * last (admin_slot_wait_locked()). Undo with
+ * nvmfd__host_admin_unreserve_locked().
+ * Return: 0; -ETIMEDOUT when none became free within the qp timeout (the
+ *         qp stays live); the admin qp's error. Nothing kept on failure.
+ * Context: admin_lock held.
+ */
+int nvmfd__host_admin_reserve_slot_locked(struct nvmfd_host_ctrl *ctrl);
+
+/* Give the kept slot back and wake the commands waiting for it.
+ * Context: admin_lock held. */
+void nvmfd__host_admin_unreserve_locked(struct nvmfd_host_ctrl *ctrl);
 
 /* tls.c */
 /**

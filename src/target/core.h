@@ -207,6 +207,10 @@ struct nvmfd_tgt {
 	bool started;
 	bool stopped;
 	bool bk_closed;
+	/* removed namespaces being fsynced on threads of their own
+	 * (stop_flush; subsys.c ns_close_drained()); tgt->lock */
+	unsigned int bk_closers;
+	pthread_cond_t bk_closers_cond;
 	/* DH-HMAC-CHAP queue transactions (atomics, auth.c): succeeded,
 	 * failed, and queues closed for not authenticating in time */
 	uint64_t auth_ok;

@@ -342,6 +342,7 @@ int nvmfd__tgt_core_create(const struct nvmfd_cfg *cfg, struct nvmfd_tgt **out)
 		return -ENOMEM;
 	tgt->cfg = cfg;
 	pthread_mutex_init(&tgt->lock, NULL);
+	pthread_cond_init(&tgt->bk_closers_cond, NULL);
 	pthread_mutex_init(&tgt->port_lock, NULL);
 	pthread_mutex_init(&tgt->auth_fail_lock, NULL);
 	{
@@ -384,9 +385,19 @@ out_free_tgt:
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	pthread_mutex_destroy(&tgt->port_lock);
 	pthread_mutex_destroy(&tgt->auth_fail_lock);
+	pthread_cond_destroy(&tgt->bk_closers_cond);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	return ret;
+}
+
+/* Until every closer thread (ns_close_drained()) is done. */
+static void wait_closers(struct nvmfd_tgt *tgt)
+{
+	pthread_mutex_lock(&tgt->lock);
+	while (tgt->bk_closers)
+		pthread_cond_wait(&tgt->bk_closers_cond, &tgt->lock);
+	pthread_mutex_unlock(&tgt->lock);
 }
 
 /**
@@ -408,6 +419,8 @@ int nvmfd__tgt_core_close_backends(struct nvmfd_tgt *tgt, bool sync_dirty, unsig
 		*nr_dirty = 0;
 	if (tgt->bk_closed)
 		return 0;
+	/* removed namespaces still being fsynced (stop_flush) */
+	wait_closers(tgt);
 	for (unsigned int i = 0; i < tgt->nr_subsys; i++)
 		subsys_close_backends(tgt->subsys[i], sync_dirty, nr_dirty, &err);
 	for (struct nvmfd_tgt_subsys *z = tgt->zombies; z; z = z->zombie_next)
@@ -440,6 +453,7 @@ void nvmfd__tgt_core_destroy(struct nvmfd_tgt **tgtp)
 		subsys_free(tgt->disc);
 	nvmfd_cq_pool_destroy(&tgt->cqpool);
 	pthread_mutex_destroy(&tgt->port_lock);
+	pthread_cond_destroy(&tgt->bk_closers_cond);
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
 	*tgtp = NULL;
@@ -789,14 +803,109 @@ static bool subsys_drained_locked(const struct nvmfd_tgt_subsys *s)
 	return !s->ctrls && __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE) == 0;
 }
 
+/* The drained namespace @ns is closed: free its slot. @closer: it was
+ * closed on a closer thread (ns_closer_main()). */
+static void ns_closed(struct nvmfd_tgt *tgt, struct nvmfd_tgt_subsys *s,
+		      struct nvmfd_tgt_ns *ns, int ret, bool closer)
+{
+	if (ret < 0)
+		NVMFD_ERR(COMP, "subsystem %s: removed namespace (%s): close: %s", s->nqn,
+			  ns->path, strerror(-ret));
+	else
+		NVMFD_INFO(COMP, "subsystem %s: removed namespace (%s) drained and closed", s->nqn,
+			   ns->path);
+	pthread_mutex_lock(&tgt->lock);
+	ns->bk = NULL;
+	__atomic_store_n(&ns->state, NVMFD_TGT_NS_FREE, __ATOMIC_RELAXED);
+	if (closer && --tgt->bk_closers == 0)
+		pthread_cond_broadcast(&tgt->bk_closers_cond);
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+struct ns_closer {
+	struct nvmfd_tgt *tgt;
+	struct nvmfd_tgt_subsys *s;
+	struct nvmfd_tgt_ns *ns;
+	struct nvmfd_bk *bk;
+};
+
+/* A removed namespace's fsync and close (stop_flush) on a thread of its
+ * own: the slot, the subsystem (a deleted one stays a zombie until its
+ * slots are free) and the target outlive it (the stop waits for
+ * tgt->bk_closers). */
+static void *ns_closer_main(void *arg)
+{
+	struct ns_closer *c = arg;
+	int ret = nvmfd_bk_close(&c->bk);
+
+	ns_closed(c->tgt, c->s, c->ns, ret, true);
+	free(c);
+	return NULL;
+}
+
+/*
+ * Close the drained backend @bk of @ns (CLOSING, claimed by the caller)
+ * as the stop does: one holding writes no Flush covered is closed without
+ * an fsync, its writes left to the kernel's writeback (the promise of an
+ * acknowledged write without a later Flush, VWC = 1), unless stop_flush
+ * asks for the fsync; that one runs on a detached thread of its own, so
+ * neither the control thread (the removal's RPC) nor housekeeping
+ * (keep-alive expiry) waits for the device (an fsync took 0.9-17 s here,
+ * doc/nvmfd.md SIGNALS).
+ */
+static void ns_close_drained(struct nvmfd_tgt *tgt, struct nvmfd_tgt_subsys *s,
+			     struct nvmfd_tgt_ns *ns, struct nvmfd_bk *bk)
+{
+	bool flush = tgt->cfg->stop_flush;
+	struct ns_closer *c;
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
+
+	if (!nvmfd_bk_dirty(bk)) {
+		ns_closed(tgt, s, ns, nvmfd_bk_close(&bk), false);
+		return;
+	}
+	/* ns->nsid is cleared by the removal: the path names it */
+	NVMFD_INFO(COMP, "subsystem %s: removed namespace (%s): writes no Flush covered: %s",
+		   s->nqn, ns->path, flush ? "fsync at removal (stop_flush), on a thread of its own" :
+			   "left to the kernel's writeback, no fsync at removal");
+	if (!flush) {
+		ns_closed(tgt, s, ns, nvmfd_bk_close_nosync(&bk), false);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c) {
+		*c = (struct ns_closer){ .tgt = tgt, .s = s, .ns = ns, .bk = bk };
+		pthread_mutex_lock(&tgt->lock);
+		tgt->bk_closers++;
+		pthread_mutex_unlock(&tgt->lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = pthread_create(&th, &attr, ns_closer_main, c);
+		pthread_attr_destroy(&attr);
+		if (ret == 0)
+			return;
+		pthread_mutex_lock(&tgt->lock);
+		tgt->bk_closers--;
+		pthread_mutex_unlock(&tgt->lock);
+		free(c);
+	}
+	NVMFD_WARN(COMP, "subsystem %s: removed namespace (%s): no thread for the fsync: done here",
+		   s->nqn, ns->path);
+	ns_closed(tgt, s, ns, nvmfd_bk_close(&bk), false);
+}
+
 /**
  * nvmfd__tgt_reap() - close the backends of removed namespaces whose
- * backend ios have all completed (flush, close, file lock released, slot
- * free), and free deleted subsystems nobody holds any more.
+ * backend ios have all completed (close, file lock released, slot free;
+ * one holding writes no Flush covered without an fsync, or with
+ * stop_flush fsynced on a thread of its own: ns_close_drained()), and free
+ * deleted subsystems nobody holds any more.
  * @tgt: target.
- * Return: backends closed.
+ * Return: backends closed or handed to a closer thread.
  * Context: control or housekeeping thread (not a queue's); takes tgt->lock,
- *          closes (fsync) outside it.
+ *          closes outside it; never waits for an fsync.
  */
 unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt)
 {
@@ -807,7 +916,6 @@ unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt)
 		struct nvmfd_tgt_ns *ns = NULL;
 		struct nvmfd_bk *bk;
 		uint32_t i;
-		int ret;
 
 		pthread_mutex_lock(&tgt->lock);
 		if (tgt->bk_closed) {
@@ -837,17 +945,7 @@ unsigned int nvmfd__tgt_reap(struct nvmfd_tgt *tgt)
 		}
 		bk = ns->bk;
 		pthread_mutex_unlock(&tgt->lock);
-		ret = nvmfd_bk_close(&bk);
-		if (ret < 0)
-			NVMFD_ERR(COMP, "subsystem %s: removed namespace (%s): close: %s", s->nqn,
-				  ns->path, strerror(-ret));
-		else
-			NVMFD_INFO(COMP, "subsystem %s: removed namespace (%s) drained and closed",
-				   s->nqn, ns->path);
-		pthread_mutex_lock(&tgt->lock);
-		ns->bk = NULL;
-		__atomic_store_n(&ns->state, NVMFD_TGT_NS_FREE, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&tgt->lock);
+		ns_close_drained(tgt, s, ns, bk);
 		closed++;
 	}
 	return closed;

@@ -9,7 +9,12 @@
 #    a restart (nvmf-perf --verify-state: they were in the page cache);
 #  - --stop-flush, given as the config key "stop_flush": true (written by
 #    --print-config with the flag): the same namespace is fsynced at stop;
-#  - a namespace only read since it was opened needs no fsync either way.
+#  - a namespace only read since it was opened needs no fsync either way;
+#  - removal over the control socket (nvmfctl remove-ns) does as the stop:
+#    by default closed without an fsync (and the acknowledged writes read
+#    back after re-adding the file), with stop_flush fsynced on a thread of
+#    its own; the control socket answers the next request either way, and
+#    the file comes free (its lock released) for a re-add.
 # What happened is asserted from the log, never from timing.
 #
 # Env: NVMFD, NVMF_PERF = the binaries.
@@ -72,6 +77,49 @@ has log4 "nsid 1: writes no Flush covered" && fail "a read-only run left the nam
 has log4 "0 namespaces held writes no Flush covered: nothing to fsync" ||
 	fail "read run: stop line: $(grep 'stopped in' "$TMP/log4")"
 
+# 5. removal: as the stop, no fsync by default; with stop_flush one, off
+# the control thread (the removal's answer does not wait for it)
+NVMFCTL=${NVMFCTL:-$(dirname "$NVMFD")/nvmfctl}
+CTL=$TMP/ctl.sock
+ctl() { "$NVMFCTL" -s "$CTL" "$@"; }
+# the namespace's slot is free once the re-add of the same file works (its
+# lock released); bounded by 1200 tries 0.1 s apart, a bound for a hang
+readd() {
+	for _ in $(seq 1200); do
+		ctl add-ns $NQN "file:$TMP/ns.img" 1 >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+removal() { # NAME ARGS...: write, remove over the control socket, re-add
+	local name=$1
+	shift
+	nvmfd_start "$@" --control "$CTL" || return 1
+	perf -w randrw -M 10 --verify-state "$ST.$name" >"$TMP/$name.o1" 2>&1 ||
+		fail "$name: write run: exit $? $(cat "$TMP/$name.o1")"
+	ctl remove-ns $NQN 1 >"$TMP/$name.rm" 2>&1 || fail "$name: remove-ns: $(cat "$TMP/$name.rm")"
+	ctl get-subsystems >/dev/null 2>&1 || fail "$name: the control socket no longer answers"
+	readd || fail "$name: the file never came free for a re-add: $(cat "$TMP/stderr")"
+	perf -w randrw -M 50 --verify-state "$ST.$name" >"$TMP/$name.o2" 2>&1 ||
+		fail "$name: read-back run after the re-add: exit $? $(cat "$TMP/$name.o2")"
+	[ "$(checked "$TMP/$name.o2")" -gt 0 ] 2>/dev/null ||
+		fail "$name: the run after the re-add checked none of the slots: $(cat "$TMP/$name.o2")"
+	nvmfd_stop
+	cp "$TMP/stderr" "$TMP/$name.log"
+}
+RM_LEFT="removed namespace ($TMP/ns.img): writes no Flush covered: left to the kernel's writeback, no fsync at removal"
+RM_SYNCED="removed namespace ($TMP/ns.img): writes no Flush covered: fsync at removal (stop_flush), on a thread of its own"
+removal rm-default "${args[@]}"
+has rm-default.log "$RM_LEFT" || fail "removal: no '$RM_LEFT' line: $(cat "$TMP/rm-default.log")"
+has rm-default.log "fsync at removal (stop_flush)" && fail "default removal fsynced: $(cat "$TMP/rm-default.log")"
+has rm-default.log "removed namespace ($TMP/ns.img) drained and closed" ||
+	fail "removal: not closed: $(cat "$TMP/rm-default.log")"
+removal rm-flush -c "$TMP/cfg.json"
+has rm-flush.log "$RM_SYNCED" || fail "stop_flush removal: no '$RM_SYNCED' line: $(cat "$TMP/rm-flush.log")"
+has rm-flush.log "removed namespace ($TMP/ns.img) drained and closed" ||
+	fail "stop_flush removal: not closed: $(cat "$TMP/rm-flush.log")"
+
 [ $failures = 0 ] && echo "PASS: default stop leaves dirty data to writeback (and it reads back" \
-	"after a restart); stop_flush fsyncs; a clean namespace needs neither"
+	"after a restart); stop_flush fsyncs; a clean namespace needs neither;" \
+	"removal does as the stop"
 exit $((failures > 0))

@@ -29,15 +29,25 @@
  *                     names AUTH_Failure1 "authentication failed"; the
  *                     fake then refuses commands (AUTH_REQUIRED)
  *   reauth-none       the fake asks for no authentication: -EOPNOTSUPP
+ *   reauth-slot-wait  admin queue of two slots, both held by other
+ *                     threads' commands the fake does not answer yet: a
+ *                     re-authentication waits for a slot without holding
+ *                     the admin mutex (the test takes it while the wait
+ *                     is seen in progress), a third thread's command
+ *                     waits for a slot meanwhile instead of failing with
+ *                     -EAGAIN, a second re-authentication gets -EBUSY;
+ *                     once the fake answers, every call succeeds
  *
  * Usage: test_host_auth <scenario>; exit 0 pass, 1 fail.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nvmfd/host.h>
@@ -45,6 +55,7 @@
 
 #include "../../lib/fake_tgt.h"
 #include "../../lib/host_check.h"
+#include "host/host_int.h" /* reauth-slot-wait: the admin mutex and queue */
 #include "internal/auth.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:9b7c3a5e-51a4-4bd7-9a0e-2b1e3d4c5f60"
@@ -69,8 +80,63 @@ struct fake {
 	unsigned int negotiates;
 	unsigned int success2s;
 	uint16_t tids[4]; /* T_IDs of the first Negotiates */
+	/* reauth-slot-wait: the first hold_max Get Features are left
+	 * unanswered (held) until a byte arrives on release[0] */
+	unsigned int hold_max;
+	int release[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	unsigned int nr_held; /* mu */
+	uint16_t held[4];
 	char fail[256];
 };
+
+/* Wait for the next PDU on @fd; answer the held commands when the test
+ * releases them. Return: 0 when @fd is readable, -1 on timeout/error. */
+static int fake_wait_pdu(struct fake *f, int fd)
+{
+	if (!f->hold_max)
+		return 0; /* ft_read_pdu() waits itself */
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+					 { .fd = f->release[0], .events = POLLIN } };
+
+		/* a bound for a hang: the test releases once it saw the wait */
+		if (poll(pfd, 2, 120000) <= 0)
+			return -1;
+		if (pfd[1].revents) {
+			char b;
+
+			if (read(f->release[0], &b, 1) != 1)
+				return -1;
+			pthread_mutex_lock(&f->mu);
+			for (unsigned int i = 0; i < f->nr_held; i++)
+				ft_send_rsp(fd, f->held[i], 0, 0, 0, 0);
+			f->hold_max = 0; /* answer the rest at once */
+			pthread_mutex_unlock(&f->mu);
+			return 0;
+		}
+		if (pfd[0].revents)
+			return 0;
+	}
+}
+
+/* reauth-slot-wait: hold this Get Features? Return: true when held. */
+static bool fake_hold(struct fake *f, const struct nvmfd_sqe *s)
+{
+	bool held = false;
+
+	if (s->opc != 0x0a)
+		return false;
+	pthread_mutex_lock(&f->mu);
+	if (f->nr_held < f->hold_max) {
+		f->held[f->nr_held++] = s->cid;
+		pthread_cond_broadcast(&f->cond);
+		held = true;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return held;
+}
 
 static void fake_admin(struct fake *f, int fd, struct ft_pdu *p)
 {
@@ -114,6 +180,7 @@ static void *fake_main(void *arg)
 		.hashes = f->hashes, .dhgroups = f->dhgroups,
 	};
 	size_t plen = 0;
+	bool usable = false;
 	int fd;
 
 	if (nvmfd_auth_key_parse(KEY_A, &hk) || nvmfd_auth_key_parse(KEY_B, &ck) ||
@@ -124,7 +191,8 @@ static void *fake_main(void *arg)
 	fd = accept(f->lfd, NULL, NULL);
 	if (fd < 0 || ft_icreq(fd, 65536))
 		goto out;
-	while (ft_read_pdu(fd, p) == 0 && p->ch.type == NVMFD_TCP_CMD) {
+	while (fake_wait_pdu(f, fd) == 0 && ft_read_pdu(fd, p) == 0 &&
+	       p->ch.type == NVMFD_TCP_CMD) {
 		struct nvmfd_sqe *s = &p->sqe;
 		struct nvmfd_auth_send_cmd ac_cmd;
 
@@ -166,6 +234,12 @@ static void *fake_main(void *arg)
 						 &plen);
 			if (r == -EACCES)
 				f->got_failure2 = true;
+			/* as nvmfd: usable from a success until a transaction
+			 * fails, so also while a re-authentication runs */
+			if (nvmfd_auth_ctrl_authenticated(ac))
+				usable = true;
+			if (r < 0 || r == NVMFD_AUTH_NEXT_SEND_FAIL)
+				usable = false;
 			if (r == NVMFD_AUTH_NEXT_SEND_FAIL && f->close_on_failure1) {
 				ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 				break;
@@ -190,12 +264,14 @@ static void *fake_main(void *arg)
 			ft_send_rsp(fd, s->cid, 0, 0, 0, 0);
 			continue;
 		}
-		if ((f->authreq & NVMFD_CONNECT_AUTHREQ_ATR) && !nvmfd_auth_ctrl_authenticated(ac)) {
+		if ((f->authreq & NVMFD_CONNECT_AUTHREQ_ATR) && !usable) {
 			ft_send_rsp(fd, s->cid, 0, 0, 0,
 				    NVMFD_STATUS(NVMFD_SCT_CMD_SPECIFIC, NVMFD_SC_AUTH_REQUIRED) |
 					    NVMFD_STATUS_DNR);
 			continue;
 		}
+		if (fake_hold(f, s))
+			continue;
 		if (!f->saw_prop && s->opc == NVMFD_ADMIN_FABRICS &&
 		    ac_cmd.fctype == NVMFD_FCTYPE_PROP_GET) {
 			f->saw_prop = true;
@@ -224,9 +300,103 @@ static nvmfd_status_t admin_probe(struct nvmfd_host_ctrl *c)
 	return cpl.err ? 0xffff : cpl.status;
 }
 
+struct call {
+	struct nvmfd_host_ctrl *c;
+	bool reauth; /* nvmfd_host_ctrl_reauth(), else admin_probe() */
+	pthread_t thread;
+	int ret; /* reauth's return, or the probe's status (0xffff: error) */
+};
+
+static void *call_main(void *arg)
+{
+	struct call *k = arg;
+
+	k->ret = k->reauth ? nvmfd_host_ctrl_reauth(k->c) : (int)admin_probe(k->c);
+	return NULL;
+}
+
+static void call_start(struct call *k, struct nvmfd_host_ctrl *c, bool reauth)
+{
+	k->c = c;
+	k->reauth = reauth;
+	CHECK(pthread_create(&k->thread, NULL, call_main, k) == 0, "thread");
+}
+
+/* Until the fake holds @n commands (a bound for a hang). */
+static void wait_held(struct fake *f, unsigned int n)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 120;
+	pthread_mutex_lock(&f->mu);
+	while (f->nr_held < n)
+		if (pthread_cond_timedwait(&f->cond, &f->mu, &ts) == ETIMEDOUT)
+			break;
+	CHECK(f->nr_held == n, "the fake holds %u commands, want %u", f->nr_held, n);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/*
+ * reauth-slot-wait: both slots of the admin queue held by unanswered
+ * commands; a re-authentication waiting for one must leave the admin
+ * mutex free (the old code polled for the slot with it held, so keep-alive
+ * and every other admin caller stopped until a completion came).
+ */
+static void reauth_slot_wait(struct nvmfd_host_ctrl *c, struct fake *f)
+{
+	struct call b, cc, r, d;
+	bool seen = false;
+	int ret;
+
+	call_start(&b, c, false);
+	wait_held(f, 1);
+	call_start(&cc, c, false);
+	wait_held(f, 2);
+	call_start(&r, c, true);
+	/* The wait is seen under the mutex: the kept slot (qp->reserve) with
+	 * none free. A mutex held across the wait times out here. */
+	for (int i = 0; i < 120000 && !seen; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 60;
+		ret = pthread_mutex_timedlock(&c->admin_lock, &ts);
+		CHECK(ret == 0, "admin mutex held for 60 s while a re-authentication waits "
+				"for a slot: %s", strerror(ret));
+		seen = c->admin->reserve == 1 && c->admin->nr_free == 0;
+		pthread_mutex_unlock(&c->admin_lock);
+		if (!seen)
+			usleep(1000);
+	}
+	CHECK(seen, "the re-authentication never waited for a slot");
+	/* meanwhile: another thread's re-authentication is refused, another
+	 * admin command waits (no slot may be taken from the one kept) */
+	ret = nvmfd_host_ctrl_reauth(c);
+	CHECK(ret == -EBUSY, "second re-authentication: %d (%s)", ret,
+	      nvmfd_host_ctrl_errmsg(c));
+	call_start(&d, c, false);
+	CHECK(write(f->release[1], "r", 1) == 1, "release");
+	pthread_join(b.thread, NULL);
+	pthread_join(cc.thread, NULL);
+	pthread_join(r.thread, NULL);
+	pthread_join(d.thread, NULL);
+	CHECK(b.ret == 0 && cc.ret == 0, "held commands: status 0x%x 0x%x", b.ret, cc.ret);
+	CHECK(r.ret == 0, "re-authentication: %d (%s)", r.ret, nvmfd_host_ctrl_errmsg(c));
+	CHECK(d.ret == 0, "the command during the re-authentication: status 0x%x", d.ret);
+	CHECK(f->negotiates == 2, "negotiates %u", f->negotiates);
+	CHECK(admin_probe(c) == 0, "admin command after the re-authentication");
+	CHECK(nvmfd_host_ctrl_disconnect(c) == 0, "disconnect: %s", nvmfd_host_ctrl_errmsg(c));
+}
+
 static void reauth_checks(const char *sc, struct nvmfd_host_ctrl *c, struct fake *f)
 {
 	int ret;
+
+	if (!strcmp(sc, "reauth-slot-wait")) {
+		reauth_slot_wait(c, f);
+		return;
+	}
 
 	if (!strcmp(sc, "reauth-none")) {
 		ret = nvmfd_host_ctrl_reauth(c);
@@ -319,6 +489,8 @@ int main(int argc, char **argv)
 		f.rekey = true;
 	} else if (!strcmp(sc, "reauth-none")) {
 		f.authreq = 0;
+	} else if (!strcmp(sc, "reauth-slot-wait")) {
+		f.hold_max = 2;
 	} else if (!strcmp(sc, "ascr")) {
 		f.authreq |= NVMFD_CONNECT_AUTHREQ_ASCR;
 		want = -EOPNOTSUPP;
@@ -326,6 +498,11 @@ int main(int argc, char **argv)
 	} else {
 		CHECK(0, "unknown scenario %s", sc);
 	}
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_cond_init(&f.cond, NULL);
+	f.release[0] = f.release[1] = -1;
+	if (f.hold_max)
+		CHECK(pipe(f.release) == 0, "pipe");
 	f.lfd = ft_listen(&f.port);
 	CHECK(f.lfd >= 0, "listen: %s", strerror(-f.lfd));
 	CHECK(pthread_create(&f.thread, NULL, fake_main, &f) == 0, "thread");
@@ -337,6 +514,8 @@ int main(int argc, char **argv)
 	 * its thread, before it answers) took longer than the 5 s this was. */
 	o.timeout_ms = 120000;
 	o.nr_io_queues = 0;
+	if (f.hold_max)
+		o.admin_queue_size = 3; /* two request slots */
 	snprintf(o.hostnqn, sizeof(o.hostnqn), "%s", HOSTNQN);
 	snprintf(o.dhchap_secret, sizeof(o.dhchap_secret), "%s", secret);
 	snprintf(o.dhchap_ctrl_secret, sizeof(o.dhchap_ctrl_secret), "%s", csecret);
