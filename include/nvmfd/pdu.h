@@ -74,6 +74,13 @@ uint32_t nvmfd_digest(const void *buf, size_t len);
 uint32_t nvmfd_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
 
 /**
+ * nvmfd_crc32c_combine() - running CRC32C of A||B from A's running CRC and
+ * B's CRC started from 0 (nvmfd_crc32c(0, B, @len_b)), without B's bytes.
+ * @len_b: bytes of B. Return: nvmfd_crc32c(@crc_a, B, @len_b).
+ */
+uint32_t nvmfd_crc32c_combine(uint32_t crc_a, uint32_t crc0_b, size_t len_b);
+
+/**
  * nvmfd_digest_cold() - nvmfd_digest() for data probably in no cache.
  * @buf: @len bytes, borrowed.
  * @len: bytes.

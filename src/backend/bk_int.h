@@ -73,6 +73,8 @@ struct nvmfd_bk {
 	void *mem;
 	uint64_t map_len; /* RAM: bytes mapped at mem (>= size after a shrink) */
 	struct bk_stripe_lock *stripes; /* RAM: BK_RAM_STRIPE_LOCKS locks (ram.c) */
+	uint64_t *crcs; /* RAM: remembered block CRCs (atomic pointer; ram.c), or NULL */
+	uint64_t crc_blocks; /* RAM: entries of @crcs (blocks of the size at open) */
 	bool iopoll_capable;
 	int no_iopoll;
 	int no_zero_range;
@@ -112,6 +114,14 @@ int nvmfd__bk_file_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 int nvmfd__bk_fd_lock(struct nvmfd_bk *bk);
 int nvmfd__bk_bdev_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
+
+/**
+ * nvmfd__bk_ram_forget() - forget the remembered CRCs (nvmfd_bk_lent_digest())
+ * of the RAM blocks that [@off, @off + @len) touches, e.g. after the
+ * range's pages were dropped; each stripe's lock taken exclusively.
+ * Context: any thread.
+ */
+void nvmfd__bk_ram_forget(struct nvmfd_bk *bk, uint64_t off, uint64_t len);
 int nvmfd__bk_null_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts);
 
 /* fd-based I/O shared by FILE and BDEV (file.c): READ/WRITE/FLUSH/

@@ -24,6 +24,18 @@
  * so readers holding several (and taking one again) cannot deadlock; a
  * stripe is a multiple of every block size, so no block spans two locks.
  *
+ * Digests of lent data (nvmfd_bk_lent_digest()): the NVMe/TCP data digest
+ * of a lent range whose ends are BK_RAM_CRC_BLOCK-aligned is made of one
+ * CRC32C per block (started from 0, nvmfd_crc32c_combine()), and each
+ * block's CRC is remembered in a table (allocated at the first such
+ * digest: a namespace read without digests pays nothing) until a write,
+ * WRITE_ZEROES or DISCARD touching the block forgets it. A randomly read
+ * block is in no cache, so computing its CRC again costs a pass over
+ * memory (doc/perf.md §13, §14). The entries are read and written with
+ * the block's stripe lock held (shared by the digest, exclusive by the
+ * forgetting write), so a remembered CRC is always that of the block's
+ * bytes as the lock holder sees them.
+ *
  * The mapping asks for transparent huge pages (MADV_HUGEPAGE; see
  * nvmfd__bk_ram_open()).
  */
@@ -37,11 +49,15 @@
 
 #include "backend/bk_int.h"
 #include "internal/backend.h"
+#include <nvmfd/pdu.h>
 
 #define BK_RAM_STRIPE_SHIFT 16 /* 64 KiB stripes */
 #define BK_RAM_STRIPE (1ull << BK_RAM_STRIPE_SHIFT)
 #define BK_RAM_STRIPE_LOCKS 512u /* a power of two; 32 KiB of locks */
 #define BK_STRIPE_W 0x80000000u /* writer holds it; low bits: readers */
+#define BK_RAM_CRC_SHIFT 12 /* CRCs remembered per 4 KiB block */
+#define BK_RAM_CRC_BLOCK (1u << BK_RAM_CRC_SHIFT)
+#define BK_RAM_CRC_VALID (1ull << 32) /* table entry: valid bit | CRC */
 
 /* One lock per cache line: locks of nearby stripes do not share lines. */
 struct bk_stripe_lock {
@@ -118,6 +134,20 @@ static uint64_t stripe_chunk(uint64_t off, uint64_t len)
 	return len < room ? len : room;
 }
 
+/* Forget the remembered CRCs of the blocks that [@off, @off + @len)
+ * touches. Context: the stripe's lock held exclusively. */
+static void ram_crc_forget(struct nvmfd_bk *bk, uint64_t off, uint64_t len)
+{
+	uint64_t *t = __atomic_load_n(&bk->crcs, __ATOMIC_ACQUIRE);
+	uint64_t b, end;
+
+	if (!t || !len)
+		return;
+	end = (off + len - 1) >> BK_RAM_CRC_SHIFT;
+	for (b = off >> BK_RAM_CRC_SHIFT; b <= end && b < bk->crc_blocks; b++)
+		__atomic_store_n(&t[b], 0, __ATOMIC_RELAXED);
+}
+
 /* Copy @len bytes at @off in or out of the mapping (or clear them: @src
  * and @dst NULL), one stripe at a time under its lock. */
 static void ram_copy(struct nvmfd_bk *bk, uint64_t off, void *dst, const void *src, uint64_t len)
@@ -135,6 +165,7 @@ static void ram_copy(struct nvmfd_bk *bk, uint64_t off, void *dst, const void *s
 			dst = (uint8_t *)dst + n;
 		} else {
 			stripe_write_lock(l);
+			ram_crc_forget(bk, off, n);
 			if (src)
 				memcpy(mem + off, src, n);
 			else
@@ -184,6 +215,73 @@ void nvmfd_bk_lent_unlock(struct nvmfd_bk *bk, const void *p, uint32_t len)
 	}
 }
 
+/* The CRC table, allocated at the first call (NULL without memory). */
+static uint64_t *ram_crc_table(struct nvmfd_bk *bk)
+{
+	uint64_t *t = __atomic_load_n(&bk->crcs, __ATOMIC_ACQUIRE), *n;
+
+	if (t || !bk->crc_blocks)
+		return t;
+	n = calloc(bk->crc_blocks, sizeof(*n));
+	if (!n)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&bk->crcs, &t, n, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		free(n); /* another thread's table won */
+		return t;
+	}
+	return n;
+}
+
+/**
+ * nvmfd_bk_lent_digest() - see internal/backend.h.
+ */
+uint32_t nvmfd_bk_lent_digest(struct nvmfd_bk *bk, const void *p, uint32_t len)
+{
+	const uint8_t *mem = bk->mem;
+	uint64_t off = (uint64_t)((const uint8_t *)p - mem), b, end;
+	uint32_t crc = NVMFD_CRC32C_INIT, shift0;
+	uint64_t *t;
+
+	if (!bk->stripes || !len || ((off | len) & (BK_RAM_CRC_BLOCK - 1)) ||
+	    (off + len) >> BK_RAM_CRC_SHIFT > bk->crc_blocks || !(t = ram_crc_table(bk)))
+		return nvmfd_digest_cold(p, len);
+	/* a block's CRC from 0 out of its digest: ~digest ^ (~0 shifted over it) */
+	shift0 = nvmfd_crc32c_combine(NVMFD_CRC32C_INIT, 0, BK_RAM_CRC_BLOCK);
+	end = (off + len) >> BK_RAM_CRC_SHIFT;
+	for (b = off >> BK_RAM_CRC_SHIFT; b < end; b++) {
+		uint64_t e = __atomic_load_n(&t[b], __ATOMIC_RELAXED);
+		uint32_t c0;
+
+		if (e & BK_RAM_CRC_VALID) {
+			c0 = (uint32_t)e;
+		} else {
+			c0 = ~nvmfd_digest_cold(mem + (b << BK_RAM_CRC_SHIFT), BK_RAM_CRC_BLOCK) ^
+			     shift0;
+			__atomic_store_n(&t[b], BK_RAM_CRC_VALID | c0, __ATOMIC_RELAXED);
+		}
+		crc = nvmfd_crc32c_combine(crc, c0, BK_RAM_CRC_BLOCK);
+	}
+	return nvmfd_crc32c_final(crc);
+}
+
+/**
+ * nvmfd__bk_ram_forget() - see backend/bk_int.h.
+ */
+void nvmfd__bk_ram_forget(struct nvmfd_bk *bk, uint64_t off, uint64_t len)
+{
+	while (len) {
+		uint64_t n = stripe_chunk(off, len);
+		struct bk_stripe_lock *l = stripe_of(bk, off);
+
+		stripe_write_lock(l);
+		ram_crc_forget(bk, off, n);
+		stripe_write_unlock(l);
+		off += n;
+		len -= n;
+	}
+}
+
 static int ram_submit(struct nvmfd_bk_ring *ring, struct nvmfd_bk *bk, struct nvmfd_bk_io *io)
 {
 	int res = 0;
@@ -225,6 +323,8 @@ static int ram_close(struct nvmfd_bk *bk)
 	bk->mem = NULL;
 	free(bk->stripes);
 	bk->stripes = NULL;
+	free(bk->crcs);
+	bk->crcs = NULL;
 	return 0;
 }
 
@@ -276,6 +376,7 @@ int nvmfd__bk_ram_open(struct nvmfd_bk *bk, const struct nvmfd_bk_opts *opts)
 		munmap(mem, (size_t)bk->map_len);
 		return -ENOMEM;
 	}
+	bk->crc_blocks = opts->size >> BK_RAM_CRC_SHIFT; /* growth beyond: not remembered */
 	bk->ops = &ram_ops;
 	bk->mem = mem;
 	bk->size = opts->size;

@@ -79,6 +79,8 @@ static int ram_resize(struct nvmfd_bk *bk, uint64_t size)
 		/* lower the size first: new ios see it before the pages go */
 		__atomic_store_n(&bk->size, size, __ATOMIC_RELEASE);
 		madvise((uint8_t *)bk->mem + size, (size_t)(cur - size), MADV_DONTNEED);
+		/* the tail reads back as zeroes if it grows again */
+		nvmfd__bk_ram_forget(bk, size, cur - size);
 	}
 	return 0;
 }

@@ -181,6 +181,42 @@ uint32_t nvmfd_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 	return nvmfd_crc32c(crc, dst, len);
 }
 
+#ifdef CRC_COPY_X86
+__attribute__((target("sse4.2,pclmul"))) static uint32_t crc_combine_x86(uint32_t crc_a,
+									  size_t len_b)
+{
+	return crc_shift(crc_a, crc_copy_k[len_b / 8]);
+}
+#endif
+
+/**
+ * nvmfd_crc32c_combine() - the running CRC32C of A||B from those of A and B.
+ * @crc_a:  running CRC after A (from any seed).
+ * @crc0_b: nvmfd_crc32c(0, B, @len_b): B's CRC started from 0.
+ * @len_b:  bytes of B.
+ * Return: nvmfd_crc32c(@crc_a, B, @len_b), without reading B: @crc_a
+ * shifted over @len_b zero bytes (one carry-less multiply when @len_b is a
+ * multiple of 8 up to 4 KiB on x86-64 with SSE4.2 and PCLMULQDQ, else a
+ * CRC of zeroes), xor @crc0_b (the raw update is linear).
+ * Context: any thread; pure.
+ */
+uint32_t nvmfd_crc32c_combine(uint32_t crc_a, uint32_t crc0_b, size_t len_b)
+{
+	static const unsigned char zero[512];
+
+#ifdef CRC_COPY_X86
+	if (crc_copy_x86_ok && len_b && len_b % 8 == 0 && len_b <= COPY_BLK_MAX)
+		return crc_combine_x86(crc_a, len_b) ^ crc0_b;
+#endif
+	while (len_b) {
+		size_t n = len_b > sizeof(zero) ? sizeof(zero) : len_b;
+
+		crc_a = nvmfd_crc32c(crc_a, zero, n);
+		len_b -= n;
+	}
+	return crc_a ^ crc0_b;
+}
+
 /* Pieces small enough that the first bytes are still cached when the CRC
  * reaches them (well inside a 512 KiB L2). */
 #define COLD_PIECE (16u * 1024)

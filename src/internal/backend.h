@@ -163,6 +163,20 @@ void nvmfd_bk_lent_lock(struct nvmfd_bk *bk, const void *p, uint32_t len);
 void nvmfd_bk_lent_unlock(struct nvmfd_bk *bk, const void *p, uint32_t len);
 
 /**
+ * nvmfd_bk_lent_digest() - the NVMe/TCP data digest (nvmfd_digest()) of
+ * @len lent bytes at @p, between nvmfd_bk_lent_lock() and
+ * nvmfd_bk_lent_unlock() of a range covering them.
+ * @bk:  the backend that lent @p.
+ * @p:   inside a locked lent range; @len bytes, > 0.
+ * Return: nvmfd_digest(@p, @len). A RAM backend remembers the CRC of each
+ * 4 KiB block until a write touches it, so a range aligned to 4 KiB at
+ * both ends that was digested before costs no pass over its bytes; other
+ * ranges are read with nvmfd_digest_cold().
+ * Context: any thread.
+ */
+uint32_t nvmfd_bk_lent_digest(struct nvmfd_bk *bk, const void *p, uint32_t len);
+
+/**
  * nvmfd_bk_resize() - change the size of a backend that may be serving I/O.
  * @bk:   borrowed.
  * @size: new size in bytes, a multiple of the block size; 0 = re-read the

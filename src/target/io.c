@@ -229,6 +229,16 @@ void nvmfd__tgt_req_lent_unlock(struct nvmfd_tgt_req *req, uint32_t off, uint32_
 }
 
 /**
+ * nvmfd__tgt_req_lent_digest() - see target/xprt.h.
+ */
+uint32_t nvmfd__tgt_req_lent_digest(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len)
+{
+	struct nvmfd_tgt_ns *ns = req->core;
+
+	return nvmfd_bk_lent_digest(ns->bk, (const uint8_t *)req->lent + off, len);
+}
+
+/**
  * nvmfd__tgt_req_release() - see target/xprt.h.
  */
 void nvmfd__tgt_req_release(struct nvmfd_tgt_req *req)

@@ -167,6 +167,10 @@ struct nvmfd_tgt_req {
  */
 void nvmfd__tgt_req_lent_lock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len);
 void nvmfd__tgt_req_lent_unlock(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len);
+/* nvmfd__tgt_req_lent_digest() - the data digest of @len lent bytes at @off
+ * of @req's data, inside a range locked with nvmfd__tgt_req_lent_lock():
+ * nvmfd_bk_lent_digest() (a RAM namespace remembers its blocks' CRCs). */
+uint32_t nvmfd__tgt_req_lent_digest(struct nvmfd_tgt_req *req, uint32_t off, uint32_t len);
 
 /**
  * nvmfd__tgt_req_release() - the transport is done with req->lent (sent,

@@ -769,9 +769,11 @@ static void tcp_tx_prepare(void *owner, struct nvmfd_tx_pdu *p)
 		src = req->lent ? tcp_lent_data(q, r, len) : (const uint8_t *)req->data + r->c2h_off;
 		if (q->ddgst) {
 			/* Lent data is the namespace's own memory, read at
-			 * random: most likely in no cache (doc/perf.md §13). */
-			uint32_t dg = htole32(r->lend_held ? nvmfd_digest_cold(src, len) :
-							     nvmfd_digest(src, len));
+			 * random: most likely in no cache; the backend may
+			 * remember its CRC (doc/perf.md §13, §14). */
+			uint32_t dg = htole32(r->lend_held ?
+						      nvmfd__tgt_req_lent_digest(&r->req, r->c2h_off, len) :
+						      nvmfd_digest(src, len));
 
 			memcpy(r->ddgst, &dg, sizeof(dg));
 		}

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* test_ram.c - RAM backend: data, zeroes, errors, ring behaviour, lent
- * reads and single-block atomicity against concurrent writes. */
+ * reads (and their digests) and single-block atomicity against concurrent
+ * writes. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <time.h>
 
 #include "bk_test.h"
+#include <nvmfd/pdu.h>
 
 static int setup_ram(void **state)
 {
@@ -137,6 +139,71 @@ static void test_ram_lend(void **state)
 	assert_memory_equal(c->rbuf, c->wbuf, 16384);
 }
 
+/* Lock @len lent bytes at @off (a READ asking to borrow), compare
+ * nvmfd_bk_lent_digest() of [@off + @doff, + @dlen) with nvmfd_digest()
+ * of the same bytes, unlock. */
+static void ram_check_digest(struct bkt_ctx *c, uint64_t off, uint32_t len, uint32_t doff,
+			     uint32_t dlen)
+{
+	struct bkt_io t;
+	const uint8_t *p;
+
+	bkt_init_io(&t, NVMFD_BK_READ, off, len, c->rbuf);
+	t.io.lend = true;
+	assert_int_equal(nvmfd_bk_submit(c->ring, c->bk, &t.io), 0);
+	bkt_wait_count(c->ring, &t.ncb, 1);
+	assert_non_null(t.io.lent);
+	p = (const uint8_t *)t.io.lent + doff;
+	nvmfd_bk_lent_lock(c->bk, t.io.lent, len);
+	assert_int_equal(nvmfd_bk_lent_digest(c->bk, p, dlen), nvmfd_digest(p, dlen));
+	nvmfd_bk_lent_unlock(c->bk, t.io.lent, len);
+}
+
+/* The digest of lent data is that of its bytes: first (computed and
+ * remembered per 4 KiB block), again (remembered), for aligned parts and
+ * unaligned ranges, across a stripe boundary, and after a 512-byte write,
+ * a WRITE_ZEROES, a DISCARD and a shrink and regrow change blocks whose
+ * CRC was remembered. */
+static void test_ram_lent_digest(void **state)
+{
+	struct bkt_ctx *c = *state;
+	const uint64_t off = 65536 - 16384; /* 8 blocks over a stripe boundary */
+	uint64_t out = 0;
+	uint32_t lbs;
+
+	bkt_pattern(c->wbuf, 32768, 11);
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, off, 32768, c->wbuf, false), 32768);
+	for (int round = 0; round < 2; round++) {
+		ram_check_digest(c, off, 32768, 0, 32768);
+		ram_check_digest(c, off, 32768, 8192, 4096);
+		ram_check_digest(c, off, 32768, 12288, 20480);
+		ram_check_digest(c, off, 32768, 512, 4096); /* unaligned: computed */
+		ram_check_digest(c, off, 32768, 4096, 100);
+	}
+	/* one logical block inside the second 4 KiB changes */
+	lbs = 1u << nvmfd_bk_lba_shift(c->bk);
+	bkt_pattern(c->wbuf, lbs, 12);
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, off + 8192 - lbs, lbs, c->wbuf, false), (int)lbs);
+	ram_check_digest(c, off, 32768, 0, 32768);
+	ram_check_digest(c, off, 32768, 4096, 4096);
+	/* the last block across the stripe boundary: zeroes, discard */
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE_ZEROES, off + 28672, 4096, NULL, false), 0);
+	ram_check_digest(c, off, 32768, 28672, 4096);
+	ram_check_digest(c, off, 32768, 16384, 16384);
+	assert_int_equal(bkt_do(c, NVMFD_BK_DISCARD, off, 8192, NULL, false), 0);
+	ram_check_digest(c, off, 32768, 0, 32768);
+
+	/* a remembered tail block dropped by a shrink reads back as zeroes */
+	bkt_pattern(c->wbuf, 8192, 13);
+	assert_int_equal(bkt_do(c, NVMFD_BK_WRITE, BKT_SIZE - 8192, 8192, c->wbuf, false), 8192);
+	ram_check_digest(c, BKT_SIZE - 8192, 8192, 0, 8192);
+	assert_int_equal(nvmfd_bk_resize(c->bk, BKT_SIZE - 65536, &out), 0);
+	assert_int_equal(nvmfd_bk_resize(c->bk, BKT_SIZE, &out), 0);
+	ram_check_digest(c, BKT_SIZE - 8192, 8192, 0, 8192);
+	assert_int_equal(bkt_do(c, NVMFD_BK_READ, BKT_SIZE - 8192, 8192, c->rbuf, false), 8192);
+	assert_true(bkt_is_zero(c->rbuf, 8192));
+}
+
 struct ram_writer {
 	struct nvmfd_bk *bk;
 	uint64_t off;
@@ -260,6 +327,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ram_fresh_and_4k, setup_ram_4k, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_deferred, setup_ram, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_lend, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_lent_digest, setup_ram, bkt_teardown),
+		cmocka_unit_test_setup_teardown(test_ram_lent_digest, setup_ram_4k, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_lent_lock_holds_writes, setup_ram, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_block_atomic, setup_ram, bkt_teardown),
 		cmocka_unit_test_setup_teardown(test_ram_block_atomic, setup_ram_4k, bkt_teardown),

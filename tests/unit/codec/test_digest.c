@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* test_digest.c - CRC32C known answers and chaining for nvmfd_crc32c(),
  * and the fused copy (nvmfd_crc32c_copy()) and cold-data digest
- * (nvmfd_digest_cold()) against it. */
+ * (nvmfd_digest_cold()) and the combine (nvmfd_crc32c_combine()) against
+ * it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +213,41 @@ static void test_digest_cold(void **state)
 	assert_int_equal(nvmfd_digest_cold("123456789", 9), 0xE3069283);
 }
 
+/* nvmfd_crc32c_combine() is the CRC of the concatenation: B's length
+ * 0, short, odd, every multiple of 8 up to 4 KiB (the carry-less
+ * multiply) and beyond it (the zero-byte path), seeds INIT and others;
+ * a wrong crc0_b bit shows. */
+static void test_combine(void **state)
+{
+	static uint8_t buf[10000];
+	const size_t odd[] = { 0, 1, 3, 7, 9, 100, 511, 512, 513, 4095, 4097, 4104, 8192, 9000 };
+	const uint32_t seeds[] = { NVMFD_CRC32C_INIT, 0, 0x12345678u };
+
+	(void)state;
+	fill_random(buf, sizeof(buf), 5);
+	for (size_t s = 0; s < 3; s++) {
+		for (size_t a = 0; a < 200; a += 67) {
+			uint32_t ca = nvmfd_crc32c(seeds[s], buf, a);
+
+			for (size_t lb = 8; lb <= 4096; lb += 8)
+				assert_int_equal(nvmfd_crc32c_combine(ca, nvmfd_crc32c(0, buf + a, lb), lb),
+						 nvmfd_crc32c(seeds[s], buf, a + lb));
+			for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+				size_t lb = odd[i];
+
+				assert_int_equal(nvmfd_crc32c_combine(ca, nvmfd_crc32c(0, buf + a, lb), lb),
+						 nvmfd_crc32c(seeds[s], buf, a + lb));
+			}
+		}
+	}
+	/* a known answer: "123456789" as "1234" + "56789" */
+	assert_int_equal(nvmfd_crc32c_final(nvmfd_crc32c_combine(
+				 nvmfd_crc32c(NVMFD_CRC32C_INIT, "1234", 4), nvmfd_crc32c(0, "56789", 5), 5)),
+			 0xE3069283);
+	assert_int_not_equal(nvmfd_crc32c_combine(1, nvmfd_crc32c(0, buf, 4096) ^ 4, 4096),
+			     nvmfd_crc32c(1, buf, 4096));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_copy_matches),
 		cmocka_unit_test(test_copy_known_and_chained),
 		cmocka_unit_test(test_digest_cold),
+		cmocka_unit_test(test_combine),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
