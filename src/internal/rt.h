@@ -99,6 +99,7 @@ struct nvmfd_work {
 	uint64_t run_ns; /* time spent in fn on the worker (wall clock), ns */
 	uint64_t queue_delay_ns; /* sum of time between queueing and start, ns */
 	uint64_t queued_at_ns;
+	bool urgent; /* on the pool's urgent run list (pool lock) */
 };
 
 /** nvmfd_rt_opts_init() - defaults: bound, scope cache, not strict,
@@ -164,6 +165,21 @@ void nvmfd_work_init(struct nvmfd_work *w, struct nvmfd_rt *rt, nvmfd_work_fn fn
  * Context: any thread, including @w's own fn (self re-queue).
  */
 bool nvmfd_rt_queue_work(struct nvmfd_work *w);
+
+/**
+ * nvmfd_rt_work_set_urgent() - serve @w before the ordinary items of its
+ * pool (@urgent true) or among them (false): each pool has an urgent run
+ * list that a worker takes from first, both lists FIFO. For items with
+ * little work and a deadline on the other side, such as an NVMe admin
+ * queue (Keep Alive within KATO): queued behind thousands of busy I/O
+ * queues, it waits for the run in progress only, not for a round of them.
+ * Readiness events are still fetched in their order (a busy worker looks
+ * every few runs); the item is queued on the urgent list when its event
+ * is dispatched. Kept across nvmfd_rt_work_move(); a queued item changes
+ * lists at once, keeping its queueing time.
+ * Context: any thread, including @w's fn; @w initialised.
+ */
+void nvmfd_rt_work_set_urgent(struct nvmfd_work *w, bool urgent);
 
 /**
  * nvmfd_rt_watch_fd() - arm one-shot readiness of @fd; when any of @events
@@ -371,6 +387,8 @@ struct nvmfd_rt_worker_stats {
  * @nworkers:   worker threads.
  * @max_active: cap on in-flight items.
  * @kicks:      eventfd writes made to wake an idle worker.
+ * @urgent_runs: runs taken from the urgent run list
+ *              (nvmfd_rt_work_set_urgent()).
  * @runq_max:   longest run queue seen.
  * @active_max: most items in flight at once (<= @max_active).
  * @runq_len:   items on the run queue at the snapshot.
@@ -392,6 +410,7 @@ struct nvmfd_rt_pool_stats {
 	uint64_t wakeups;
 	uint64_t epoll_events;
 	uint64_t kicks;
+	uint64_t urgent_runs;
 	uint64_t busy_ns;
 	uint64_t queue_delay_ns;
 	uint64_t queue_delay_max_ns;

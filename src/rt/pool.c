@@ -32,6 +32,15 @@
  * max_active: a worker takes an item from the run queue only while fewer
  * than max_active items of its pool are in flight.
  *
+ * Two run lists per pool: items marked urgent (nvmfd_rt_work_set_urgent(),
+ * e.g. NVMe admin queues: Keep Alive, AERs) wait on their own FIFO, which
+ * a worker takes from before the normal one. An urgent item queued while
+ * the normal list holds thousands of items that each run a full pass
+ * therefore waits for the run in progress only, not for a round of them.
+ * Both lists are FIFO, so urgent items are served in turn among
+ * themselves; an urgent item that re-queues itself goes behind the other
+ * urgent ones, and the normal list runs whenever the urgent one is empty.
+ *
  * Readiness: each pool has an epoll fd holding an eventfd (cross-thread
  * kicks) and the watched fds: one-shot (EPOLLONESHOT, re-armed by one
  * EPOLL_CTL_MOD per wake-up) or, when the watcher asks for EPOLLET,
@@ -129,8 +138,10 @@ struct rt_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;
 	/* protected by lock */
-	struct nvmfd_work *head, *tail;
-	unsigned int qlen, qlen_max;
+	struct nvmfd_work *head, *tail; /* the normal run list */
+	struct nvmfd_work *uhead, *utail; /* the urgent one, taken first */
+	unsigned int qlen, qlen_max; /* both lists */
+	uint64_t urgent_runs;
 	unsigned int active, active_max;
 	unsigned int nidle;
 	unsigned int nrunning; /* running items not inside a blocking section */
@@ -235,7 +246,8 @@ static void pool_kick(struct rt_pool *pool)
 	uint64_t one = 1;
 	int ret;
 
-	if (!pool->head || pool->active >= pool->max_active || pool->nrunning >= pool->concurrency)
+	if ((!pool->head && !pool->uhead) || pool->active >= pool->max_active ||
+	    pool->nrunning >= pool->concurrency)
 		return;
 	if (!pool->nidle) {
 		if (pool->active <= pool->nrunning)
@@ -260,35 +272,54 @@ static void pool_kick(struct rt_pool *pool)
  * worker that goes back to the queue right away). */
 static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
 {
+	struct nvmfd_work **head = w->urgent ? &pool->uhead : &pool->head;
+	struct nvmfd_work **tail = w->urgent ? &pool->utail : &pool->tail;
+
 	w->next = NULL;
 	w->queued_at_ns = nvmfd_now_ns();
-	if (pool->tail)
-		pool->tail->next = w;
+	if (*tail)
+		(*tail)->next = w;
 	else
-		pool->head = w;
-	pool->tail = w;
+		*head = w;
+	*tail = w;
 	if (++pool->qlen > pool->qlen_max)
 		pool->qlen_max = pool->qlen;
 	if (kick)
 		pool_kick(pool);
 }
 
+/* The next item to run: the urgent list's head, else the normal one's.
+ * Pool lock held, an item queued. */
 static struct nvmfd_work *pool_dequeue(struct rt_pool *pool)
 {
-	struct nvmfd_work *w = pool->head;
+	bool urgent = pool->uhead != NULL;
+	struct nvmfd_work **head = urgent ? &pool->uhead : &pool->head;
+	struct nvmfd_work *w = *head;
 
-	pool->head = w->next;
-	if (!pool->head)
-		pool->tail = NULL;
+	*head = w->next;
+	if (!*head)
+		*(urgent ? &pool->utail : &pool->tail) = NULL;
 	w->next = NULL;
 	pool->qlen--;
+	if (urgent)
+		pool->urgent_runs++;
 	return w;
 }
 
-/* Remove @w from the run queue if it is there. Pool lock held. */
+/* The run queue's oldest item (either list), NULL if empty. Pool lock held. */
+static const struct nvmfd_work *pool_oldest(const struct rt_pool *pool)
+{
+	if (!pool->head || (pool->uhead && pool->uhead->queued_at_ns < pool->head->queued_at_ns))
+		return pool->uhead;
+	return pool->head;
+}
+
+/* Remove @w from the run list it is on (w->urgent says which), if it is
+ * there. Pool lock held. */
 static bool pool_unlink(struct rt_pool *pool, struct nvmfd_work *w)
 {
-	struct nvmfd_work **pp = &pool->head, *prev = NULL;
+	struct nvmfd_work **pp = w->urgent ? &pool->uhead : &pool->head, *prev = NULL;
+	struct nvmfd_work **tail = w->urgent ? &pool->utail : &pool->tail;
 
 	while (*pp && *pp != w) {
 		prev = *pp;
@@ -297,8 +328,8 @@ static bool pool_unlink(struct rt_pool *pool, struct nvmfd_work *w)
 	if (!*pp)
 		return false;
 	*pp = w->next;
-	if (pool->tail == w)
-		pool->tail = prev;
+	if (*tail == w)
+		*tail = prev;
 	w->next = NULL;
 	pool->qlen--;
 	return true;
@@ -343,6 +374,29 @@ static bool queue_locked_kick(struct rt_pool *pool, struct nvmfd_work *w, bool k
 	else
 		pool_enqueue(pool, w, kick);
 	return true;
+}
+
+void nvmfd_rt_work_set_urgent(struct nvmfd_work *w, bool urgent)
+{
+	struct rt_pool *pool;
+	uint32_t f;
+
+	if (!__atomic_load_n(&w->pool, __ATOMIC_ACQUIRE))
+		return;
+	pool = work_lock_pool(w);
+	f = flags_get(w);
+	if (w->urgent != urgent && (f & WORK_PENDING) && !(f & WORK_RUNNING) &&
+	    pool_unlink(pool, w)) {
+		/* queued: to the other list, keeping its queueing time */
+		uint64_t at = w->queued_at_ns;
+
+		w->urgent = urgent;
+		pool_enqueue(pool, w, false);
+		w->queued_at_ns = at;
+	} else {
+		w->urgent = urgent;
+	}
+	pthread_mutex_unlock(&pool->lock);
 }
 
 bool nvmfd_rt_queue_work(struct nvmfd_work *w)
@@ -601,7 +655,7 @@ static void *worker_main(void *arg)
 
 		if (pool->stopping)
 			break;
-		if (pool->head && pool->active < pool->max_active &&
+		if ((pool->head || pool->uhead) && pool->active < pool->max_active &&
 		    pool->nrunning < pool->concurrency) {
 			if (pool->ring && wk->ring_dirty) {
 				/* SQEs of the last run go out before the next
@@ -1241,11 +1295,12 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	out->runq_max = p->qlen_max;
 	out->active_max = p->active_max;
 	out->kicks = p->kicks;
+	out->urgent_runs = p->urgent_runs;
 	out->runq_len = p->qlen;
-	if (p->head) {
-		uint64_t now = nvmfd_now_ns();
+	if (pool_oldest(p)) {
+		uint64_t now = nvmfd_now_ns(), at = pool_oldest(p)->queued_at_ns;
 
-		out->runq_head_age_ns = now > p->head->queued_at_ns ? now - p->head->queued_at_ns : 0;
+		out->runq_head_age_ns = now > at ? now - at : 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned int i = 0; i < out->nworkers; i++) {
@@ -1280,10 +1335,10 @@ int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	pthread_mutex_lock(&p->lock);
 	n = p->nworkers;
 	out->runq_len = p->qlen;
-	if (p->head) {
-		uint64_t now = nvmfd_now_ns();
+	if (pool_oldest(p)) {
+		uint64_t now = nvmfd_now_ns(), at = pool_oldest(p)->queued_at_ns;
 
-		out->runq_head_age_ns = now > p->head->queued_at_ns ? now - p->head->queued_at_ns : 0;
+		out->runq_head_age_ns = now > at ? now - at : 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (n > NVMFD_RT_SCHED_WORKERS)
@@ -1357,6 +1412,7 @@ json_object *nvmfd_rt_stats_obj(struct nvmfd_rt *rt)
 		jset(p, "runq_max", json_object_new_int((int)ps.runq_max));
 		jset(p, "active_max", json_object_new_int((int)ps.active_max));
 		jset(p, "kicks", json_object_new_uint64(ps.kicks));
+		jset(p, "urgent_runs", json_object_new_uint64(ps.urgent_runs));
 		jset(p, "runq_len", json_object_new_int((int)ps.runq_len));
 		jset(p, "runq_head_age_ns", json_object_new_uint64(ps.runq_head_age_ns));
 		if (rt->pools[i].ring) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1399,6 +1400,38 @@ static uint64_t ns_ago(uint64_t now_ns, uint64_t t)
 	return now_ns > t ? (now_ns - t) / 1000000u : 0;
 }
 
+/* Where queue @qid of @c waits, for the keep-alive log, into @buf: on the
+ * admin queue a command read and not answered yet (in execution: the
+ * command itself, or the backend), then for any queue input left unread
+ * in its socket while it made no pass (its readiness not dispatched, or
+ * its worker off the CPU) and its work queued on its worker's run queue
+ * without running (ops->stall_parts). */
+static void stall_where_locked(const struct nvmfd_tgt_ctrl *c, unsigned int qid, uint64_t now_ns,
+			       char *buf, size_t len)
+{
+	const struct nvmfd_tgt_qp *qp = qid <= c->qid_max ? c->sqs[qid] : NULL;
+	uint64_t unread = 0, queued = 0, exec = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	if (!qp)
+		return;
+	if (qid == 0)
+		exec = ctrl_admin_unanswered_locked(c, now_ns);
+	if (qp->ops && qp->ops->stall_parts)
+		qp->ops->stall_parts((struct nvmfd_tgt_qp *)qp, &unread, &queued);
+	if (exec)
+		n = snprintf(buf, len, "admin command opcode 0x%02x read %" PRIu64
+				       " ms ago and not answered (executing); ",
+			     __atomic_load_n(&qp->admin_opc, __ATOMIC_RELAXED), exec / 1000000u);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	snprintf(buf + n, len - (size_t)n,
+		 "input unread in its socket for %" PRIu64 " ms, its work queued on its "
+		 "worker for %" PRIu64 " ms",
+		 unread / 1000000u, queued / 1000000u);
+}
+
 /**
  * nvmfd__tgt_check_kato() - one housekeeping pass: expire controllers whose
  * last command on any queue (traffic-based keep-alive, TBKAS), or last
@@ -1431,6 +1464,7 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 			uint32_t kato = __atomic_load_n(&c->kato_ms, __ATOMIC_RELAXED);
 			uint64_t last, limit, stall;
 			unsigned int qid = 0;
+			char where[192], admin[192];
 
 			if (!kato || c->kato_expired)
 				continue;
@@ -1445,23 +1479,31 @@ unsigned int nvmfd__tgt_check_kato(struct nvmfd_tgt *tgt, uint64_t now_ns)
 				if (!c->kato_deferred) {
 					c->kato_deferred = true;
 					__atomic_add_fetch(&c->kato_stalls, 1, __ATOMIC_RELAXED);
+					stall_where_locked(c, qid, now_ns, where, sizeof(where));
+					stall_where_locked(c, 0, now_ns, admin, sizeof(admin));
 					NVMFD_WARN(COMP,
 						   "ctrl %u: keep-alive timer (kato %u ms) passed while "
-						   "queue %u waited %" PRIu64 " ms for the target: a "
+						   "queue %u waited %" PRIu64 " ms for the target (%s; "
+						   "admin queue: %s; last command %" PRIu64 " ms ago): a "
 						   "target-side stall, not a silent host; expiry deferred",
-						   c->cntlid, kato, qid, stall / 1000000u);
+						   c->cntlid, kato, qid, stall / 1000000u, where, admin,
+						   ns_ago(now_ns, last));
 				}
 				continue;
 			}
 			c->kato_expired = true;
 			__atomic_or_fetch(&c->csts, NVMFD_CSTS_CFS, __ATOMIC_RELAXED);
-			if (stall >= stall_min)
+			if (stall >= stall_min) {
+				stall_where_locked(c, qid, now_ns, where, sizeof(where));
+				stall_where_locked(c, 0, now_ns, admin, sizeof(admin));
 				NVMFD_WARN(COMP,
 					   "ctrl %u: keep-alive timer (kato %u ms) expired: queue %u "
-					   "has waited %" PRIu64 " ms for the target (a target-side "
-					   "stall outlasted the deferral)",
-					   c->cntlid, kato, qid, stall / 1000000u);
-			else
+					   "has waited %" PRIu64 " ms for the target (%s; admin queue: "
+					   "%s; last command %" PRIu64 " ms ago): a target-side stall "
+					   "outlasted the deferral",
+					   c->cntlid, kato, qid, stall / 1000000u, where, admin,
+					   ns_ago(now_ns, last));
+			} else
 				NVMFD_WARN(COMP,
 					   "ctrl %u: keep-alive timer (kato %u ms) expired: nothing "
 					   "from the host for %" PRIu64 " ms (its last admin command, "

@@ -72,6 +72,12 @@ struct nvmfd_tgt_xprt_ops {
 	 * the controller is stalled (a target-side stall, not a silent host).
 	 * May be NULL. Context: any thread, tgt->lock held: must not block. */
 	uint64_t (*stall_ns)(struct nvmfd_tgt_qp *qp);
+	/* The parts of stall_ns, ns, for the log: *@unread_ns how long input
+	 * the host sent has sat unread while the queue made no pass (its
+	 * readiness not dispatched, or its worker off the CPU), *@queued_ns
+	 * how long its work has been queued on its worker without running.
+	 * May be NULL. Context: as stall_ns. */
+	void (*stall_parts)(struct nvmfd_tgt_qp *qp, uint64_t *unread_ns, uint64_t *queued_ns);
 	/* The queue is to be used at its depth: a Connect for @sqsize (0's
 	 * based) entries is about to succeed (no DH-HMAC-CHAP), or its first
 	 * DH-HMAC-CHAP transaction is about to (qp->sqsize). Until then a

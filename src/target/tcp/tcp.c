@@ -94,6 +94,7 @@ static const struct nvmfd_tgt_xprt_ops tcp_xprt_ops = {
 	.shutdown_queue = tcp_shutdown_queue,
 	.kick = tcp_kick,
 	.stall_ns = tcp_queue_stall_ns,
+	.stall_parts = tcp_queue_stall_parts,
 	.enable_queue = tcp_enable_queue,
 };
 
@@ -1097,12 +1098,18 @@ static void tcp_poll_backend(struct tcp_queue *q)
 	q->ring_watched = false;
 }
 
-/* Publish a successful Connect to the timeout checker (owner). */
+/* Publish a successful Connect to the timeout checker (owner). An admin
+ * queue's io_work becomes urgent on its pool (nvmfd_rt_work_set_urgent()):
+ * its Keep Alive must be answered within KATO however many busy I/O
+ * queues share the worker, and it carries little work. */
 static void tcp_note_connected(struct tcp_queue *q)
 {
 	if (q->qp.connected &&
-	    __atomic_load_n(&q->stage, __ATOMIC_RELAXED) != TCP_STAGE_CONNECTED)
+	    __atomic_load_n(&q->stage, __ATOMIC_RELAXED) != TCP_STAGE_CONNECTED) {
+		if (q->qp.qid == 0)
+			nvmfd_rt_work_set_urgent(&q->io_work, true);
 		__atomic_store_n(&q->stage, TCP_STAGE_CONNECTED, __ATOMIC_RELEASE);
+	}
 }
 
 /*

@@ -417,6 +417,9 @@ uint64_t tcp_auto_stall_ns(struct tcp_queue *q, uint64_t pending_ns, uint64_t no
 	} else if (!q->in_since_ns) {
 		q->in_since_ns = now_ns;
 	}
+	__atomic_store_n(&q->stall_queued_ns, pending_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->stall_unread_ns, q->in_since_ns ? now_ns - q->in_since_ns : 0,
+			 __ATOMIC_RELAXED);
 	if (q->in_since_ns && now_ns - q->in_since_ns > stall)
 		stall = now_ns - q->in_since_ns;
 	__atomic_store_n(&q->stall_ns, stall, __ATOMIC_RELAXED);
@@ -772,6 +775,15 @@ uint64_t tcp_queue_stall_ns(struct nvmfd_tgt_qp *qp)
 	struct tcp_queue *q = container_of(qp, struct tcp_queue, qp);
 
 	return __atomic_load_n(&q->stall_ns, __ATOMIC_RELAXED);
+}
+
+/* ops->stall_parts: the two parts of that measure. Context: as above. */
+void tcp_queue_stall_parts(struct nvmfd_tgt_qp *qp, uint64_t *unread_ns, uint64_t *queued_ns)
+{
+	struct tcp_queue *q = container_of(qp, struct tcp_queue, qp);
+
+	*unread_ns = __atomic_load_n(&q->stall_unread_ns, __ATOMIC_RELAXED);
+	*queued_ns = __atomic_load_n(&q->stall_queued_ns, __ATOMIC_RELAXED);
 }
 
 /* Byte budgets start here when configured unlimited (0) and tightened. */

@@ -215,6 +215,7 @@ struct tcp_queue {
 	uint64_t in_passes; /* passes when the checker last looked */
 	uint64_t in_since_ns; /* input unread and no pass since (0: no) */
 	uint64_t stall_ns; /* atomic: the checker's last tcp_auto_stall_ns() */
+	uint64_t stall_unread_ns, stall_queued_ns; /* atomic: its two parts */
 	uint64_t ctl_runs, ctl_qdelay, ctl_cmds; /* the previous sample */
 	uint64_t ctl_ns;
 	bool auto_poll; /* the controller sets this queue's idle-poll period */
@@ -409,5 +410,6 @@ void tcp_auto_apply(struct tcp_queue *q);
 void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns);
 enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q);
 uint64_t tcp_queue_stall_ns(struct nvmfd_tgt_qp *qp);
+void tcp_queue_stall_parts(struct nvmfd_tgt_qp *qp, uint64_t *unread_ns, uint64_t *queued_ns);
 
 #endif /* NVMFD_TARGET_TCP_INT_H */

@@ -398,6 +398,111 @@ static void test_coalesce(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* ---- the urgent run list ------------------------------------------------ */
+
+/* An item with its place in the order the worker ran the items. */
+struct ordered {
+	struct nvmfd_work work;
+	long *seq; /* shared run counter */
+	long order[2]; /* value of *seq at its first and second run, from 1 */
+	long runs;
+	long again; /* re-queue itself once from its first run */
+};
+
+static void ordered_fn(struct nvmfd_work *w)
+{
+	struct ordered *o = (struct ordered *)w;
+	long n = inc(&o->runs);
+
+	if (n <= 2)
+		st(&o->order[n - 1], inc(o->seq));
+	if (n == 1 && ld(&o->again))
+		nvmfd_rt_queue_work(&o->work);
+}
+
+/* An admin queue behind a round of busy I/O queues: with the (single)
+ * worker held by a gated item, BUSY ordinary items are queued (each
+ * re-queues itself once, as a busy queue whose pass ran to its budget),
+ * then u (urgent before it was queued) and v (made urgent while it waits:
+ * it changes lists). Once the gate opens, u and v run before any of the
+ * BUSY items, in their queueing order; u's own re-queue goes behind v, not
+ * behind the round; the BUSY items then run in FIFO order, their second
+ * runs after all their first ones. Order only, no timing. */
+#define BUSY 256
+static void test_urgent_before_round(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps;
+	static struct ordered busy[BUSY];
+	struct ordered u, v;
+	struct gated a;
+	long seq = 0;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(busy, 0, sizeof(busy));
+	memset(&u, 0, sizeof(u));
+	memset(&v, 0, sizeof(v));
+	nvmfd_work_init(&a.work, rt, gated_fn, test_cpu[0]);
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	wait_ge(&a.started, 1);
+	for (int i = 0; i < BUSY; i++) {
+		busy[i].seq = &seq;
+		busy[i].again = 1;
+		nvmfd_work_init(&busy[i].work, rt, ordered_fn, test_cpu[0]);
+		assert_true(nvmfd_rt_queue_work(&busy[i].work));
+	}
+	u.seq = v.seq = &seq;
+	u.again = 1;
+	nvmfd_work_init(&u.work, rt, ordered_fn, test_cpu[0]);
+	nvmfd_work_init(&v.work, rt, ordered_fn, test_cpu[0]);
+	nvmfd_rt_work_set_urgent(&u.work, true);
+	assert_true(nvmfd_rt_queue_work(&u.work));
+	assert_true(nvmfd_rt_queue_work(&v.work));
+	nvmfd_rt_work_set_urgent(&v.work, true); /* queued: moves lists */
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.runq_len, BUSY + 2);
+
+	st(&a.gate, 1);
+	for (int i = 0; i < BUSY; i++)
+		wait_ge(&busy[i].runs, 2);
+	wait_ge(&u.runs, 2);
+	wait_ge(&v.runs, 1);
+	assert_int_equal(ld(&u.order[0]), 1);
+	assert_int_equal(ld(&v.order[0]), 2);
+	assert_int_equal(ld(&u.order[1]), 3);
+	for (int i = 0; i < BUSY; i++) {
+		assert_int_equal(ld(&busy[i].order[0]), 4 + i);
+		assert_int_equal(ld(&busy[i].order[1]), 4 + BUSY + i);
+	}
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.urgent_runs, 3);
+	/* back among the others: queued behind them again */
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_work_init(&a.work, rt, gated_fn, test_cpu[0]);
+	st(&a.gate, 0);
+	st(&a.started, 0);
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	wait_ge(&a.started, 1);
+	st(&busy[0].runs, 1); /* its next run records order[1] */
+	busy[0].again = 0;
+	assert_true(nvmfd_rt_queue_work(&busy[0].work));
+	nvmfd_rt_work_set_urgent(&u.work, false);
+	st(&u.runs, 1);
+	u.again = 0;
+	assert_true(nvmfd_rt_queue_work(&u.work));
+	st(&a.gate, 1);
+	wait_ge(&busy[0].runs, 2);
+	wait_ge(&u.runs, 2);
+	assert_true(ld(&busy[0].order[1]) < ld(&u.order[1]));
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_rt_work_cancel_sync(&u.work);
+	nvmfd_rt_work_cancel_sync(&v.work);
+	for (int i = 0; i < BUSY; i++)
+		nvmfd_rt_work_cancel_sync(&busy[i].work);
+	nvmfd_rt_destroy(rt);
+}
+
 /* ---- starvation: pending time and the rescue move ---------------------- */
 
 /* A worker held by a gated item (the deterministic stand-in for a hog on
@@ -1113,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_nonreentrant_bound),
 		cmocka_unit_test(test_nonreentrant_unbound_many_workers),
 		cmocka_unit_test(test_coalesce),
+		cmocka_unit_test(test_urgent_before_round),
 		cmocka_unit_test(test_cancel_sync_waits),
 		cmocka_unit_test(test_pending_ns_and_rescue),
 		cmocka_unit_test(test_max_active),
