@@ -477,6 +477,24 @@ static void test_secret_file(void **state)
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, key);
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, 20), -ENAMETOOLONG);
+	/* blanks around the key and blank lines before it are not the key */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "\n \r\n\t%s \t\nsecond line\n", key);
+	fclose(f);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, key);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s  ", key);
+	fclose(f);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, key);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, " \n\t\n");
+	fclose(f);
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -ENODATA);
 	assert_int_equal(chmod(path, 0640), 0);
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -EPERM);
 	assert_int_equal(chmod(path, 0604), 0);
