@@ -1902,18 +1902,24 @@ out_free:
  * Return: 0, -ENOENT/-EACCES/... (open), -ENOMEM, -EIO (read), -EINVAL.
  * Context: any thread.
  */
-/* Merge the JSON text @buf (@len bytes, read from @path) into @cfg. */
-static int cfg_load_buf(struct nvmfd_cfg *cfg, const char *path, const char *buf, size_t len,
-			char *err)
+int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_CFG_ERRLEN])
 {
 	struct json_tokener *tok;
 	json_object *root = NULL;
 	enum json_tokener_error jerr;
+	size_t len = 0;
+	char *buf = NULL;
 	int ret;
 
+	ret = cfg_read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
 	tok = json_tokener_new();
-	if (!tok)
-		return cfg_err(err, "out of memory"), -ENOMEM;
+	if (!tok) {
+		ret = -ENOMEM;
+		cfg_err(err, "out of memory");
+		goto out_free_buf;
+	}
 	root = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
 	if (!root || jerr != json_tokener_success ||
@@ -1957,29 +1963,9 @@ parsed: {
 out_put:
 	json_object_put(root);
 	json_tokener_free(tok);
-	return ret;
-}
-
-int nvmfd_cfg_load_json_also(struct nvmfd_cfg *cfg, const char *path, struct nvmfd_cfg *also,
-			     char err[NVMFD_CFG_ERRLEN])
-{
-	size_t len = 0;
-	char *buf = NULL;
-	int ret;
-
-	ret = cfg_read_file(path, &buf, &len, err);
-	if (ret)
-		return ret;
-	ret = cfg_load_buf(cfg, path, buf, len, err);
-	if (!ret && also)
-		ret = cfg_load_buf(also, path, buf, len, err);
+out_free_buf:
 	free(buf);
 	return ret;
-}
-
-int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_CFG_ERRLEN])
-{
-	return nvmfd_cfg_load_json_also(cfg, path, NULL, err);
 }
 
 /* ---------------------------------------------------------------------- */

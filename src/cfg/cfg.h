@@ -238,16 +238,6 @@ void nvmfd_cfg_init_defaults(struct nvmfd_cfg *cfg);
 int nvmfd_cfg_load_json(struct nvmfd_cfg *cfg, const char *path, char err[NVMFD_CFG_ERRLEN]);
 
 /**
- * nvmfd_cfg_load_json_also() - nvmfd_cfg_load_json() into @cfg and, when
- * @also is not NULL, into @also as well, from one read of the file: both
- * hold the same file contents even if it changes meanwhile (nvmfd -c keeps
- * the file's own config for reloads next to the merged running one).
- * Return: as nvmfd_cfg_load_json(); on error either may hold part of it.
- */
-int nvmfd_cfg_load_json_also(struct nvmfd_cfg *cfg, const char *path, struct nvmfd_cfg *also,
-			     char err[NVMFD_CFG_ERRLEN]);
-
-/**
  * nvmfd_cfg_parse_namespace() - parse a --namespace value
  * ("file:PATH[,size=SIZE][,direct]", "bdev:PATH", "ram:SIZE", "null:SIZE";
  * SIZE with optional K/M/G/T suffix, binary units).

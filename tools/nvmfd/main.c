@@ -693,13 +693,13 @@ static bool parse_pass1(struct nvmfd_cfg *cfg, int argc, char **argv)
 			nvmfd_log_set_level((enum nvmfd_log_level)lvl);
 			break;
 		case 'c':
-			/* the first file's own config too, from the same read:
-			 * SIGHUP reloads compare with it (nvmfd_rpc_create()) */
-			if (!g_nr_config_files)
-				nvmfd_cfg_init_defaults(&g_file_cfg);
-			if (nvmfd_cfg_load_json_also(cfg, optarg,
-						     g_nr_config_files ? NULL : &g_file_cfg, err))
+			if (nvmfd_cfg_load_json(cfg, optarg, err))
 				usage_die("--config %s: %s", optarg, err);
+			/* the first file's own config (-c comes before every other
+			 * option, so @cfg is the defaults plus that file), kept as
+			 * read: SIGHUP reloads compare with it (nvmfd_rpc_create()) */
+			if (!g_nr_config_files)
+				memcpy(&g_file_cfg, cfg, sizeof(g_file_cfg));
 			/* save_config's default file: the one -c FILE */
 			if (!g_nr_config_files++)
 				snprintf(g_config_path, sizeof(g_config_path), "%s", optarg);
