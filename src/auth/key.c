@@ -185,7 +185,7 @@ int nvmfd_auth_read_secret_file(const char *path, char *buf, size_t len)
 {
 	struct stat st;
 	ssize_t n;
-	size_t l;
+	size_t l, s;
 	int fd, ret = 0;
 
 	if (!path || !buf || len < 2)
@@ -209,12 +209,19 @@ int nvmfd_auth_read_secret_file(const char *path, char *buf, size_t len)
 		goto out_wipe;
 	}
 	buf[n] = '\0';
-	l = strcspn(buf, "\r\n");
-	if (l == (size_t)n && (size_t)n == len - 1) {
+	/* the first line that is not blank, without the blanks around it
+	 * (an editor's trailing space or a leading empty line is not part of
+	 * a representation, and neither holds a space) */
+	s = strspn(buf, " \t\r\n");
+	l = strcspn(buf + s, "\r\n");
+	if (s + l == (size_t)n && (size_t)n == len - 1) {
 		ret = -ENAMETOOLONG; /* no line end within the buffer */
 		goto out_wipe;
 	}
-	buf[l] = '\0';
+	while (l && (buf[s + l - 1] == ' ' || buf[s + l - 1] == '\t'))
+		l--;
+	memmove(buf, buf + s, l);
+	nvmfd_auth_wipe(buf + l, len - l);
 	if (l == 0)
 		ret = -ENODATA;
 	goto out_close;

@@ -77,7 +77,7 @@ int nvmfd__cfg_secret_read(const char *val, const char *base_dir, const char *wh
 					   "without following links: name the file itself)",
 				      what, file);
 		if (ret == -ENODATA)
-			return cfg_err(err, "%s: %s: empty", what, file);
+			return cfg_err(err, "%s: %s: empty (no key on any line)", what, file);
 		if (ret == -ENAMETOOLONG)
 			return cfg_err(err, "%s: %s: first line is too long for a secret", what,
 				      file);

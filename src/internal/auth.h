@@ -97,13 +97,15 @@ int nvmfd_auth_psk_parse(const char *str, struct nvmfd_auth_psk *psk);
 int nvmfd_auth_psk_format(const struct nvmfd_auth_psk *psk, char *buf, size_t len);
 
 /**
- * nvmfd_auth_read_secret_file() - the first line of a secret file (a
- * DHHC-1 or NVMeTLSkey-1 representation), without its line end. The file
+ * nvmfd_auth_read_secret_file() - the first non-blank line of a secret
+ * file (a DHHC-1 or NVMeTLSkey-1 representation), without its line end
+ * and without spaces or tabs before or after it. The file
  * must be a regular file with no group or other permissions: a secret
  * anyone may read is no secret.
  * @buf: out, NUL-terminated; wiped on failure.
  * Return: 0; -EPERM (group/other permissions or not a regular file);
- *         -ENAMETOOLONG (line longer than @len - 1); -ENODATA (empty);
+ *         -ENAMETOOLONG (line longer than @len - 1); -ENODATA (empty or
+ *         blank);
  *         -errno of open()/read().
  */
 int nvmfd_auth_read_secret_file(const char *path, char *buf, size_t len);

@@ -77,6 +77,7 @@ struct nf_opts {
 	char *trsvcid;
 	char *subnqn;
 	char *hostnqn;
+	char *ns_opt; /* ns=: parsed by nf_parse_nsid() into nsid */
 	unsigned int nsid;
 	unsigned int hdgst;
 	unsigned int ddgst;
@@ -179,6 +180,30 @@ static struct nf_job *nf_job_get(struct thread_data *td)
 	return job;
 }
 
+/*
+ * nf_parse_nsid() - ns=: decimal or 0x hex, 0 (the first active namespace)
+ * or 1..0xfffffffe (FFFFFFFFh is the broadcast NSID, never a namespace
+ * of I/O). A leading 0 is not octal. Return: 0 or -EINVAL.
+ */
+static int nf_parse_nsid(const char *s, unsigned int *nsid)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s) {
+		*nsid = 0;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -EINVAL; /* strtoull takes "-1" and " 1" */
+	errno = 0;
+	v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
+	if (errno || *end || v > 0xfffffffeull)
+		return -EINVAL;
+	*nsid = (unsigned int)v;
+	return 0;
+}
+
 /* Options that need no connection; 0 or 1 (message logged). */
 static int nf_check_opts(struct thread_data *td, enum nf_exec *exec)
 {
@@ -188,6 +213,9 @@ static int nf_check_opts(struct thread_data *td, enum nf_exec *exec)
 		return nf_err("traddr= is required (the target's IP address)");
 	if (!o->subnqn || !*o->subnqn)
 		return nf_err("subnqn= is required (the NVM subsystem NQN)");
+	if (nf_parse_nsid(o->ns_opt, &o->nsid))
+		return nf_err("ns=%s: expected a namespace ID 1..4294967294, or 0 for the first "
+			      "active namespace", o->ns_opt);
 	if (!o->exec || !strcmp(o->exec, "none"))
 		*exec = NF_EXEC_NONE;
 	else if (!strcmp(o->exec, "bound"))
@@ -979,10 +1007,10 @@ static struct fio_option engine_opts[] = {
 	{
 		.name = "ns",
 		.lname = "Namespace ID",
-		.type = FIO_OPT_INT,
-		.off1 = offsetof(struct nf_opts, nsid),
-		.minval = 0,
-		.maxval = 0xfffffffe,
+		/* a string, checked by nf_parse_nsid(): fio's integer options
+		 * keep the low 32 bits of a larger value (ns=4294967297 was ns 1) */
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nf_opts, ns_opt),
 		.def = "0",
 		.help = "Namespace ID (0: the first active namespace)",
 		.category = FIO_OPT_C_ENGINE,

@@ -184,6 +184,13 @@ int perf_vstate_open(const char *path, uint32_t lba_size, uint32_t nlb, uint64_t
 		snprintf(err, len, "--verify-state %s: %s", path, strerror(errno));
 		goto out_close;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		/* a device or FIFO cannot hold the map (ftruncate: EINVAL) */
+		ret = -EINVAL;
+		snprintf(err, len, "--verify-state %s: not a regular file (the state is "
+			 "kept in a file of its own, created when missing)", path);
+		goto out_close;
+	}
 	fresh = st.st_size == 0;
 	if (!fresh && (uint64_t)st.st_size != need) {
 		ret = -EINVAL;

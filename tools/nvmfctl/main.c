@@ -424,6 +424,9 @@ static void host_keys(json_object *params, char **a, int n)
 			if (!fgets(val, sizeof(val), stdin))
 				usage_die("add-host: %s=-: nothing on standard input", names[k]);
 			len = strcspn(val, "\r\n");
+			/* the blanks after a key (echo 'KEY ' |) are not the key */
+			while (len && (val[len - 1] == ' ' || val[len - 1] == '\t'))
+				len--;
 			val[len] = '\0';
 			if (!len)
 				usage_die("add-host: %s=-: an empty line", names[k]);

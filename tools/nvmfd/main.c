@@ -350,6 +350,7 @@ static const char short_opts[] = ":c:l:s:n:Vh";
 static struct nvmfd_cfg g_cfg;
 static char g_config_path[4096];
 static unsigned int g_nr_config_files;
+static struct nvmfd_cfg g_file_cfg; /* the first -c file's own config */
 /* the command line added or changed subsystems/ports beyond the -c file:
  * then the file does not describe the running config and SIGHUP cannot
  * reload it */
@@ -696,6 +697,11 @@ static bool parse_pass1(struct nvmfd_cfg *cfg, int argc, char **argv)
 		case 'c':
 			if (nvmfd_cfg_load_json(cfg, optarg, err))
 				usage_die("--config %s: %s", optarg, err);
+			/* the first file's own config (-c comes before every other
+			 * option, so @cfg is the defaults plus that file), kept as
+			 * read: SIGHUP reloads compare with it (nvmfd_rpc_create()) */
+			if (!g_nr_config_files)
+				memcpy(&g_file_cfg, cfg, sizeof(g_file_cfg));
 			/* save_config's default file: the one -c FILE */
 			if (!g_nr_config_files++)
 				snprintf(g_config_path, sizeof(g_config_path), "%s", optarg);
@@ -1127,7 +1133,9 @@ static int run(struct nvmfd_cfg *cfg)
 	}
 	log_listeners(cfg, tgt);
 	/* also without --control: SIGHUP reloads through it */
-	ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL, &rpc);
+	ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL,
+			       g_nr_config_files == 1 ? &g_file_cfg : NULL, &rpc);
+	nvmfd_auth_wipe(&g_file_cfg, sizeof(g_file_cfg)); /* copied or not needed */
 	if (ret) {
 		NVMFD_ERR(LOG_COMP, "control: %s", strerror(-ret));
 		goto out_stop;

@@ -2407,9 +2407,10 @@ static bool accept_one(struct nvmfd_rpc *r)
 }
 
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
-		     struct nvmfd_rpc **out)
+		     const struct nvmfd_cfg *file_cfg, struct nvmfd_rpc **out)
 {
 	struct nvmfd_rpc *r = calloc(1, sizeof(*r));
+	char err[NVMFD_CFG_ERRLEN];
 
 	if (!r)
 		return -ENOMEM;
@@ -2418,7 +2419,18 @@ int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, cons
 	r->cfg = cfg;
 	if (save_path) {
 		snprintf(r->save_path, sizeof(r->save_path), "%s", save_path);
-		r->base = cfg_read(save_path);
+		/* the file as it was read at startup, not read again: a file
+		 * changed in between would be taken as applied */
+		if (file_cfg) {
+			r->base = malloc(sizeof(*r->base));
+			if (r->base) {
+				memcpy(r->base, file_cfg, sizeof(*r->base));
+				if (nvmfd_cfg_validate(r->base, err)) {
+					cfg_free(r->base);
+					r->base = NULL;
+				}
+			}
+		}
 	}
 	for (int i = 0; i < NVMFD_RPC_MAX_CLIENTS; i++)
 		r->clients[i].fd = -1;

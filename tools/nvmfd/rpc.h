@@ -27,10 +27,12 @@ struct nvmfd_rpc;
  * -1: no socket, only nvmfd_rpc_reload()).
  * @save_path: where save_config writes without a "filename" (the one -c
  *             file), or NULL (then save_config returns the config).
+ * @file_cfg:  with @save_path, that file's own config as loaded at startup
+ *             (copied; the base a SIGHUP reload compares with), or NULL.
  * Return: 0, -ENOMEM.
  */
 int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, const char *save_path,
-		     struct nvmfd_rpc **out);
+		     const struct nvmfd_cfg *file_cfg, struct nvmfd_rpc **out);
 void nvmfd_rpc_destroy(struct nvmfd_rpc **rpc);
 
 /**

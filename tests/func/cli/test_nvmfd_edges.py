@@ -61,6 +61,13 @@ Checks, each a regression test of a defect seen:
                 and over RPC (-32602); 8388607T still works. add-ns
                 ram:513 said only "Invalid argument": now it names the
                 block size, as nvmfd -n does.
+  config-once   nvmfd -c FILE read FILE twice (once to load it, again
+                when the control service started, as the base SIGHUP
+                reloads compare with): a file changed in between was
+                taken as applied. Now it is read once: -c FIFO, written
+                once, starts and answers on its control socket (it hung in
+                the second open), and a SIGHUP after the FIFO is written
+                with the same config applies no change.
 Exit: 0 pass, 1 fail.
 """
 import json
@@ -71,6 +78,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NQN = "nqn.2026-11.io.nvmfd:edges"
@@ -474,6 +482,44 @@ def main():
             check(rc == 1 and "not a multiple of the 512-byte block size" in err,
                   "ns-size: add-ns ram:513 names the block size: rc %d %s" % (rc, err.strip()))
             check(stop(tgt) == 0, "ns-size: nvmfd exits 0")
+        # --- config-once ------------------------------------------------
+        sock = os.path.join(work, "once.sock")
+        fifo = os.path.join(work, "once.json")
+        os.mkfifo(fifo, 0o600)
+        conf = {"ports": [{"portid": 1, "addr": {"trtype": "tcp", "adrfam": "ipv4",
+                                                  "traddr": "127.0.0.1", "trsvcid": "0"},
+                           "subsystems": [NQN]}],
+                "subsystems": [{"nqn": NQN, "allowed_hosts": [],
+                                "attr": {"allow_any_host": "1"},
+                                "namespaces": [{"nsid": 1, "enable": 1, "device": {
+                                    "path": "ram:4M"}}]}],
+                "hosts": []}
+        text = json.dumps(conf).encode()
+
+        def feed():
+            # blocks until nvmfd opens the FIFO; one reader per write
+            fd = os.open(fifo, os.O_WRONLY)
+            os.write(fd, text)
+            os.close(fd)
+
+        t = threading.Thread(target=feed, daemon=True)
+        t.start()
+        tgt = start([nvmfd, "-c", fifo, "--control", sock, "--log-level", "info"],
+                    os.path.join(work, "once.log"), r"control socket at")
+        check(tgt is not None, "config-once: nvmfd -c FIFO starts (the file read once)")
+        if tgt:
+            procs.append(tgt)
+            rc, out, err = ctl(sock, "get-subsystems", NQN)
+            check(rc == 0 and NQN in out, "config-once: control socket answers: rc %d %s%s"
+                  % (rc, out, err.strip()))
+            t = threading.Thread(target=feed, daemon=True)
+            t.start()
+            tgt.send_signal(signal.SIGHUP)
+            m = wait_log(os.path.join(work, "once.log"), r"(\d+) change\(s\) applied", tgt, 200)
+            check(m is not None and m.group(1) == "0",
+                  "config-once: SIGHUP with the same file applies 0 changes: %s"
+                  % (m.group(0) if m else None))
+            check(stop(tgt) == 0, "config-once: nvmfd exits 0")
     finally:
         for p in procs:
             stop(p)

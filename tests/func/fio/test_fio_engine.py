@@ -225,6 +225,9 @@ def case_refuse(fio):
         (["--busy_poll=1", "--idle_poll_us=10"], "exclude each other"),
         (["--bs=1000"], "not a multiple of namespace 1's LBA size 512"),
         (["--ns=7"], "namespace 7 is not active"),
+        # 2^32 + 1 once wrapped to namespace 1 and ran
+        (["--ns=4294967297"], "ns=4294967297: expected a namespace ID 1..4294967294"),
+        (["--ns=-1"], "ns=-1: expected a namespace ID"),
         (["--ns_size=1000"], "ns_size=1000: not a multiple"),
     ]
     for args, msg in cases:

@@ -459,6 +459,16 @@ static void test_tls_spdk_and_parse(void **state)
 	assert_int_equal(nvmfd_auth_tls_identity_parse(NULL, &id), -EINVAL);
 }
 
+/* Replace @path's contents with @pre @key @post (its mode stays). */
+static void put(const char *path, const char *pre, const char *key, const char *post)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "%s%s%s", pre, key, post);
+	fclose(f);
+}
+
 static void test_secret_file(void **state)
 {
 	char dir[] = "/tmp/nvmfd-auth-kat.XXXXXX", path[64], link[64], buf[128];
@@ -477,6 +487,15 @@ static void test_secret_file(void **state)
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, key);
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, 20), -ENAMETOOLONG);
+	/* blanks around the key and blank lines before it are not the key */
+	put(path, "\n \r\n\t", key, " \t\nsecond line\n");
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, key);
+	put(path, "", key, "  ");
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, key);
+	put(path, " \n\t\n", "", "");
+	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -ENODATA);
 	assert_int_equal(chmod(path, 0640), 0);
 	assert_int_equal(nvmfd_auth_read_secret_file(path, buf, sizeof(buf)), -EPERM);
 	assert_int_equal(chmod(path, 0604), 0);

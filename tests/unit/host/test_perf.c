@@ -524,6 +524,11 @@ static void test_vstate_file(void **state)
 	perf_vstate_next_gen(NULL, &next, &end, &g2);
 	assert_int_equal(g2, 42);
 	unlink(path);
+	/* not a regular file: named as such, not "Invalid argument" */
+	assert_int_equal(perf_vstate_open("/dev/null", 512, 8, 100, &vs, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(vs);
+	assert_non_null(strstr(err, "/dev/null: not a regular file"));
 }
 
 int main(void)
