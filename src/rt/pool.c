@@ -38,8 +38,11 @@
  * the normal list holds thousands of items that each run a full pass
  * therefore waits for the run in progress only, not for a round of them.
  * Both lists are FIFO, so urgent items are served in turn among
- * themselves; an urgent item that re-queues itself goes behind the other
- * urgent ones, and the normal list runs whenever the urgent one is empty.
+ * themselves; an item re-queued while it runs (its own re-queue, as an
+ * idle-polling queue does, or an event during its run) goes on the normal
+ * list, so an urgent item can take the worker ahead of the round once per
+ * wake-up, never keep it; the normal list runs whenever the urgent one is
+ * empty.
  *
  * Readiness: each pool has an epoll fd holding an eventfd (cross-thread
  * kicks) and the watched fds: one-shot (EPOLLONESHOT, re-armed by one
@@ -270,10 +273,10 @@ static void pool_kick(struct rt_pool *pool)
 /* Append @w to the run queue. Pool lock held, @w PENDING and not RUNNING.
  * @kick: wake or start a worker for it (not needed when the caller is a
  * worker that goes back to the queue right away). */
-static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
+static void pool_enqueue_list(struct rt_pool *pool, struct nvmfd_work *w, bool kick, bool urgent)
 {
-	struct nvmfd_work **head = w->urgent ? &pool->uhead : &pool->head;
-	struct nvmfd_work **tail = w->urgent ? &pool->utail : &pool->tail;
+	struct nvmfd_work **head = urgent ? &pool->uhead : &pool->head;
+	struct nvmfd_work **tail = urgent ? &pool->utail : &pool->tail;
 
 	w->next = NULL;
 	w->queued_at_ns = nvmfd_now_ns();
@@ -286,6 +289,11 @@ static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
 		pool->qlen_max = pool->qlen;
 	if (kick)
 		pool_kick(pool);
+}
+
+static void pool_enqueue(struct rt_pool *pool, struct nvmfd_work *w, bool kick)
+{
+	pool_enqueue_list(pool, w, kick, w->urgent);
 }
 
 /* The next item to run: the urgent list's head, else the normal one's.
@@ -706,8 +714,12 @@ static void *worker_main(void *arg)
 			if ((f & WORK_PENDING) && (f & WORK_CANCELED))
 				f &= ~WORK_PENDING;
 			flags_set(w, f);
-			if (f & WORK_PENDING) /* re-queued while running: we loop to it */
-				pool_enqueue(pool, w, false);
+			/* re-queued while running: we loop to it, on the normal
+			 * list even when it is urgent, so that an urgent item
+			 * that keeps re-queueing itself (an idle-polling admin
+			 * queue) cannot starve the normal one */
+			if (f & WORK_PENDING)
+				pool_enqueue_list(pool, w, false, false);
 			if (pool->cancel_waiters)
 				pthread_cond_broadcast(&pool->done_cv);
 			continue;
