@@ -322,6 +322,19 @@ static const struct nvmfd_work *pool_oldest(const struct rt_pool *pool)
 	return pool->head;
 }
 
+/* How long the run queue's oldest item has waited, in ns (0: empty).
+ * Pool lock held. */
+static uint64_t pool_head_age_ns(const struct rt_pool *pool)
+{
+	const struct nvmfd_work *w = pool_oldest(pool);
+	uint64_t now;
+
+	if (!w)
+		return 0;
+	now = nvmfd_now_ns();
+	return now > w->queued_at_ns ? now - w->queued_at_ns : 0;
+}
+
 /* Remove @w from the run list it is on (w->urgent says which), if it is
  * there. Pool lock held. */
 static bool pool_unlink(struct rt_pool *pool, struct nvmfd_work *w)
@@ -1309,11 +1322,7 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	out->kicks = p->kicks;
 	out->urgent_runs = p->urgent_runs;
 	out->runq_len = p->qlen;
-	if (pool_oldest(p)) {
-		uint64_t now = nvmfd_now_ns(), at = pool_oldest(p)->queued_at_ns;
-
-		out->runq_head_age_ns = now > at ? now - at : 0;
-	}
+	out->runq_head_age_ns = pool_head_age_ns(p);
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned int i = 0; i < out->nworkers; i++) {
 		struct nvmfd_rt_worker_stats ws;
@@ -1347,11 +1356,7 @@ int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	pthread_mutex_lock(&p->lock);
 	n = p->nworkers;
 	out->runq_len = p->qlen;
-	if (pool_oldest(p)) {
-		uint64_t now = nvmfd_now_ns(), at = pool_oldest(p)->queued_at_ns;
-
-		out->runq_head_age_ns = now > at ? now - at : 0;
-	}
+	out->runq_head_age_ns = pool_head_age_ns(p);
 	pthread_mutex_unlock(&p->lock);
 	if (n > NVMFD_RT_SCHED_WORKERS)
 		n = NVMFD_RT_SCHED_WORKERS;
