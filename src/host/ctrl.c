@@ -301,11 +301,11 @@ int nvmfd__host_admin_wait_locked(struct nvmfd_host_ctrl *ctrl, const bool *done
  * the re-authentication's (it ends), so the wait ends.
  * Return: 0, or the admin qp's error. admin_lock held.
  */
-static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
+static int admin_wait_free_locked(struct nvmfd_host_ctrl *ctrl, unsigned int keep)
 {
 	uint64_t deadline = nvmfd__host_now_ns() + ctrl->admin->timeout_ns;
 
-	while (ctrl->admin->nr_free <= ctrl->admin->reserve) {
+	while (ctrl->admin->nr_free <= keep) {
 		int ret = admin_poll_once_locked(ctrl, ms_until(deadline));
 
 		if (ret < 0)
@@ -316,29 +316,24 @@ static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
 	return 0;
 }
 
+/* A new command's slot: more free than the re-authentication keeps. */
+static int admin_slot_wait_locked(struct nvmfd_host_ctrl *ctrl)
+{
+	return admin_wait_free_locked(ctrl, ctrl->admin->reserve);
+}
+
 int nvmfd__host_admin_reserve_slot_locked(struct nvmfd_host_ctrl *ctrl)
 {
-	struct nvmfd_host_qp *qp = ctrl->admin;
-	uint64_t deadline = nvmfd__host_now_ns() + qp->timeout_ns;
 	int ret;
 
-	qp->reserve = 1;
-	while (qp->nr_free == 0) {
-		if (nvmfd__host_now_ns() >= deadline) {
-			nvmfd__host_qp_seterr(qp, "no request slot became free within the timeout");
-			ret = -ETIMEDOUT;
-			goto out_undo;
-		}
-		/* as a command's wait: keep-alive and the other admin
-		 * callers go on, one thread polls */
-		ret = admin_poll_once_locked(ctrl, ms_until(deadline));
-		if (ret < 0)
-			goto out_undo;
-	}
-	return 0;
-
-out_undo:
-	nvmfd__host_admin_unreserve_locked(ctrl);
+	ctrl->admin->reserve = 1;
+	/* as a command's wait: keep-alive and the other admin callers go
+	 * on, one thread polls */
+	ret = admin_wait_free_locked(ctrl, 0);
+	if (ret == -ETIMEDOUT)
+		nvmfd__host_qp_seterr(ctrl->admin, "no request slot became free within the timeout");
+	if (ret < 0)
+		nvmfd__host_admin_unreserve_locked(ctrl);
 	return ret;
 }
 
