@@ -617,6 +617,17 @@ uint16_t nvmfd_host_qp_qid(const struct nvmfd_host_qp *qp);
 int nvmfd_host_qp_fd(const struct nvmfd_host_qp *qp);
 
 /**
+ * nvmfd_host_qp_want_events() - what to wait for on nvmfd_host_qp_fd()
+ * before the next nvmfd_host_qp_poll(), for a caller that waits on many
+ * qps at once (poll(2)/epoll): POLLIN, plus POLLOUT while sends wait for
+ * socket space (a full socket buffer, a tx budget cut).
+ * Return: those poll(2) event bits; 0 when input is already buffered in
+ *         the library (TLS): poll the qp again without waiting.
+ * Context: qp owner thread.
+ */
+int nvmfd_host_qp_want_events(const struct nvmfd_host_qp *qp);
+
+/**
  * struct nvmfd_host_qp_stats - counters of one qp (since connect).
  * @submitted:   commands submitted.
  * @completed:   callbacks run (any outcome).

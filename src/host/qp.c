@@ -1021,6 +1021,15 @@ int nvmfd_host_qp_wait(struct nvmfd_host_qp *qp, int timeout_ms)
 	return qp_poll(qp, 0);
 }
 
+int nvmfd_host_qp_want_events(const struct nvmfd_host_qp *qp)
+{
+	struct pollfd pfd;
+
+	if (nvmfd__host_qp_pollfd(qp, &pfd))
+		return 0;
+	return pfd.events;
+}
+
 uint32_t nvmfd_host_qp_outstanding(const struct nvmfd_host_qp *qp)
 {
 	return qp->depth - qp->nr_free;

@@ -5,12 +5,16 @@
 # from several nvmf-perf processes with multi-controller -r lists (issue 14).
 #
 #   tests/scale/scale.sh [-c CONTROLLERS] [-t SECONDS] [-P QUEUES] [-q DEPTH]
-#                        [-- NVMFD-ARGS...]
+#                        [-T THREADS] [-- NVMFD-ARGS...]
 #
 # Defaults (the CI form): 128 controllers, 4 I/O queues each, QD 4, 60 s.
 # The long form (README): -c 1024 -t 600. Each nvmf-perf process drives up
 # to 64 controllers (-r repeated; its limit). NVMFD-ARGS go to nvmfd, e.g.
-# -- --exec unbound, or -- --cq-pool shared.
+# -- --exec unbound, or -- --cq-pool shared. Each nvmf-perf runs THREADS
+# queue threads (-T, default 2; nvmf-perf --threads), not one per queue:
+# 1024 x 4 queue threads on a few CPUs starved the host library's
+# keep-alive threads (15.9 s without a Keep Alive, expiries on the
+# target). -T 0: one thread per queue, as before.
 #
 # Reports: keep-alive expiries (nvmfd log), I/O timeouts and failed
 # connects (nvmf-perf output), nvmfd RSS and fds at baseline, under load
@@ -29,14 +33,16 @@ NS=${NS:-null:1G} # data in a RAM namespace would count as per-connection memory
 SECS=60
 QUEUES=4
 DEPTH=4
+THREADS=${THREADS:-2}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-c) CTRLS=$2; shift 2 ;;
 	-t) SECS=$2; shift 2 ;;
 	-P) QUEUES=$2; shift 2 ;;
 	-q) DEPTH=$2; shift 2 ;;
+	-T) THREADS=$2; shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-c N] [-t S] [-P Q] [-q D] [-- nvmfd args]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-c N] [-t S] [-P Q] [-q D] [-T THREADS] [-- nvmfd args]" >&2; exit 2 ;;
 	esac
 done
 PER_PROC=64
@@ -77,7 +83,8 @@ EOF_PY
 	done
 fi
 echo "load: $CTRLS controllers x $QUEUES I/O queues (QD $DEPTH, 4 KiB randrw) from $NPROC" \
-	"nvmf-perf processes for $SECS s: $CONNS connections"
+	"nvmf-perf processes for $SECS s: $CONNS connections;" \
+	"$([ "$THREADS" -gt 0 ] && echo "$THREADS queue threads each" || echo "a thread per queue")"
 
 pids=()
 left=$CTRLS
@@ -88,6 +95,7 @@ for p in $(seq "$NPROC"); do
 	for c in $(seq "$n"); do
 		args+=(-r "$(trid "$TGT_PORT" "nqn.2014-08.org.nvmexpress:uuid:5ca1e000-0000-4000-8000-$(printf '%06x%06x' "$p" "$c")")")
 	done
+	[ "$THREADS" -gt 0 ] && args+=(--threads "$THREADS")
 	# connect timeout 30 s: hundreds of connects share two CPUs
 	"$PERF" "${args[@]}" -P "$QUEUES" -q "$DEPTH" -o 4096 -w randrw -M 70 -t "$SECS" \
 		--timeout 30000 >"$WORK/perf.$p.out" 2>&1 &

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,7 @@
 
 struct perf_run;
 struct worker;
+struct qgroup;
 
 struct io_ctx {
 	struct worker *w;
@@ -142,6 +144,25 @@ struct worker {
 	uint64_t progress_bytes;
 	int exit_code;
 	char errmsg[512];
+	/* --threads: the thread that drives this queue (NULL: its own), the
+	 * events registered in its epoll set, input to look at next pass */
+	struct qgroup *grp;
+	int grp_events;
+	bool grp_ready;
+	bool placed; /* io_cpu accounted in the runtime (nvmfd_rt_place()) */
+};
+
+/*
+ * --threads: one queue thread driving @nw queues of any controllers, each
+ * its own struct worker, waiting in epoll on their sockets.
+ */
+struct qgroup {
+	uint32_t idx;
+	pthread_t thread;
+	struct worker **ws;
+	uint32_t nw;
+	int epfd;
+	struct epoll_event *evs;
 };
 
 struct perf_run {
@@ -168,6 +189,9 @@ struct perf_run {
 	uint64_t auto_self_kicks; /* --exec auto: the monitor's (runs[0] only) */
 	struct perf_vstate *vstate; /* --verify-state */
 	struct perf_vstate_stats vstats; /* its check of earlier runs */
+	/* --threads: every controller's view of the process's queue threads */
+	struct qgroup *groups;
+	uint32_t ngroups;
 };
 
 /* SIGINT/SIGTERM received during the run (set by the handler only). */
@@ -694,6 +718,242 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* --threads: the slot deadlines of every queue are looked at (a poll of
+ * each, nvmfd_host_qp_poll() checks them) at least this often, as a queue
+ * thread's bounded wait (wait_ms()) does for its own. */
+#define GROUP_SWEEP_NS 50000000ull
+
+/* The per-queue start of worker_main(): --rate and --reauth-interval times. */
+static void worker_start_times(struct worker *w)
+{
+	struct perf_run *run = w->run;
+
+	if (run->o.rate) {
+		w->rate_ns = (uint64_t)(1e9 * run->qtotal / (double)run->o.rate);
+		if (!w->rate_ns)
+			w->rate_ns = 1;
+		w->next_ns = run->start_ns + w->rate_ns * (run->qbase + w->idx) / run->qtotal;
+	}
+	if (run->o.reauth_ms)
+		w->reauth_next_ns = run->start_ns + (uint64_t)run->o.reauth_ms * 1000000ull;
+}
+
+/*
+ * --threads: one pass of one queue, as one round of worker_main():
+ * re-authenticate if due, send (closed loop: fill -q; --rate: the arrivals
+ * due), send and receive.
+ * Return: 1 progress (completions, or bytes moved), 0 none; <0 the queue
+ * failed (worker_fail() done).
+ */
+static int worker_pass(struct worker *w, uint64_t now)
+{
+	struct perf_run *run = w->run;
+	struct nvmfd_host_qp_stats hs;
+	int n;
+
+	if (run->o.reauth_ms && now >= w->reauth_next_ns && worker_reauth(w, now) < 0)
+		return -EIO;
+	if (run->o.rate) {
+		if (rate_submit(w, now) < 0)
+			return -EIO;
+	} else {
+		for (uint32_t i = 0; i < run->o.depth && w->outstanding < run->o.depth; i++) {
+			if (w->ios[i].busy)
+				continue;
+			if (submit_one(w, &w->ios[i], 0) <= 0)
+				break;
+		}
+	}
+	n = nvmfd_host_qp_poll(w->qp, 0);
+	if (n < 0) {
+		worker_fail(w, PERF_EXIT_CONN, "queue %u: %s", w->idx + 1,
+			    nvmfd_host_qp_errmsg(w->qp));
+		return n;
+	}
+	if (n > 0)
+		return 1;
+	nvmfd_host_qp_get_stats(w->qp, &hs);
+	n = hs.empty_polls == w->empty_seen;
+	w->empty_seen = hs.empty_polls;
+	return n;
+}
+
+/* --threads: register what the queue waits for (EPOLLOUT only while its
+ * sends wait for socket space); a queue with input buffered is polled
+ * again without a wait. Return: true if it is. */
+static bool group_rearm(struct qgroup *gr, struct worker *w, uint32_t i)
+{
+	int want = nvmfd_host_qp_want_events(w->qp);
+	struct epoll_event ev = { .data.u32 = i };
+
+	if (!want) {
+		w->grp_ready = true;
+		return true;
+	}
+	if (want != w->grp_events) {
+		ev.events = EPOLLIN | (want & POLLOUT ? EPOLLOUT : 0);
+		if (epoll_ctl(gr->epfd, EPOLL_CTL_MOD, nvmfd_host_qp_fd(w->qp), &ev) == 0)
+			w->grp_events = want;
+	}
+	return false;
+}
+
+static bool group_stopped(const struct qgroup *gr, uint64_t now)
+{
+	if (now >= gr->ws[0]->run->end_ns)
+		return true;
+	for (uint32_t i = 0; i < gr->nw; i++)
+		if (__atomic_load_n(&gr->ws[i]->run->stop, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/* --threads: how long to block at most (ns): wait_ms()'s bound, the next
+ * sweep, and with --rate the next arrival a queue has a free slot for. */
+static uint64_t group_wait_ns(const struct qgroup *gr, uint64_t now, uint64_t sweep_ns)
+{
+	const struct perf_run *run = gr->ws[0]->run;
+	uint64_t until = now + (uint64_t)wait_ms(run, now) * 1000000ull;
+
+	if (sweep_ns < until)
+		until = sweep_ns;
+	for (uint32_t i = 0; run->o.rate && i < gr->nw; i++) {
+		const struct worker *w = gr->ws[i];
+
+		if (w->outstanding < run->o.depth && w->next_ns < w->run->end_ns &&
+		    w->next_ns < until)
+			until = w->next_ns;
+	}
+	return until > now ? until - now : 0;
+}
+
+static int group_epoll_wait(struct qgroup *gr, uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	int n = epoll_pwait2(gr->epfd, gr->evs, (int)gr->nw, &ts, NULL);
+
+	if (n < 0 && errno == ENOSYS) /* kernel before 5.11: ms, rounded up */
+		n = epoll_wait(gr->epfd, gr->evs, (int)gr->nw, (int)((ns + 999999) / 1000000));
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int i = 0; i < n; i++)
+		gr->ws[gr->evs[i].data.u32]->grp_ready = true;
+	return n;
+}
+
+/*
+ * --threads: the queue thread of a group. Each pass polls the queues
+ * whose sockets were ready (and those with input buffered), and every
+ * queue when a sweep is due (GROUP_SWEEP_NS: command timeouts), a
+ * re-authentication may be due (--reauth-interval) or with --rate (the
+ * arrivals); then it waits in epoll as long as the earliest of those and
+ * the end of the run allow (not at all with --busy-poll, or while
+ * --idle-poll-us says to keep polling).
+ */
+static void *group_main(void *arg)
+{
+	struct qgroup *gr = arg;
+	struct worker *w0 = gr->ws[0];
+	struct perf_run *run = w0->run;
+	struct nvmfd_idle_poll idle;
+	uint64_t sweep_ns = 0, loops = 0, waits = 0, drain_deadline;
+	bool measuring = false;
+	int tid = (int)gettid(), ret;
+
+	for (uint32_t i = 0; i < gr->nw; i++)
+		__atomic_store_n(&gr->ws[i]->tid, tid, __ATOMIC_RELEASE);
+	ret = worker_set_affinity(w0);
+	if (ret < 0) {
+		worker_fail(w0, PERF_EXIT_USAGE, "queue %u: cannot set the CPU affinity: %s",
+			    w0->idx + 1, strerror(-ret));
+		return NULL;
+	}
+	nvmfd_idle_poll_init(&idle, run->o.idle_poll_us);
+	for (uint32_t i = 0; i < gr->nw; i++) {
+		struct worker *w = gr->ws[i];
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+		worker_start_times(w);
+		if (epoll_ctl(gr->epfd, EPOLL_CTL_ADD, nvmfd_host_qp_fd(w->qp), &ev) < 0) {
+			worker_fail(w, PERF_EXIT_CONN, "queue %u: epoll_ctl: %s", w->idx + 1,
+				    strerror(errno));
+			return NULL;
+		}
+		w->grp_events = POLLIN;
+		w->grp_ready = true;
+	}
+	for (;;) {
+		uint64_t now = now_ns();
+		bool progressed = false, again = false, full;
+
+		if (group_stopped(gr, now))
+			break;
+		if (!measuring && now >= run->warmup_end_ns) {
+			measuring = true;
+			for (uint32_t i = 0; i < gr->nw; i++) {
+				gr->ws[i]->measuring = true;
+				gr->ws[i]->t0_ns = now;
+			}
+		}
+		loops++;
+		full = run->o.rate || run->o.reauth_ms || now >= sweep_ns;
+		if (now >= sweep_ns)
+			sweep_ns = now + GROUP_SWEEP_NS;
+		for (uint32_t i = 0; i < gr->nw; i++) {
+			struct worker *w = gr->ws[i];
+			int n;
+
+			if (w->exit_code || (!full && !w->grp_ready))
+				continue;
+			w->grp_ready = false;
+			n = worker_pass(w, now);
+			if (n < 0)
+				continue; /* the run stops */
+			progressed |= n > 0;
+			again |= group_rearm(gr, w, i);
+		}
+		if (run->o.busy_poll || again || nvmfd_idle_poll_update(&idle, progressed, now_ns())) {
+			ret = group_epoll_wait(gr, 0);
+		} else {
+			waits++;
+			ret = group_epoll_wait(gr, group_wait_ns(gr, now_ns(), sweep_ns));
+			if (w0->repatriate)
+				worker_repatriate(w0);
+		}
+		if (ret < 0) {
+			worker_fail(w0, PERF_EXIT_CONN, "epoll_wait: %s", strerror(-ret));
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < gr->nw; i++) {
+		struct worker *w = gr->ws[i];
+
+		w->t1_ns = now_ns();
+		w->last_cpu = sched_getcpu();
+		w->loops = loops;
+		w->waits = waits;
+	}
+	/* Drain in-flight I/O of every queue, bounded by the I/O timeout. */
+	drain_deadline = now_ns() + (uint64_t)run->o.timeout_ms * 1000000ull;
+	for (;;) {
+		bool left = false;
+
+		for (uint32_t i = 0; i < gr->nw; i++) {
+			struct worker *w = gr->ws[i];
+
+			if (!w->outstanding)
+				continue;
+			if (nvmfd_host_qp_poll(w->qp, 0) < 0)
+				continue; /* failed: its commands completed */
+			left |= w->outstanding != 0;
+		}
+		if (!left || now_ns() >= drain_deadline || group_epoll_wait(gr, 10000000ull) < 0)
+			break;
+	}
+	return NULL;
+}
+
 static int worker_init(struct perf_run *run, struct worker *w, uint32_t idx)
 {
 	uint64_t nslots_total = run->ns->nsze / run->nlb;
@@ -1184,6 +1444,8 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		json_object_object_add(cfg, "cpus", json_object_new_string(cpus));
 		json_object_object_add(cfg, "idle_poll_us", json_object_new_int64(run->o.idle_poll_us));
 		json_object_object_add(cfg, "busy_poll", json_object_new_boolean(run->o.busy_poll));
+		/* --threads: the queue threads (0: one per queue) */
+		json_object_object_add(cfg, "threads", json_object_new_int64(run->ngroups));
 		json_object_object_add(cfg, "rate_iops", json_object_new_int64((int64_t)run->o.rate));
 		json_object_object_add(cfg, "rx_budget", json_object_new_int64(run->o.rx_budget));
 		json_object_object_add(cfg, "tx_budget", json_object_new_int64(run->o.tx_budget));
@@ -1306,6 +1568,8 @@ static void report(struct perf_run *runs, uint32_t n, const struct rusage *ru0,
 		printf(", %s", run->o.busy_poll ? "busy poll" : "");
 		if (!run->o.busy_poll)
 			printf("idle poll %u us", run->o.idle_poll_us);
+		if (run->ngroups)
+			printf("; %u queue threads (--threads)", run->ngroups);
 		printf("; peak RSS (VmHWM) %" PRIu64 " KiB\n", run->vm_hwm_kib);
 		if (run->o.rate)
 			printf("open loop at %" PRIu64 " IOPS: %" PRIu64 " arrivals found all -q slots "
@@ -1836,15 +2100,39 @@ static int exec_setup(struct perf_run *run)
 	for (uint32_t i = 0; i < o->queues; i++) {
 		struct worker *w = &run->workers[i];
 		struct nvmfd_rt_pool_stats ps;
+		uint32_t nplace = run->qtotal, qidx = run->qbase + i;
 
+		if (run->groups) {
+			/* --threads: queue k to thread k mod N; a thread is
+			 * placed as a queue would be, its queues share it */
+			struct qgroup *gr = &run->groups[qidx % run->ngroups];
+
+			w->grp = gr;
+			gr->ws[gr->nw++] = w;
+			if (gr->nw > 1) {
+				const struct worker *f = gr->ws[0];
+
+				w->io_cpu = f->io_cpu;
+				w->unit = f->unit;
+				w->allowed = f->allowed;
+				w->repatriate = f->repatriate;
+				w->last_cpu = -1;
+				w->cur_cpu = -1;
+				nvmfd_host_qp_set_budget(w->qp, o->rx_budget, o->tx_budget);
+				continue;
+			}
+			nplace = run->ngroups;
+			qidx = gr->idx;
+		}
 		/* all controllers' queues are placed as one list */
-		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, run->qtotal, run->qbase + i,
-					       rt_place_cb, run->rt);
+		w->io_cpu = perf_choose_io_cpu(o->io_cpu, list, ncpus, nplace, qidx, rt_place_cb,
+					       run->rt);
 		if (w->io_cpu < 0) {
 			fprintf(stderr, "nvmf-perf: queue %u: no io_cpu: %s\n", i + 1,
 				strerror(-w->io_cpu));
 			return w->io_cpu;
 		}
+		w->placed = true;
 		CPU_ZERO(&w->unit);
 		CPU_SET(w->io_cpu, &w->unit);
 		w->allowed = w->unit;
@@ -1880,7 +2168,7 @@ static void exec_teardown(struct perf_run *run)
 	if (!run->rt)
 		return;
 	for (uint32_t i = 0; run->workers && i < run->o.queues; i++) {
-		if (run->workers[i].qp && run->workers[i].io_cpu >= 0) {
+		if (run->workers[i].placed) {
 			nvmfd_rt_unplace(run->rt, run->workers[i].io_cpu);
 			if (run->o.exec == PERF_EXEC_AUTO)
 				pthread_mutex_destroy(&run->workers[i].aff_lock);
@@ -2088,6 +2376,17 @@ static void ctrl_teardown(struct perf_run *run)
 	nvmfd_host_ctrl_destroy(&run->ctrl);
 }
 
+static void group_free(struct qgroup *g, uint32_t n)
+{
+	for (uint32_t i = 0; g && i < n; i++) {
+		free(g[i].ws);
+		free(g[i].evs);
+		if (g[i].epfd >= 0)
+			close(g[i].epfd);
+	}
+	free(g);
+}
+
 static bool any_stop(struct perf_run *runs, uint32_t n)
 {
 	for (uint32_t c = 0; c < n; c++)
@@ -2100,6 +2399,35 @@ static void stop_all(struct perf_run *runs, uint32_t n)
 {
 	for (uint32_t c = 0; c < n; c++)
 		__atomic_store_n(&runs[c].stop, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * --threads: min(@threads, @qtotal) groups, each with room for every queue
+ * it gets (exec_setup() deals them) and an epoll set.
+ * Return: 0; -ENOMEM / -errno of epoll_create1() (what was made is freed).
+ */
+static int group_alloc(struct qgroup **out, uint32_t *nout, uint32_t threads, uint32_t qtotal)
+{
+	uint32_t n = threads < qtotal ? threads : qtotal, per = (qtotal + n - 1) / n;
+	struct qgroup *g = calloc(n, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		g[i].epfd = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		g[i].idx = i;
+		g[i].ws = calloc(per, sizeof(*g[i].ws));
+		g[i].evs = calloc(per, sizeof(*g[i].evs));
+		g[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (!g[i].ws || !g[i].evs || g[i].epfd < 0) {
+			group_free(g, n);
+			return -ENOMEM;
+		}
+	}
+	*out = g;
+	*nout = n;
+	return 0;
 }
 
 /*
@@ -2116,6 +2444,8 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 	bool tty = isatty(STDERR_FILENO), snap = false;
 	int code = PERF_EXIT_OK, signo = 0;
 	uint32_t started[PERF_MAX_CTRLS] = { 0 }, qtotal = 0, c, setup = 0, placed = 0;
+	struct qgroup *groups = NULL;
+	uint32_t ngroups = 0, gstarted = 0;
 
 	for (c = 0; c < n; c++, setup++) {
 		code = ctrl_setup(&runs[c]);
@@ -2126,6 +2456,15 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 	}
 	for (c = 0; c < n; c++)
 		qtotal += runs[c].o.queues;
+	if (runs[0].o.threads && group_alloc(&groups, &ngroups, runs[0].o.threads, qtotal) < 0) {
+		fprintf(stderr, "nvmf-perf: --threads: %s\n", strerror(ENOMEM));
+		code = PERF_EXIT_CONN;
+		goto out_ctrls;
+	}
+	for (c = 0; c < n; c++) {
+		runs[c].groups = groups;
+		runs[c].ngroups = ngroups;
+	}
 	for (c = 0; c < n; c++, placed++) {
 		runs[c].qbase = c ? runs[c - 1].qbase + runs[c - 1].o.queues : 0;
 		runs[c].qtotal = qtotal;
@@ -2153,7 +2492,14 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
-	for (c = 0; c < n && !code; c++) {
+	for (; gstarted < ngroups && !code; gstarted++) {
+		if (pthread_create(&groups[gstarted].thread, NULL, group_main, &groups[gstarted])) {
+			stop_all(runs, n);
+			code = PERF_EXIT_CONN;
+			break;
+		}
+	}
+	for (c = 0; c < n && !code && !groups; c++) {
 		for (; started[c] < runs[c].o.queues; started[c]++) {
 			if (pthread_create(&runs[c].workers[started[c]].thread, NULL, worker_main,
 					   &runs[c].workers[started[c]])) {
@@ -2199,6 +2545,8 @@ static int run_perf(struct perf_run *runs, uint32_t n)
 	for (c = 0; c < n; c++)
 		for (uint32_t i = 0; i < started[c]; i++)
 			pthread_join(runs[c].workers[i].thread, NULL);
+	for (uint32_t g = 0; g < gstarted; g++)
+		pthread_join(groups[g].thread, NULL);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (tty)
@@ -2272,6 +2620,7 @@ out_exec:
 out_ctrls:
 	for (c = 0; c < n && c <= setup; c++)
 		ctrl_teardown(&runs[c]);
+	group_free(groups, ngroups);
 	return code;
 }
 

@@ -21,6 +21,7 @@ static const char usage_text[] =
 "            [--auto-home bound|unbound]\n"
 "            [--io-cpu rr|least-loaded] [--cpus LIST] [--idle-poll-us N]\n"
 "            [--rx-budget BYTES] [--tx-budget BYTES] [--rate IOPS]\n"
+"            [--threads N]\n"
 "            [--dhchap-secret KEY [--dhchap-ctrl-secret KEY]\n"
 "             [--reauth-interval MS]]\n"
 "            [--tls --psk KEY [--tls-identity 0|1|spdk]]\n"
@@ -63,7 +64,23 @@ static const char usage_text[] =
 "  -M, --rwmixread N percentage of reads in rw/randrw (default 50); a usage\n"
 "                    error with the other patterns.\n"
 "  -t, --time S      measured run time in seconds (default 10).\n"
-"  -P, --queues N    I/O queues = TCP connections = threads (default 1).\n"
+"  -P, --queues N    I/O queues = TCP connections per -r (default 1); one\n"
+"                    thread each unless --threads.\n"
+"      --threads N   N queue threads for the whole process instead of one\n"
+"                    per queue: the queues of every -r are dealt round robin\n"
+"                    (queue k of all, counted across the -r list, to thread\n"
+"                    k mod N); a thread waits in epoll on its queues'\n"
+"                    sockets and drives each as its own thread would (-q,\n"
+"                    --rate arrivals, --verify, --reauth-interval, command\n"
+"                    timeouts). For many controllers on few CPUs (tests/\n"
+"                    scale/scale.sh). N above the queue count is lowered to\n"
+"                    it. The per-queue CPU, context switch and run-queue\n"
+"                    delay columns then read 0 (a thread serves several\n"
+"                    queues; the total line has the process's CPU); a\n"
+"                    --reauth-interval transaction holds up the\n"
+"                    other queues of its thread while it runs. Not with\n"
+"                    --exec auto (it moves one thread per queue).\n"
+"                    1..4096.\n"
 "      --ns NSID     namespace (default: the first active one).\n"
 "      --warmup S    run S seconds before measuring (default 0).\n"
 "      --digest LIST request header and/or data digests: hdr, data or\n"
@@ -356,6 +373,7 @@ enum {
 	OPT_PSK,
 	OPT_TLS_IDENTITY,
 	OPT_RATE,
+	OPT_THREADS,
 	OPT_AUTO_STARVE,
 	OPT_AUTO_BOUND,
 	OPT_AUTO_NO_POLL,
@@ -478,6 +496,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		{ "psk", required_argument, NULL, OPT_PSK },
 		{ "tls-identity", required_argument, NULL, OPT_TLS_IDENTITY },
 		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "auto-starve-ms", required_argument, NULL, OPT_AUTO_STARVE },
 		{ "auto-bound", no_argument, NULL, OPT_AUTO_BOUND },
 		{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
@@ -704,6 +723,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			o->rate = r;
 			break;
 		}
+		case OPT_THREADS:
+			if (parse_u32(optarg, 1, 4096, &o->threads, false))
+				return seterr(err, len, "--threads: 1 .. 4096");
+			break;
 		case OPT_TX_BUDGET:
 			if (parse_u32(optarg, 0, 1u << 30, &o->tx_budget, true))
 				return seterr(err, len, "--tx-budget: 0 .. 1 GiB");
@@ -763,6 +786,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	if (auto_knob && o->exec != PERF_EXEC_AUTO)
 		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll, "
 					"--auto-freeze and --auto-home need --exec auto");
+	if (o->threads && o->exec == PERF_EXEC_AUTO)
+		return seterr(err, len, "--threads does not combine with --exec auto (its monitor "
+					"moves and tunes one thread per queue); use --exec bound or "
+					"unbound");
 	if (o->tls != (o->tls_psk[0] != '\0'))
 		return seterr(err, len, o->tls ? "--tls needs --psk" : "--psk needs --tls");
 	if (o->dhchap_ctrl_secret[0] && !o->dhchap_secret[0])

@@ -87,6 +87,8 @@ enum perf_pattern {
  *            (0 = unlimited), nvmfd_host_qp_set_budget().
  * @rate:     --rate: I/Os per second over all queues, sent open loop at
  *            evenly spaced intended times (0 = closed loop, the default).
+ * @threads:  --threads: queue threads of the process, each driving the
+ *            queues k with k mod @threads == its index (0 = one per queue).
  */
 struct perf_opts {
 	bool discover;
@@ -133,6 +135,7 @@ struct perf_opts {
 	char tls_psk[NVMFD_HOST_SECRET_MAX];
 	uint8_t tls_identity;
 	uint64_t rate;
+	uint32_t threads;
 };
 
 /**
