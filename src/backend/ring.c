@@ -264,11 +264,13 @@ void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ringp)
 	if (!ringp || !*ringp)
 		return;
 	ring = *ringp;
-	*ringp = NULL;
-	if (ring->has_ext) {
+	/* ext: the reapers that post our CQEs find us through *@ringp (a
+	 * context's field) until every CQE is back */
+	if (ring->has_ext)
 		ring_ext_drain(ring);
+	*ringp = NULL;
+	if (ring->has_ext)
 		free(ring->stage);
-	}
 	if (ring->has_poll) {
 		ring_drain(&ring->poll, &ring->poll_inflight);
 		io_uring_queue_exit(&ring->poll);
