@@ -29,7 +29,9 @@
 # 1; 128K writes, QD16: more than 256 MiB here), so that reads copy real
 # pages (as a pre-zeroed SPDK malloc bdev) instead of the zero page. One line per
 # workload: IOPS, target CPU us per I/O, and per-I/O counts. NVMFD_ARGS adds
-# nvmfd options (e.g. NVMFD_ARGS='--exec unbound'); PRIO='chrt -f 5' runs
+# nvmfd options (e.g. NVMFD_ARGS='--exec unbound'); NS replaces the
+# namespace (e.g. NS=file:/dev/shm/prof.img,size=256M: a file on tmpfs,
+# whose reads are backend io_uring SQEs); PRIO='chrt -f 5' runs
 # target and initiator under SCHED_FIFO (see scripts/ab-perf.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +71,7 @@ for wl in "${WLS[@]}"; do
 	log=$OUT/$wl.tgt.log
 	rm -f "$log" # no stale port from an earlier run
 	# shellcheck disable=SC2086
-	${PRIO:-} "$BIN/nvmfd" -l 127.0.0.1:0 -s $NQN -n ram:256M --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
+	${PRIO:-} "$BIN/nvmfd" -l 127.0.0.1:0 -s $NQN -n "${NS:-ram:256M}" --allow-any-host --cpus 0 ${NVMFD_ARGS:-} >"$log" 2>&1 &
 	tpid=$!
 	port=
 	for _ in $(seq 200); do

@@ -2,7 +2,19 @@
 /*
  * cqpool.c - completion pools (internal/cqpool.h): per-queue rings, or one
  * ring per io_cpu shared by the contexts placed there, with its own
- * completion work on that CPU and MPSC routing to each context's owner.
+ * completion work on that CPU and MPSC routing to each context's owner,
+ * or (nvmfd_cq_open_worker()) the worker ring of a runtime pool.
+ *
+ * Worker contexts: the context's backend ring is an ext ring
+ * (nvmfd_bk_ring_create_ext()): its SQEs are staged without a lock and
+ * pushed onto the worker ring under the ring lock at flush, each with
+ * user_data naming the io's own sink (io->sink); the worker ring's reaper
+ * (the pool's worker, or anyone calling nvmfd_rt_ring_reap()) calls
+ * cq_worker_cqe(), which posts the io back to our ring and, for the first
+ * post of a batch, calls notify (the queue's kick). The owner finishes
+ * the ios in nvmfd_cq_poll(). Submission is nvmfd_rt_ring_commit(): on the
+ * pool's own worker the io_uring_enter() it makes next carries the
+ * backend's SQEs with the socket's, and waits for all their CQEs.
  */
 #include <assert.h>
 #include <errno.h>
@@ -11,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #include "internal/cqpool.h"
 #include "internal/log.h"
+#include "internal/rt_ring.h"
 
 #define COMP "cqpool"
 #define CQ_SHARED_QUEUES 16
@@ -51,7 +65,8 @@ struct nvmfd_cq_pool {
 struct nvmfd_cq {
 	struct nvmfd_cq_pool *pool;
 	struct nvmfd_bk_ring *ring; /* own, or shared->ring */
-	struct cq_ring *shared; /* NULL: per-queue */
+	struct cq_ring *shared; /* NULL: per-queue or worker */
+	struct nvmfd_rt_ring *rr; /* worker: the worker ring (borrowed) */
 	nvmfd_cq_notify_fn notify;
 	void *arg;
 	unsigned int depth;
@@ -252,6 +267,108 @@ bool nvmfd_cq_pool_can_share(const struct nvmfd_cq_pool *pool)
 	return pool->opts.shared || pool->rt;
 }
 
+/* Worker: the reaper of the worker ring hands back our io's CQE (any
+ * thread, ring lock held). Nothing of @io is touched after the post; @cq
+ * lives until nvmfd_cq_close()'s pass through the ring lock. */
+static void cq_worker_cqe(struct nvmfd_rt_sink *s, unsigned int tag, int res, uint32_t flags)
+{
+	struct nvmfd_bk_io *io = container_of(s, struct nvmfd_bk_io, sink);
+	struct nvmfd_cq *cq = io->cq;
+
+	(void)tag;
+	(void)flags;
+	if (nvmfd_bk_ring_post(cq->ring, io, res) && cq->notify)
+		cq->notify(cq->arg);
+}
+
+/* Worker: the staged SQEs onto the worker ring (ext.push). */
+static int cq_worker_push(void *arg, const struct io_uring_sqe *sqes, unsigned int n)
+{
+	struct nvmfd_cq *cq = arg;
+	unsigned int i;
+	int ret;
+
+	nvmfd_rt_ring_lock(cq->rr);
+	for (i = 0; i < n; i++) {
+		struct nvmfd_bk_io *io = (struct nvmfd_bk_io *)(uintptr_t)sqes[i].user_data;
+		struct io_uring_sqe *sqe = nvmfd_rt_ring_sqe(cq->rr);
+
+		if (!sqe)
+			break; /* the kernel takes none now: the rest stay staged */
+		memcpy(sqe, &sqes[i], sizeof(*sqe));
+		io->cq = cq;
+		io->sink.cqe = cq_worker_cqe;
+		io_uring_sqe_set_data64(sqe, nvmfd_rt_ring_data(&io->sink, 0));
+	}
+	nvmfd_rt_ring_unlock(cq->rr);
+	if (i) {
+		/* lazy on the ring's own worker; on a failure here the SQEs
+		 * are on the ring's SQ all the same, and its worker's next
+		 * io_uring_enter() takes them */
+		ret = nvmfd_rt_ring_commit(cq->rr);
+		if (ret < 0)
+			NVMFD_ERR_RATELIMIT(COMP, "worker ring: io_uring_enter: %s", strerror(-ret));
+	}
+	return (int)i;
+}
+
+/* Worker: the owner should come back (ext.kick). */
+static void cq_worker_kick(void *arg)
+{
+	struct nvmfd_cq *cq = arg;
+
+	if (cq->notify)
+		cq->notify(cq->arg);
+}
+
+/* Worker: a close waits for CQEs (ext.wait): what we pushed goes to the
+ * kernel now (also on the ring's own worker, which makes no enter while
+ * it waits here), and the ring is reaped here (its worker may be busy). */
+static void cq_worker_wait(void *arg)
+{
+	struct nvmfd_cq *cq = arg;
+	struct timespec ts = { 0, 100000 }; /* 100 us */
+
+	nvmfd_rt_ring_submit(cq->rr);
+	if (!nvmfd_rt_ring_reap(cq->rr))
+		nanosleep(&ts, NULL);
+}
+
+int nvmfd_cq_open_worker(struct nvmfd_cq_pool *pool, struct nvmfd_rt_ring *rr,
+			 unsigned int depth, nvmfd_cq_notify_fn notify, void *arg,
+			 struct nvmfd_cq **out)
+{
+	struct nvmfd_bk_ring_ext ext = {
+		.push = cq_worker_push,
+		.kick = cq_worker_kick,
+		.wait = cq_worker_wait,
+	};
+	struct nvmfd_cq *cq;
+	int ret;
+
+	if (!rr)
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->pool = pool;
+	cq->rr = rr;
+	cq->depth = depth;
+	cq->notify = notify;
+	cq->arg = arg;
+	ext.arg = cq;
+	ret = nvmfd_bk_ring_create_ext(depth, &ext, &cq->ring);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
+	pthread_mutex_lock(&pool->lock);
+	pool->nr_open++;
+	pthread_mutex_unlock(&pool->lock);
+	*out = cq;
+	return 0;
+}
+
 int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 		  nvmfd_cq_notify_fn notify, void *arg, struct nvmfd_cq **out)
 {
@@ -266,7 +383,7 @@ int nvmfd_cq_open_src(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth
 	struct nvmfd_cq *cq;
 	int ret;
 
-	if (shared && !pool->rt)
+	if ((shared && !pool->rt) || src == NVMFD_CQ_SRC_WORKER)
 		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -305,8 +422,15 @@ void nvmfd_cq_close(struct nvmfd_cq **cqp)
 		return;
 	*cqp = NULL;
 	pool = cq->pool;
-	assert(nvmfd_cq_inflight(cq) == 0);
-	if (cq->shared) {
+	/* a worker context may close with ios in flight (cqpool.h) */
+	assert(cq->rr || nvmfd_cq_inflight(cq) == 0);
+	if (cq->rr) {
+		nvmfd_bk_ring_destroy(&cq->ring); /* waits for the CQEs owed */
+		/* a reaper that posted our last CQE may still be in its
+		 * notify call: it holds the ring lock until it returned */
+		nvmfd_rt_ring_lock(cq->rr);
+		nvmfd_rt_ring_unlock(cq->rr);
+	} else if (cq->shared) {
 		/* A router that pushed our last io may still be in its notify
 		 * call: it holds the ring lock until it returned. */
 		pthread_mutex_lock(&cq->shared->lock);
@@ -402,6 +526,10 @@ unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 	if (!cq->shared) {
 		if (!nvmfd_bk_ring_inflight(cq->ring))
 			return 0;
+		/* worker, polling: reap the worker ring ourselves (its sinks
+		 * post our CQEs, and queue the ring's other users) */
+		if (cq->rr && peek)
+			nvmfd_rt_ring_reap(cq->rr);
 		n = nvmfd_bk_ring_reap(cq->ring, max);
 		cq_count(cq, peek, n);
 		return n > 0 ? (unsigned int)n : 0;
@@ -432,10 +560,15 @@ int nvmfd_cq_event_fd(const struct nvmfd_cq *cq)
 
 void nvmfd_cq_clear_event(struct nvmfd_cq *cq)
 {
-	if (!cq->shared && !nvmfd_bk_ring_inflight(cq->ring)) {
+	if (!cq->shared && !cq->rr && !nvmfd_bk_ring_inflight(cq->ring)) {
 		nvmfd_bk_ring_clear_event(cq->ring);
 		nvmfd_bk_ring_reap(cq->ring, cq->depth);
 	}
+}
+
+enum nvmfd_cq_src nvmfd_cq_source(const struct nvmfd_cq *cq)
+{
+	return cq->rr ? NVMFD_CQ_SRC_WORKER : cq->shared ? NVMFD_CQ_SRC_SHARED : NVMFD_CQ_SRC_QUEUE;
 }
 
 int nvmfd_cq_ring_id(const struct nvmfd_cq *cq)

@@ -17,6 +17,17 @@
  * stops at @max with work left, or IOPOLL ios are still in flight (their
  * completions are only found by polling), it re-arms the event fd so an
  * event-driven owner comes back.
+ *
+ * Ext rings (nvmfd_bk_ring_create_ext(): the backend's SQEs on a worker
+ * ring, cqpool.c): no io_uring and no eventfd of our own. SQEs are
+ * prepared into @stage (the owner's, no lock), flushed by ext.push onto
+ * the real io_uring; its reaper posts each CQE (nvmfd_bk_ring_post(): a
+ * lock-free LIFO, @posted) and the owner's reap takes the whole list, puts
+ * it in order on @ext_head and finishes the ios there as ring_reap_uring()
+ * does: continuations are staged again, callbacks run on the owner. The
+ * accounting is the same: @uring_inflight counts SQEs staged, pushed or
+ * posted and not yet taken by a reap. Signals (more left, a flush that
+ * failed) become ext.kick.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +43,8 @@
 
 /* io_uring accepts at most 32768 SQ entries (IORING_MAX_ENTRIES). */
 #define RING_MAX_DEPTH 32768u
+/* Ext rings: SQEs staged between two pushes at most (a full stage pushes). */
+#define RING_STAGE_MAX 64u
 
 struct nvmfd_bk_ring {
 	struct io_uring uring; /* main ring, eventfd registered */
@@ -52,6 +65,14 @@ struct nvmfd_bk_ring {
 	struct nvmfd_bk_ring_stats st;
 	nvmfd_bk_route_fn route; /* shared ring: completions go here, not io->cb */
 	void *route_arg;
+	/* ext rings (file comment); @queued counts the staged SQEs */
+	bool has_ext;
+	struct nvmfd_bk_ring_ext ext;
+	struct io_uring_sqe *stage;
+	unsigned int stage_cap;
+	struct nvmfd_bk_io *posted; /* atomic: CQEs posted, LIFO via ->next */
+	struct nvmfd_bk_io *ext_head; /* owner: posted ios taken, FIFO */
+	struct nvmfd_bk_io *ext_tail;
 };
 
 static unsigned int ring_roundup_pow2(unsigned int v)
@@ -122,6 +143,92 @@ out_free_ring:
 	return rc;
 }
 
+/**
+ * nvmfd_bk_ring_create_ext() - see backend.h.
+ * @depth: maximum in-flight ios, 1..32768, rounded up to a power of two.
+ * @ext:   the io_uring's callbacks (copied).
+ * @out:   receives the ring (caller owns it, nvmfd_bk_ring_destroy()).
+ * Return: 0, -EINVAL, -ENOMEM. Context: any thread.
+ */
+int nvmfd_bk_ring_create_ext(unsigned int depth, const struct nvmfd_bk_ring_ext *ext,
+			     struct nvmfd_bk_ring **out)
+{
+	struct nvmfd_bk_ring *ring;
+
+	if (!out || !ext || !ext->push || !ext->wait || depth == 0 || depth > RING_MAX_DEPTH)
+		return -EINVAL;
+	*out = NULL;
+	ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	ring->efd = -1;
+	ring->depth = ring_roundup_pow2(depth);
+	ring->has_ext = true;
+	ring->ext = *ext;
+	ring->edge = true; /* the owner reaps after its flushes (file comment) */
+	ring->stage_cap = ring->depth < RING_STAGE_MAX ? ring->depth : RING_STAGE_MAX;
+	ring->stage = calloc(ring->stage_cap, sizeof(*ring->stage));
+	if (!ring->stage) {
+		free(ring);
+		return -ENOMEM;
+	}
+	*out = ring;
+	return 0;
+}
+
+/* Ext: the posted list in posting order, appended to @ext_head. */
+static void ring_ext_take(struct nvmfd_bk_ring *ring)
+{
+	struct nvmfd_bk_io *l = __atomic_exchange_n(&ring->posted, NULL, __ATOMIC_ACQUIRE);
+	struct nvmfd_bk_io *fifo = NULL, *tail = l, *io;
+
+	while (l) {
+		io = l;
+		l = io->next;
+		io->next = fifo;
+		fifo = io;
+	}
+	if (!fifo)
+		return;
+	if (ring->ext_tail)
+		ring->ext_tail->next = fifo;
+	else
+		ring->ext_head = fifo;
+	ring->ext_tail = tail;
+}
+
+bool nvmfd_bk_ring_post(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res)
+{
+	struct nvmfd_bk_io *head = __atomic_load_n(&ring->posted, __ATOMIC_RELAXED);
+
+	io->res = res;
+	do {
+		io->next = head;
+	} while (!__atomic_compare_exchange_n(&ring->posted, &head, io, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	/* nothing of @ring or @io is touched after the exchange */
+	return !head;
+}
+
+/* Ext destroy: staged SQEs never reached the kernel; wait until every
+ * pushed one was posted (their buffers are not touched after that). */
+static void ring_ext_drain(struct nvmfd_bk_ring *ring)
+{
+	ring->uring_inflight -= ring->queued;
+	ring->queued = 0;
+	for (;;) {
+		ring_ext_take(ring);
+		while (ring->ext_head) {
+			ring->ext_head = ring->ext_head->next;
+			ring->uring_inflight--;
+		}
+		ring->ext_tail = NULL;
+		if (!ring->uring_inflight)
+			break;
+		ring->ext.wait(ring->ext.arg);
+	}
+}
+
 /* Wait for the CQEs of every SQE still owned by the kernel on @u, so no
  * buffer is touched after destroy returns. Callbacks are not run. */
 static void ring_drain(struct io_uring *u, unsigned int *count)
@@ -157,7 +264,13 @@ void nvmfd_bk_ring_destroy(struct nvmfd_bk_ring **ringp)
 	if (!ringp || !*ringp)
 		return;
 	ring = *ringp;
+	/* ext: the reapers that post our CQEs find us through *@ringp (a
+	 * context's field) until every CQE is back */
+	if (ring->has_ext)
+		ring_ext_drain(ring);
 	*ringp = NULL;
+	if (ring->has_ext)
+		free(ring->stage);
 	if (ring->has_poll) {
 		ring_drain(&ring->poll, &ring->poll_inflight);
 		io_uring_queue_exit(&ring->poll);
@@ -209,7 +322,17 @@ struct io_uring_sqe *nvmfd__bk_ring_get_sqe(struct nvmfd_bk_ring *ring, struct n
 {
 	struct io_uring_sqe *sqe;
 
-	if (iopoll && ring->has_poll) {
+	if (ring->has_ext) {
+		if (ring->queued == ring->stage_cap && nvmfd_bk_ring_flush(ring) < 0)
+			return NULL;
+		if (ring->queued == ring->stage_cap)
+			return NULL;
+		sqe = &ring->stage[ring->queued];
+		memset(sqe, 0, sizeof(*sqe));
+		io->flags &= ~BK_IOF_IOPOLL;
+		ring->queued++;
+		ring->uring_inflight++;
+	} else if (iopoll && ring->has_poll) {
 		sqe = io_uring_get_sqe(&ring->poll);
 		if (!sqe)
 			return NULL;
@@ -320,6 +443,11 @@ static void ring_signal(struct nvmfd_bk_ring *ring)
 {
 	uint64_t one = 1;
 
+	if (ring->has_ext) {
+		if (ring->ext.kick)
+			ring->ext.kick(ring->ext.arg);
+		return;
+	}
 	/* Only fails with EAGAIN when the counter is saturated: then it is
 	 * readable anyway. */
 	if (write(ring->efd, &one, sizeof(one)) < 0)
@@ -330,6 +458,8 @@ static void ring_clear_event(struct nvmfd_bk_ring *ring)
 {
 	uint64_t v;
 
+	if (ring->efd < 0)
+		return; /* ext: no eventfd */
 	/* EAGAIN = already clear. */
 	if (read(ring->efd, &v, sizeof(v)) < 0)
 		return;
@@ -337,7 +467,7 @@ static void ring_clear_event(struct nvmfd_bk_ring *ring)
 
 void nvmfd_bk_ring_set_edge(struct nvmfd_bk_ring *ring, bool on)
 {
-	ring->edge = on;
+	ring->edge = on || ring->has_ext; /* ext: always */
 }
 
 void nvmfd_bk_ring_clear_event(struct nvmfd_bk_ring *ring)
@@ -358,7 +488,18 @@ int nvmfd_bk_ring_flush(struct nvmfd_bk_ring *ring)
 	int total = 0;
 	int rc;
 
-	if (ring->queued) {
+	if (ring->has_ext && ring->queued) {
+		rc = ring->ext.push(ring->ext.arg, ring->stage, ring->queued);
+		if (rc < 0)
+			return rc;
+		if ((unsigned int)rc < ring->queued)
+			memmove(ring->stage, ring->stage + rc,
+				(size_t)(ring->queued - (unsigned int)rc) * sizeof(*ring->stage));
+		ring->queued -= (unsigned int)rc;
+		total += rc;
+		if (!rc) /* the io_uring took none: come back (ring_signal) */
+			ring_signal(ring);
+	} else if (ring->queued) {
 		rc = io_uring_submit(&ring->uring);
 		if (rc < 0)
 			return rc;
@@ -469,6 +610,29 @@ static unsigned int ring_reap_uring(struct nvmfd_bk_ring *ring, struct io_uring 
 	return n;
 }
 
+/* Ext: finish up to @max posted ios, in order. Return: callbacks run. */
+static unsigned int ring_reap_ext(struct nvmfd_bk_ring *ring, unsigned int max)
+{
+	struct nvmfd_bk_io *io;
+	unsigned int n = 0;
+	int res;
+
+	ring_ext_take(ring);
+	while (n < max && ring->ext_head) {
+		io = ring->ext_head;
+		ring->ext_head = io->next;
+		if (!ring->ext_head)
+			ring->ext_tail = NULL;
+		res = io->res;
+		ring->uring_inflight--;
+		if (!io->bk->ops->complete(ring, io->bk, io, &res))
+			continue;
+		ring_deliver(ring, io, res);
+		n++;
+	}
+	return n;
+}
+
 /**
  * nvmfd_bk_ring_reap() - see backend.h: clear the event fd, then run up to
  * @max callbacks: kernel completions first, then local completions that
@@ -495,7 +659,10 @@ int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max)
 	ring->done_head = NULL;
 	ring->done_tail = NULL;
 
-	n += ring_reap_uring(ring, &ring->uring, false, max);
+	if (ring->has_ext)
+		n += ring_reap_ext(ring, max);
+	else
+		n += ring_reap_uring(ring, &ring->uring, false, max);
 	if (ring->has_poll && ring->poll_inflight && n < max)
 		n += ring_reap_uring(ring, &ring->poll, true, max - n);
 	while (local && n < max) {
@@ -517,8 +684,11 @@ int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max)
 		ring_signal(ring);
 	}
 
-	more = ring->done_head || io_uring_cq_ready(&ring->uring) ||
-	       (ring->has_poll && ring->poll_inflight);
+	if (ring->has_ext)
+		more = ring->done_head || ring->ext_head;
+	else
+		more = ring->done_head || io_uring_cq_ready(&ring->uring) ||
+		       (ring->has_poll && ring->poll_inflight);
 	if (more)
 		ring_signal(ring);
 

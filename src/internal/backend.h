@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "internal/rt_sink.h"
 #include "nvmfd/spec.h"
 
 enum nvmfd_bk_type {
@@ -71,6 +72,7 @@ struct nvmfd_bk;
 struct nvmfd_bk_ring;
 struct nvmfd_bk_io;
 struct nvmfd_cq;
+struct io_uring_sqe;
 
 typedef void (*nvmfd_bk_cb)(struct nvmfd_bk_io *io, int res);
 
@@ -115,6 +117,7 @@ struct nvmfd_bk_io {
 	uint32_t flags;        /* BK_IOF_* in src/backend/bk_int.h */
 	struct nvmfd_cq *cq;   /* completion context of a shared ring (cqpool.c) */
 	uint64_t seq;          /* FLUSH: the backend's finished-write count at submit */
+	struct nvmfd_rt_sink sink; /* its SQE's CQE on a worker ring (cqpool.c) */
 };
 
 /** nvmfd_bk_open() - open/create a backend. Return: 0, -EINVAL (bad opts,
@@ -273,6 +276,54 @@ typedef void (*nvmfd_bk_route_fn)(void *arg, struct nvmfd_bk_io *io, int res);
  * Context: ring owner, while no reap runs.
  */
 void nvmfd_bk_ring_set_route(struct nvmfd_bk_ring *ring, nvmfd_bk_route_fn fn, void *arg);
+
+/**
+ * struct nvmfd_bk_ring_ext - an io_uring run by someone else (the worker
+ * ring of a runtime pool, internal/rt_ring.h; cqpool.c), for
+ * nvmfd_bk_ring_create_ext(). The ring then owns no io_uring and no
+ * eventfd: the backends' SQEs are prepared into the ring's own staging
+ * array (so no lock is held while a backend prepares, or runs a
+ * synchronous op), @push moves them to the real io_uring at flush time,
+ * and whoever reaps that io_uring hands each CQE back with
+ * nvmfd_bk_ring_post(); nvmfd_bk_ring_reap() finishes the posted ios on
+ * the owner's thread (continuations, callbacks). Edge semantics as with
+ * nvmfd_bk_ring_set_edge(): the owner reaps after each flush of its own.
+ * @push: take @n staged SQEs (user_data: the io) onto the io_uring and
+ *        see that they reach the kernel. Return: how many were taken (the
+ *        rest stay staged for the next flush) or -errno.
+ * @kick: the owner should reap and flush again soon (completions left
+ *        over a reap's budget, a push that took nothing). May be NULL.
+ * @wait: nvmfd_bk_ring_destroy() still waits for CQEs: make SQEs already
+ *        pushed reach the kernel, reap, and sleep briefly if nothing came.
+ * @arg:  their cookie.
+ */
+struct nvmfd_bk_ring_ext {
+	int (*push)(void *arg, const struct io_uring_sqe *sqes, unsigned int n);
+	void (*kick)(void *arg);
+	void (*wait)(void *arg);
+	void *arg;
+};
+
+/**
+ * nvmfd_bk_ring_create_ext() - a completion ring on an io_uring that
+ * @ext runs (see struct nvmfd_bk_ring_ext); @ext is copied.
+ * @depth: maximum in-flight ios, 1..32768 (rounded up to a power of two).
+ * Return: 0, -EINVAL (bad depth, NULL @ext or its @push or @wait), -ENOMEM.
+ * Context: any thread; then one owner at a time, as any ring.
+ */
+int nvmfd_bk_ring_create_ext(unsigned int depth, const struct nvmfd_bk_ring_ext *ext,
+			     struct nvmfd_bk_ring **out);
+
+/**
+ * nvmfd_bk_ring_post() - the CQE of @io's SQE on an ext ring arrived with
+ * @res: queue it for the owner's next nvmfd_bk_ring_reap() (MPSC,
+ * lock-free). After it returns the caller may no longer touch @io nor
+ * @ring (the owner may already have reaped and destroyed it).
+ * Return: true when nothing was posted before it (the owner takes the
+ * whole list at once: only this post needs to make it reap).
+ * Context: any thread.
+ */
+bool nvmfd_bk_ring_post(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res);
 
 /** nvmfd_bk_ring_inflight() - ios submitted and not yet reaped. */
 unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring);

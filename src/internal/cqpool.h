@@ -14,6 +14,14 @@
  * runs the io callbacks in nvmfd_cq_poll(): a queue's state is only ever
  * touched by its own io_work.
  *
+ * Worker mode (nvmfd_cq_open_worker(), --uring-ring worker): the
+ * context's backend SQEs go on the worker ring of the runtime pool that
+ * runs its owner (internal/rt_ring.h, doc/execution-model.md §9.1), so the
+ * io_uring_enter() that worker sleeps in submits them with the sockets'
+ * SQEs and wakes for all their CQEs; the ring's reaper posts each CQE to
+ * the context and calls notify, and the owner finishes the ios (short
+ * transfers, fallbacks, callbacks) in nvmfd_cq_poll(). No eventfd.
+ *
  * Locking: a shared ring is used by several owners; its lock is taken
  * inside nvmfd_cq_submit(), nvmfd_cq_flush() and the reaps, never while an
  * io callback runs (callbacks may submit again). Per-queue contexts take
@@ -36,6 +44,7 @@
 
 struct nvmfd_cq_pool;
 struct nvmfd_cq;
+struct nvmfd_rt_ring;
 
 /**
  * struct nvmfd_cq_pool_opts - how contexts get their completions.
@@ -97,6 +106,7 @@ enum nvmfd_cq_src {
 	NVMFD_CQ_SRC_POOL, /* the pool's mode */
 	NVMFD_CQ_SRC_QUEUE, /* a ring of its own */
 	NVMFD_CQ_SRC_SHARED, /* the shared ring of its io_cpu */
+	NVMFD_CQ_SRC_WORKER, /* a worker ring: nvmfd_cq_open_worker() only */
 };
 
 /**
@@ -105,7 +115,8 @@ enum nvmfd_cq_src {
  * (the shared rings' completion work runs there). Fixed for the
  * context's life: its ios complete on the ring they were submitted to.
  * Return: as nvmfd_cq_open(); -EINVAL for NVMFD_CQ_SRC_SHARED without a
- * runtime.
+ * runtime, and for NVMFD_CQ_SRC_WORKER (it needs a ring:
+ * nvmfd_cq_open_worker()).
  */
 int nvmfd_cq_open_src(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 		      enum nvmfd_cq_src src, nvmfd_cq_notify_fn notify, void *arg,
@@ -123,9 +134,28 @@ int nvmfd_cq_open(struct nvmfd_cq_pool *pool, int io_cpu, unsigned int depth,
 		  nvmfd_cq_notify_fn notify, void *arg, struct nvmfd_cq **out);
 
 /**
+ * nvmfd_cq_open_worker() - a completion context whose backend SQEs go on
+ * the worker ring @rr (struct nvmfd_rt_ring of the pool that runs the
+ * owner: nvmfd_rt_ring_of() of its io_cpu; borrowed, must outlive the
+ * context). See "Worker mode" above.
+ * @depth:  most ios the queue has in flight.
+ * @notify: completions were posted (see nvmfd_cq_notify_fn; called by the
+ *          ring's reaper, any thread, ring lock held); NULL for an owner
+ *          that only polls (with @peek, which reaps @rr).
+ * Return: 0, -EINVAL (@rr NULL, bad @depth), -ENOMEM. Context: any thread.
+ */
+int nvmfd_cq_open_worker(struct nvmfd_cq_pool *pool, struct nvmfd_rt_ring *rr,
+			 unsigned int depth, nvmfd_cq_notify_fn notify, void *arg,
+			 struct nvmfd_cq **out);
+
+/**
  * nvmfd_cq_close() - release a context with nothing in flight
  * (nvmfd_cq_inflight() == 0, asserted); the last context of a shared ring
  * stops its completion work and destroys the ring. NULLs *@cqp.
+ * A worker context may still have ios in flight: the close waits until
+ * the kernel returned their CQEs (no buffer is touched, no sink called,
+ * after it returns; it submits and reaps the worker ring itself, so it
+ * may run on that ring's worker), but their callbacks are not run.
  * Context: not the completion work of the ring (e.g. a release work).
  */
 void nvmfd_cq_close(struct nvmfd_cq **cqp);
@@ -160,7 +190,7 @@ unsigned int nvmfd_cq_inflight(const struct nvmfd_cq *cq);
 /**
  * nvmfd_cq_event_fd() - the eventfd to watch for this context's
  * completions: per-queue, the ring's; shared, -1 (the ring's completion
- * work watches it and nvmfd_cq_notify_fn reports).
+ * work watches it and nvmfd_cq_notify_fn reports); worker, -1 (notify).
  * Per-queue, watch it edge-triggered (EPOLLET) and poll after every
  * nvmfd_cq_flush(): the ring runs in edge mode (nvmfd_bk_ring_set_edge()),
  * so local completions (RAM, null) raise no signal and polls do not read
@@ -176,7 +206,12 @@ int nvmfd_cq_event_fd(const struct nvmfd_cq *cq);
  */
 void nvmfd_cq_clear_event(struct nvmfd_cq *cq);
 
-/** nvmfd_cq_ring_id() - shared ring number (stats), -1 in per-queue mode. */
+/** nvmfd_cq_source() - where the context's completions come from:
+ *  NVMFD_CQ_SRC_QUEUE, _SHARED or _WORKER (never _POOL). */
+enum nvmfd_cq_src nvmfd_cq_source(const struct nvmfd_cq *cq);
+
+/** nvmfd_cq_ring_id() - shared ring number (stats), -1 in per-queue and
+ *  worker mode. */
 int nvmfd_cq_ring_id(const struct nvmfd_cq *cq);
 
 /**

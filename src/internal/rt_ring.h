@@ -40,27 +40,11 @@
 #include <liburing.h>
 
 #include "internal/rt.h"
+#include "internal/rt_sink.h"
 
 struct nvmfd_rt_ring;
 
-/* Tags are 0..7 (the low bits of the user_data; sinks are 8-aligned). */
-#define NVMFD_RT_RING_TAG_MASK 7u
-
-/**
- * struct nvmfd_rt_sink - where the CQEs of one user go. Embed it (8-byte
- * aligned, as any struct holding a pointer is).
- * @cqe: called by the reaper, ring lock held, for every CQE whose
- *       user_data is nvmfd_rt_ring_data(this sink, @tag). Any thread.
- */
-struct nvmfd_rt_sink {
-	void (*cqe)(struct nvmfd_rt_sink *s, unsigned int tag, int res, uint32_t flags);
-};
-
-/** nvmfd_rt_ring_data() - the user_data for an SQE of @s with @tag (0..7). */
-static inline uint64_t nvmfd_rt_ring_data(struct nvmfd_rt_sink *s, unsigned int tag)
-{
-	return (uint64_t)(uintptr_t)s | (tag & NVMFD_RT_RING_TAG_MASK);
-}
+/* struct nvmfd_rt_sink, nvmfd_rt_ring_data(): internal/rt_sink.h */
 
 /**
  * nvmfd_rt_ring_of() - the ring of the pool that runs work items of
@@ -92,6 +76,15 @@ struct io_uring_sqe *nvmfd_rt_ring_sqe(struct nvmfd_rt_ring *r);
  * Return: 0, -errno from io_uring_enter(). Context: ring lock NOT held.
  */
 int nvmfd_rt_ring_commit(struct nvmfd_rt_ring *r);
+
+/**
+ * nvmfd_rt_ring_submit() - submit the SQEs prepared so far now, on any
+ * thread, the ring's own workers included: for a teardown that waits for
+ * the CQEs of its SQEs (a worker waiting there makes no io_uring_enter()
+ * of its own meanwhile). Not for the data path (nvmfd_rt_ring_commit()).
+ * Return: 0, -errno from io_uring_enter(). Context: ring lock NOT held.
+ */
+int nvmfd_rt_ring_submit(struct nvmfd_rt_ring *r);
 
 /**
  * nvmfd_rt_ring_reap() - take every CQE the ring holds and call its sink

@@ -159,11 +159,16 @@ struct io_uring_sqe *nvmfd_rt_ring_sqe(struct nvmfd_rt_ring *r)
 
 int nvmfd_rt_ring_commit(struct nvmfd_rt_ring *r)
 {
+	if (nvmfd__rt_self_ring() == r)
+		return 0; /* our next io_uring_enter() carries them */
+	return nvmfd_rt_ring_submit(r);
+}
+
+int nvmfd_rt_ring_submit(struct nvmfd_rt_ring *r)
+{
 	unsigned int n;
 	int ret;
 
-	if (nvmfd__rt_self_ring() == r)
-		return 0; /* our next io_uring_enter() carries them */
 	pthread_mutex_lock(&r->lock);
 	n = ring_flush(r);
 	pthread_mutex_unlock(&r->lock);

@@ -73,6 +73,21 @@ int nvmfd__tgt_qp_open_backend_src(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned
 	return 0;
 }
 
+int nvmfd__tgt_qp_open_backend_worker(struct nvmfd_tgt_qp *qp, struct nvmfd_rt_ring *rr,
+				      unsigned int depth)
+{
+	struct nvmfd_cq *cq;
+	int ret;
+
+	if (!qp->tgt->cqpool)
+		return -EINVAL;
+	ret = nvmfd_cq_open_worker(qp->tgt->cqpool, rr, depth, qp_cq_notify, qp, &cq);
+	if (ret)
+		return ret;
+	__atomic_store_n(&qp->cq, cq, __ATOMIC_RELEASE); /* as above */
+	return 0;
+}
+
 bool nvmfd__tgt_cq_can_share(const struct nvmfd_tgt *tgt)
 {
 	return tgt->cqpool && nvmfd_cq_pool_can_share(tgt->cqpool);

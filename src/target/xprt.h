@@ -273,6 +273,15 @@ int nvmfd__tgt_qp_open_backend(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int
 int nvmfd__tgt_qp_open_backend_src(struct nvmfd_tgt_qp *qp, int io_cpu, unsigned int depth,
 				   enum nvmfd_cq_src src);
 
+/**
+ * nvmfd__tgt_qp_open_backend_worker() - the same on the worker ring @rr of
+ * the pool that runs the queue's io_work (--uring-ring worker:
+ * nvmfd_cq_open_worker(); completions are announced through ops->kick).
+ * Return: as above; -EINVAL for a NULL @rr.
+ */
+int nvmfd__tgt_qp_open_backend_worker(struct nvmfd_tgt_qp *qp, struct nvmfd_rt_ring *rr,
+				      unsigned int depth);
+
 /** nvmfd__tgt_cq_can_share() - the target's completion pool can give out
  *  shared rings (nvmfd_cq_pool_can_share()). */
 bool nvmfd__tgt_cq_can_share(const struct nvmfd_tgt *tgt);

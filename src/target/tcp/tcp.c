@@ -1348,6 +1348,7 @@ static int tcp_slots_add(struct tcp_queue *q, uint32_t n)
  */
 static int tcp_open_backend(struct tcp_queue *q, unsigned int depth)
 {
+	struct nvmfd_rt_ring *rr;
 	enum nvmfd_cq_src src;
 	int ret;
 
@@ -1364,6 +1365,17 @@ static int tcp_open_backend(struct tcp_queue *q, unsigned int depth)
 		q->cq_depth = 0;
 	}
 	src = tcp_auto_cq_source(q);
+	/* --uring-ring worker: on its socket's ring, sized once (as a
+	 * shared ring is: it is never opened again) */
+	rr = src == NVMFD_CQ_SRC_POOL ? tcp_uring_backend_ring(q) : NULL;
+	if (rr) {
+		ret = nvmfd__tgt_qp_open_backend_worker(&q->qp, rr, q->max_reqs);
+		if (ret)
+			return ret;
+		q->cq_depth = q->max_reqs;
+		q->ring_fd = -1; /* its CQEs kick us (ops->kick) */
+		return 0;
+	}
 	if (src == NVMFD_CQ_SRC_SHARED ||
 	    (src == NVMFD_CQ_SRC_POOL && q->port->gcfg->exec.cq_pool_shared))
 		depth = q->max_reqs;
@@ -1399,7 +1411,9 @@ static int tcp_enable_queue(struct nvmfd_tgt_qp *qp, uint16_t sqsize)
 	if (ret)
 		return ret;
 	NVMFD_DBG(TCP_COMP, "queue %u: %u command slots, completions from %s", q->id, q->nr_reqs,
-		  q->ring_fd >= 0 ? "its own ring" : "a shared ring");
+		  q->ring_fd >= 0 ? "its own ring"
+		  : nvmfd_cq_source(q->qp.cq) == NVMFD_CQ_SRC_WORKER ? "the worker ring"
+								      : "a shared ring");
 	return 0;
 }
 
@@ -1588,9 +1602,12 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	jadd_u64(o, "wakeups", TCP_STAT_LOAD(q, wakeups));
 	jadd_u64(o, "completion_peeks", cs.peeks);
 	/* "none" until the queue is enabled (Connect, or authentication) */
-	json_object_object_add(o, "cq_pool", json_object_new_string(!cq	    ? "none"
-								    : ring >= 0 ? "shared"
-										: "per-queue"));
+	json_object_object_add(
+		o, "cq_pool",
+		json_object_new_string(!cq ? "none"
+				       : ring >= 0 ? "shared"
+				       : nvmfd_cq_source(cq) == NVMFD_CQ_SRC_WORKER ? "worker"
+										    : "per-queue"));
 	json_object_object_add(o, "ring", json_object_new_int(ring));
 	if (crt) {
 		json_object_object_add(o, "pool", json_object_new_string("ctrl"));

@@ -379,6 +379,10 @@ bool tcp_uring_send_busy(const struct tcp_queue *q);
 bool tcp_uring_close(struct tcp_queue *q);
 /* Teardown, once idle: stop watching the eventfd. */
 void tcp_uring_unwatch(struct tcp_queue *q);
+/* --uring-ring worker: the worker ring @q's backend completion context
+ * goes on (its socket's), or NULL (other modes, --cq-pool shared, no
+ * ring: logged). Context: queue owner (enable). */
+struct nvmfd_rt_ring *tcp_uring_backend_ring(struct tcp_queue *q);
 /* Stats: "net", and the "uring" counters. Context: under port->lock. */
 void tcp_uring_json(struct tcp_queue *q, json_object *o);
 

@@ -319,6 +319,30 @@ void tcp_uring_unwatch(struct tcp_queue *q)
 	q->uring->watched = false;
 }
 
+/*
+ * The backend on the worker ring too (doc/execution-model.md §9.1): the
+ * queue's file and block device reads and writes are SQEs of the same
+ * io_uring as its socket's, so the worker's one io_uring_enter() submits
+ * both and waits for all their CQEs. --cq-pool shared keeps the per-CPU
+ * completion ring it names.
+ */
+struct nvmfd_rt_ring *tcp_uring_backend_ring(struct tcp_queue *q)
+{
+	const struct nvmfd_cfg_exec *ex = &q->port->gcfg->exec;
+	struct nvmfd_rt_ring *rr;
+
+	if (ex->net != NVMFD_CFG_NET_URING || ex->uring_ring != NVMFD_CFG_URING_RING_WORKER ||
+	    ex->cq_pool_shared)
+		return NULL;
+	rr = nvmfd_rt_ring_of(q->port->rt, q->io_cpu);
+	if (!rr)
+		NVMFD_WARN_RATELIMIT(TCP_COMP,
+				     "queue %u: --uring-ring worker but no worker ring for cpu %d: "
+				     "backend completions on a ring of its own",
+				     q->id, q->io_cpu);
+	return rr;
+}
+
 void tcp_uring_json(struct tcp_queue *q, json_object *o)
 {
 	struct nvmfd_usock_stats st;

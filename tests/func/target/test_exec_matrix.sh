@@ -9,7 +9,8 @@
 # polling (+ --backend-poll), --cq-pool shared, small rx/tx budgets,
 # --io-cpu least-loaded / incoming-cpu, auto, and --net uring with the
 # modes it supports, on queue rings and on the worker rings (--uring-ring
-# worker: bound pools only). About 2 s per cell.
+# worker: bound pools only), the last also on a file namespace (its reads
+# and writes are then SQEs of the worker ring too). About 2 s per cell.
 #
 # Env: NVMFD, NVMF_PERF = the binaries. Needs ss (iproute2) and python3
 # (exit 77 without them).
@@ -29,12 +30,13 @@ trap cleanup EXIT
 NQN=nqn.2026-11.io.nvmfd:matrix
 failures=0
 
-# run_cell NAME FLAGS...
+# run_cell NAME FLAGS... (the namespace: $NS, RAM unless set)
+NS=ram:64M
 run_cell() {
 	local name=$1 port rc i
 	shift
 	: >"$TMP/stderr"
-	"$NVMFD" -l 127.0.0.1:0 -s "$NQN" -n ram:64M --allow-any-host --log-level info \
+	"$NVMFD" -l 127.0.0.1:0 -s "$NQN" -n "$NS" --allow-any-host --log-level info \
 		"$@" >"$TMP/stdout" 2>"$TMP/stderr" &
 	PID=$!
 	port=
@@ -134,6 +136,14 @@ run_cell uring-worker-single --net uring --uring-ring worker --uring-recv single
 run_cell uring-worker-cq-shared --net uring --uring-ring worker --cq-pool shared
 run_cell uring-worker-idle-poll --net uring --uring-ring worker --idle-poll-us 100 --backend-poll
 run_cell uring-worker-budgets --net uring --uring-ring worker --rx-budget 16384 --tx-budget 16384 --rx-budget-pdus 2 --tx-budget-pdus 2
+# a file namespace: the backend's SQEs on the worker ring (§9.1), also
+# polled, and beside it the same file on queue rings and --cq-pool shared
+NS="file:$TMP/ns.img,size=64M"
+run_cell uring-worker-file --net uring --uring-ring worker
+run_cell uring-worker-file-poll --net uring --uring-ring worker --idle-poll-us 100 --backend-poll
+run_cell uring-worker-file-cq-shared --net uring --uring-ring worker --cq-pool shared
+run_cell uring-file --net uring
+NS=ram:64M
 
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)" >&2

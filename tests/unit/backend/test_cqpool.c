@@ -4,13 +4,19 @@
  * shared per-CPU rings with their completion work, MPSC routing, notify,
  * peeking (backend completion polling), in-flight accounting, reference
  * counting of shared rings and the stats JSON. RAM backends; a real
- * runtime for the shared rings' completion work.
+ * runtime for the shared rings' completion work. Worker contexts
+ * (nvmfd_cq_open_worker()): reads of a temporary file through a runtime's
+ * worker ring, submitted from another thread and from a work item on the
+ * ring's own pool, and closes with reads in flight (on a busy worker, and
+ * on the ring's own worker).
  *
  * Waits are bounded (10 s) only to turn a hang into a failure; no
  * assertion depends on timing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +27,10 @@
 #include <cmocka.h>
 
 #include "internal/cqpool.h"
+#include "internal/rt_ring.h"
 
 #define WAIT_LIMIT_MS 10000
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 #define NIO 32
 
 struct tio {
@@ -317,12 +325,340 @@ static void test_mixed(void **state)
 	nvmfd_bk_close(&bk);
 }
 
+/* ---- worker contexts ---- */
+
+#define WBLK 4096u
+#define WNIO 64 /* a full staging array of the ext ring at depth 64 */
+#define WFILE_BLOCKS 256u
+
+static uint8_t wpat(unsigned int blk, unsigned int i)
+{
+	return (uint8_t)(blk * 7u + i / 512u + 1u);
+}
+
+/* A file of WFILE_BLOCKS patterned blocks, opened as a FILE backend. */
+static struct nvmfd_bk *wfile(char *path, size_t cap)
+{
+	struct nvmfd_bk_opts o = { .type = NVMFD_BK_FILE, .lba_shift = 12 };
+	static uint8_t blk[WBLK];
+	struct nvmfd_bk *bk;
+	int fd;
+
+	snprintf(path, cap, "/tmp/nvmfd-cqworker-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	for (unsigned int b = 0; b < WFILE_BLOCKS; b++) {
+		for (unsigned int i = 0; i < WBLK; i++)
+			blk[i] = wpat(b, i);
+		assert_int_equal(pwrite(fd, blk, WBLK, (off_t)b * WBLK), (ssize_t)WBLK);
+	}
+	close(fd);
+	o.path = path;
+	assert_int_equal(nvmfd_bk_open(&o, &bk), 0);
+	return bk;
+}
+
+static void wread(struct tio *t, struct ctx *c, void *buf, unsigned int blk)
+{
+	memset(t, 0, sizeof(*t));
+	t->io.op = NVMFD_BK_READ;
+	t->io.offset = (uint64_t)blk * WBLK;
+	t->io.len = WBLK;
+	t->io.buf = buf;
+	t->io.cb = tio_cb;
+	t->owner = c;
+}
+
+static void wcheck(const uint8_t *buf, unsigned int blk)
+{
+	for (unsigned int i = 0; i < WBLK; i++)
+		if (buf[i] != wpat(blk, i))
+			fail_msg("block %u byte %u: %u, want %u", blk, i, buf[i], wpat(blk, i));
+}
+
+static struct nvmfd_rt *rt_ring_new(struct nvmfd_rt_ring **ring)
+{
+	struct nvmfd_rt_opts o;
+	struct nvmfd_rt *rt;
+
+	nvmfd_rt_opts_init(&o);
+	o.uring = true;
+	o.workers_per_pool = 1;
+	o.name = "cqwt";
+	assert_int_equal(nvmfd_rt_create(&o, &rt), 0);
+	*ring = nvmfd_rt_ring_of(rt, -1);
+	assert_non_null(*ring);
+	return rt;
+}
+
+/* Submitted from this thread (an "other thread" of the ring: flush
+ * submits at once); the pool's worker reaps and notifies. */
+static void test_worker_other_thread(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { 0 };
+	struct nvmfd_rt_ring_stats r0, r1;
+	struct nvmfd_cq_stats cs;
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_rt_ring *ring;
+	struct nvmfd_rt *rt = rt_ring_new(&ring);
+	static struct tio t[WNIO];
+	static uint8_t buf[WNIO][WBLK];
+	struct ctx c = { 0 };
+	char path[64];
+	struct nvmfd_bk *bk = wfile(path, sizeof(path));
+
+	(void)state;
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+	assert_int_equal(nvmfd_cq_open_worker(pool, NULL, WNIO, ctx_notify, &c, &c.cq), -EINVAL);
+	assert_int_equal(nvmfd_cq_open_src(pool, 0, WNIO, NVMFD_CQ_SRC_WORKER, ctx_notify, &c,
+					   &c.cq),
+			 -EINVAL);
+	assert_int_equal(nvmfd_cq_open_worker(pool, ring, WNIO, ctx_notify, &c, &c.cq), 0);
+	assert_int_equal(nvmfd_cq_source(c.cq), NVMFD_CQ_SRC_WORKER);
+	assert_int_equal(nvmfd_cq_event_fd(c.cq), -1);
+	assert_int_equal(nvmfd_cq_ring_id(c.cq), -1);
+	nvmfd_rt_ring_get_stats(ring, &r0);
+	for (int round = 0; round < 4; round++) {
+		c.delivered = 0;
+		for (unsigned int i = 0; i < WNIO; i++) {
+			memset(buf[i], 0, WBLK);
+			wread(&t[i], &c, buf[i], (i * 5u + (unsigned int)round) % WFILE_BLOCKS);
+			assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[i].io), 0);
+		}
+		assert_int_equal(nvmfd_cq_inflight(c.cq), WNIO);
+		assert_true(nvmfd_cq_flush(c.cq) >= 0);
+		poll_until(&c, WNIO, false);
+		assert_int_equal(nvmfd_cq_inflight(c.cq), 0);
+		for (unsigned int i = 0; i < WNIO; i++) {
+			assert_int_equal(t[i].res, (int)WBLK);
+			wcheck(buf[i], (i * 5u + (unsigned int)round) % WFILE_BLOCKS);
+		}
+	}
+	assert_true(__atomic_load_n(&c.notified, __ATOMIC_ACQUIRE) >= 1);
+	nvmfd_cq_get_stats(c.cq, &cs);
+	assert_int_equal(cs.completions, 4 * WNIO);
+	/* the reads were SQEs of the worker ring, and their CQEs its CQEs */
+	nvmfd_rt_ring_get_stats(ring, &r1);
+	assert_true(r1.sqes - r0.sqes >= 4 * WNIO);
+	assert_true(r1.cqes - r0.cqes >= 4 * WNIO);
+
+	/* a range beyond the file completes locally, the same way */
+	c.delivered = 0;
+	wread(&t[0], &c, buf[0], WFILE_BLOCKS);
+	assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[0].io), 0);
+	assert_true(nvmfd_cq_flush(c.cq) >= 0);
+	poll_until(&c, 1, false);
+	assert_int_equal(t[0].res, -ERANGE);
+
+	/* polling (peek) reaps the worker ring itself */
+	c.delivered = 0;
+	wread(&t[0], &c, buf[0], 3);
+	assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[0].io), 0);
+	assert_true(nvmfd_cq_flush(c.cq) >= 0);
+	poll_until(&c, 1, true);
+	assert_int_equal(t[0].res, (int)WBLK);
+	wcheck(buf[0], 3);
+
+	nvmfd_cq_close(&c.cq);
+	assert_null(c.cq);
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_rt_destroy(rt);
+	nvmfd_bk_close(&bk);
+	unlink(path);
+}
+
+/* A queue-like work item on the ring's own pool: it submits and flushes
+ * (lazily: the worker's next io_uring_enter() carries the SQEs), its
+ * notify queues it, it polls; with close_inline it closes its context
+ * with the reads still in flight, from the worker (which then makes no
+ * enter of its own: the close must submit and reap itself). */
+struct wq {
+	struct nvmfd_work work;
+	struct ctx c;
+	struct nvmfd_bk *bk;
+	struct tio t[WNIO];
+	uint8_t buf[WNIO][WBLK];
+	bool close_inline;
+	int submitted;
+	int done; /* atomic */
+	long runs;
+};
+
+static void wq_notify(void *arg)
+{
+	struct wq *w = arg;
+
+	__atomic_add_fetch(&w->c.notified, 1, __ATOMIC_RELEASE);
+	nvmfd_rt_queue_work(&w->work);
+}
+
+static void wq_fn(struct nvmfd_work *work)
+{
+	struct wq *w = container_of(work, struct wq, work);
+
+	w->runs++;
+	if (!w->submitted) {
+		for (unsigned int i = 0; i < WNIO; i++) {
+			wread(&w->t[i], &w->c, w->buf[i], (i * 3u + 1u) % WFILE_BLOCKS);
+			assert_int_equal(nvmfd_cq_submit(w->c.cq, w->bk, &w->t[i].io), 0);
+		}
+		w->submitted = 1;
+		assert_true(nvmfd_cq_flush(w->c.cq) >= 0);
+		if (w->close_inline) {
+			nvmfd_cq_close(&w->c.cq);
+			__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+		}
+		return;
+	}
+	if (!w->c.cq)
+		return;
+	g_running = &w->c;
+	nvmfd_cq_poll(w->c.cq, false, UINT32_MAX);
+	g_running = NULL;
+	if (w->c.delivered == WNIO)
+		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+}
+
+static void wq_wait(struct wq *w)
+{
+	for (int ms = 0; !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE); ms++) {
+		if (ms > WAIT_LIMIT_MS)
+			fail_msg("timeout: %ld of %d delivered", w->c.delivered, WNIO);
+		usleep(1000);
+	}
+}
+
+static void test_worker_own_pool(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { 0 };
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_rt_ring *ring;
+	struct nvmfd_rt *rt = rt_ring_new(&ring);
+	struct wq *w = calloc(1, sizeof(*w));
+	char path[64];
+
+	(void)state;
+	assert_non_null(w);
+	w->bk = wfile(path, sizeof(path));
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+
+	/* all delivered to the work item, data intact */
+	assert_int_equal(nvmfd_cq_open_worker(pool, ring, WNIO, wq_notify, w, &w->c.cq), 0);
+	nvmfd_work_init(&w->work, rt, wq_fn, -1);
+	assert_true(nvmfd_rt_queue_work(&w->work));
+	wq_wait(w);
+	nvmfd_rt_work_cancel_sync(&w->work);
+	assert_int_equal(w->c.foreign, 0);
+	for (unsigned int i = 0; i < WNIO; i++) {
+		assert_int_equal(w->t[i].res, (int)WBLK);
+		wcheck(w->buf[i], (i * 3u + 1u) % WFILE_BLOCKS);
+	}
+	assert_true(__atomic_load_n(&w->c.notified, __ATOMIC_ACQUIRE) >= 1);
+	nvmfd_cq_close(&w->c.cq);
+
+	/* closed on the ring's own worker right after the lazy flush: the
+	 * SQEs were not even submitted; no callback runs, nothing after */
+	memset(&w->c, 0, sizeof(w->c));
+	w->submitted = 0;
+	w->done = 0;
+	w->close_inline = true;
+	assert_int_equal(nvmfd_cq_open_worker(pool, ring, WNIO, wq_notify, w, &w->c.cq), 0);
+	nvmfd_work_init(&w->work, rt, wq_fn, -1);
+	assert_true(nvmfd_rt_queue_work(&w->work));
+	wq_wait(w);
+	nvmfd_rt_work_cancel_sync(&w->work);
+	assert_null(w->c.cq);
+	assert_int_equal(w->c.delivered, 0);
+	for (unsigned int i = 0; i < WNIO; i++)
+		assert_int_equal(__atomic_load_n(&w->t[i].done, __ATOMIC_ACQUIRE), 0);
+
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_rt_destroy(rt);
+	nvmfd_bk_close(&w->bk);
+	unlink(path);
+	free(w);
+}
+
+/* The pool's worker is busy (a blocking item), so nobody reaps the ring:
+ * a close with reads submitted (their CQEs in the ring, unreaped) and
+ * with reads only staged must wait for the first, drop the second, run
+ * no callback; then freeing the buffers and the context is safe (ASan
+ * would see a late sink), and the worker, released, finds nothing. */
+struct blocker {
+	struct nvmfd_work work;
+	int entered; /* atomic */
+	int release; /* atomic */
+};
+
+static void blocker_fn(struct nvmfd_work *work)
+{
+	struct blocker *b = container_of(work, struct blocker, work);
+
+	__atomic_store_n(&b->entered, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&b->release, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+static void test_worker_close_inflight(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { 0 };
+	struct nvmfd_cq_pool *pool;
+	struct nvmfd_rt_ring *ring;
+	struct nvmfd_rt *rt = rt_ring_new(&ring);
+	struct blocker b = { 0 };
+	struct tio *t = calloc(2 * WNIO, sizeof(*t));
+	uint8_t *buf = malloc((size_t)2 * WNIO * WBLK);
+	struct ctx c = { 0 };
+	char path[64];
+	struct nvmfd_bk *bk = wfile(path, sizeof(path));
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(buf);
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+	nvmfd_work_init(&b.work, rt, blocker_fn, -1);
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	for (int ms = 0; !__atomic_load_n(&b.entered, __ATOMIC_ACQUIRE); ms++) {
+		assert_true(ms < WAIT_LIMIT_MS);
+		usleep(1000);
+	}
+	assert_int_equal(nvmfd_cq_open_worker(pool, ring, 2 * WNIO, ctx_notify, &c, &c.cq), 0);
+	for (unsigned int i = 0; i < WNIO; i++) {
+		wread(&t[i], &c, buf + (size_t)i * WBLK, i);
+		assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[i].io), 0);
+	}
+	assert_true(nvmfd_cq_flush(c.cq) >= 0); /* submitted: not our worker */
+	for (unsigned int i = WNIO; i < 2 * WNIO; i++) {
+		wread(&t[i], &c, buf + (size_t)i * WBLK, i);
+		assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[i].io), 0);
+	}
+	assert_int_equal(nvmfd_cq_inflight(c.cq), 2 * WNIO);
+	nvmfd_cq_close(&c.cq); /* waits for the first WNIO, drops the rest */
+	assert_null(c.cq);
+	for (unsigned int i = 0; i < 2 * WNIO; i++)
+		assert_int_equal(__atomic_load_n(&t[i].done, __ATOMIC_ACQUIRE), 0);
+	/* the kernel is done with the buffers it was given */
+	for (unsigned int i = 0; i < WNIO; i++)
+		wcheck(buf + (size_t)i * WBLK, i);
+	free(t);
+	free(buf);
+	__atomic_store_n(&b.release, 1, __ATOMIC_RELEASE);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_rt_destroy(rt);
+	nvmfd_bk_close(&bk);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_queue),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_worker_other_thread),
+		cmocka_unit_test(test_worker_own_pool),
+		cmocka_unit_test(test_worker_close_inflight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
