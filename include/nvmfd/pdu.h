@@ -63,7 +63,10 @@ static inline uint32_t nvmfd_crc32c_final(uint32_t crc)
 uint32_t nvmfd_digest(const void *buf, size_t len);
 
 /**
- * nvmfd_crc32c_copy() - memcpy() and nvmfd_crc32c() in one pass over @src.
+ * nvmfd_crc32c_copy() - memcpy() and nvmfd_crc32c() of @src, in one pass
+ * over it where that is the faster way (x86-64 with SSE4.2 and PCLMULQDQ
+ * but without AVX-512 VPCLMULQDQ), else the copy, then the CRC of the
+ * cached copy.
  * @crc: running value; start with NVMFD_CRC32C_INIT.
  * @dst: @len bytes of room, any alignment; must not overlap @src.
  * @src: @len bytes, borrowed; any alignment.

@@ -10,7 +10,9 @@
  * Two helpers for data that is copied or not in cache (doc/perf.md §13):
  *
  * nvmfd_crc32c_copy() copies and computes the CRC in one pass over the
- * source: three streams of SSE4.2 crc32 (one third of the region each, so
+ * source on CPUs where isa-l's CRC is its SSE one (with AVX-512 and
+ * VPCLMULQDQ, memcpy() then crc32_iscsi() is faster; see
+ * crc_copy_init()): three streams of SSE4.2 crc32 (one third of the region each, so
  * the instruction's 3-cycle latency is hidden), each 8-byte word stored
  * to the destination right after it was loaded. The streams are joined
  * with the identity crc(A||B) = crc(A)*x^(8|B|) xor crc0(B) (crc0: the raw
@@ -41,8 +43,40 @@
 
 #include <nvmfd/pdu.h>
 
+#include "internal/digest.h"
+
 /* crc32_iscsi() takes an int length; feed large buffers in chunks. */
 #define DIGEST_CHUNK (1u << 30)
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/*
+ * isa-l 2.30's AVX-512 CRC (crc32_iscsi_by16_10, chosen on CPUs with
+ * VPCLMULQDQ) returns with the upper halves of the vector registers dirty:
+ * it ends without VZEROUPPER. Every legacy-SSE instruction executed after
+ * that (this file's SSE4.2 copy-and-CRC, the compiler's SSE moves in the
+ * PDU receiver, libc) then pays the SSE/AVX transition penalty, and the
+ * state stays dirty until the next VZEROUPPER. Measured on this machine's
+ * CPU with the codec alone (doc/perf.md §15): receiving a 4 KiB C2HData
+ * and its CapsuleResp with both digests cost 2.0 us instead of 0.5 us,
+ * most of it in two SSE moves of rx_step() right after the header digest
+ * checks. So clear the upper state after every call, when the CPU has AVX
+ * (VZEROUPPER is an AVX instruction; without AVX nothing can dirty it).
+ */
+static bool upper_clear_ok;
+
+__attribute__((target("avx"))) static void upper_clear(void)
+{
+	_mm256_zeroupper();
+}
+
+__attribute__((constructor)) static void upper_clear_init(void)
+{
+	__builtin_cpu_init();
+	upper_clear_ok = __builtin_cpu_supports("avx");
+}
+#endif
 
 /**
  * nvmfd_crc32c() - update a running CRC32C with a buffer.
@@ -64,6 +98,10 @@ uint32_t nvmfd_crc32c(uint32_t crc, const void *buf, size_t len)
 		p += n;
 		len -= n;
 	}
+#if defined(__x86_64__)
+	if (upper_clear_ok)
+		upper_clear();
+#endif
 	return crc;
 }
 
@@ -107,7 +145,16 @@ __attribute__((constructor)) static void crc_copy_init(void)
 		for (int b = 0; b < 64; b++) /* times x^64 */
 			r = (r >> 1) ^ ((r & 1) ? CRC32C_POLY_REFL : 0);
 	}
-	crc_copy_x86_ok = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+	/*
+	 * With AVX-512 and VPCLMULQDQ, isa-l folds 256 bytes per step and a
+	 * plain memcpy() followed by crc32_iscsi() over the (now cached)
+	 * destination is faster than the three crc32 streams below: on this
+	 * machine's CPU a 4 KiB C2HData with both digests cost the codec
+	 * about 0.55 us that way against 0.85 us fused (doc/perf.md §15).
+	 * The fused copy stays for CPUs whose isa-l path is the SSE one.
+	 */
+	crc_copy_x86_ok = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") &&
+			  !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq"));
 }
 
 /* @c * x^(8n) mod P for the constant @k of n bytes. */
@@ -160,6 +207,20 @@ crc_copy_x86(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 	return crc;
 }
 #endif
+
+bool nvmfd__crc32c_copy_fused(uint32_t crc, void *dst, const void *src, size_t len,
+			      uint32_t *out)
+{
+#ifdef CRC_COPY_X86
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul")) {
+		*out = crc_copy_x86(crc, dst, src, len);
+		return true;
+	}
+#else
+	(void)crc, (void)dst, (void)src, (void)len, (void)out;
+#endif
+	return false;
+}
 
 /**
  * nvmfd_crc32c_copy() - copy a buffer and update a running CRC32C with it.
