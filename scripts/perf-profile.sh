@@ -54,16 +54,9 @@ WLS=("$@")
 mkdir -p "$OUT"
 NQN=nqn.2026-12.io.nvmfd:prof
 SYSCALLS="sendmsg recvfrom recvmsg sendto write read writev readv epoll_ctl epoll_wait io_uring_enter futex"
-tpid= ppid=
-cleanup() {
-	[ -n "$ppid" ] && kill -INT "$ppid" 2>/dev/null || true
-	[ -n "$tpid" ] && kill -TERM "$tpid" 2>/dev/null || true
-	wait 2>/dev/null || true
-}
-trap cleanup EXIT
-
 # shellcheck source=scripts/perf-workloads.sh
 . scripts/perf-workloads.sh
+trap perf_cleanup EXIT
 
 echo "# $(date -u +%FT%TZ) bin=$BIN secs=$SECS mode=$MODE digest=${DIG:-none} load=$(cut -d' ' -f1-3 /proc/loadavg) out=$OUT"
 for wl in "${WLS[@]}"; do

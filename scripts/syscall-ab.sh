@@ -37,16 +37,9 @@ EV=raw_syscalls:sys_enter,context-switches
 for s in io_uring_enter epoll_wait epoll_ctl read write recvfrom sendmsg; do
 	EV=$EV,syscalls:sys_enter_$s
 done
-tpid= ppid=
-cleanup() {
-	[ -n "$ppid" ] && kill -INT "$ppid" 2>/dev/null || true
-	[ -n "$tpid" ] && kill -TERM "$tpid" 2>/dev/null || true
-	wait 2>/dev/null || true
-}
-trap cleanup EXIT
-
 # shellcheck source=scripts/perf-workloads.sh
 . scripts/perf-workloads.sh
+trap perf_cleanup EXIT
 
 # stats SOCK FILE: the control socket's stats JSON into FILE.
 stats() {

@@ -84,6 +84,18 @@ static unsigned int ring_roundup_pow2(unsigned int v)
 	return p;
 }
 
+/* A zeroed ring of @depth (rounded up) with no eventfd yet; NULL on ENOMEM. */
+static struct nvmfd_bk_ring *ring_alloc(unsigned int depth)
+{
+	struct nvmfd_bk_ring *ring = calloc(1, sizeof(*ring));
+
+	if (!ring)
+		return NULL;
+	ring->efd = -1;
+	ring->depth = ring_roundup_pow2(depth);
+	return ring;
+}
+
 /**
  * nvmfd_bk_ring_create() - see backend.h.
  * @depth:  maximum in-flight ios, 1..32768, rounded up to a power of two.
@@ -103,11 +115,9 @@ int nvmfd_bk_ring_create(unsigned int depth, bool iopoll, struct nvmfd_bk_ring *
 	if (!out || depth == 0 || depth > RING_MAX_DEPTH)
 		return -EINVAL;
 	*out = NULL;
-	ring = calloc(1, sizeof(*ring));
+	ring = ring_alloc(depth);
 	if (!ring)
 		return -ENOMEM;
-	ring->efd = -1;
-	ring->depth = ring_roundup_pow2(depth);
 
 	rc = io_uring_queue_init(ring->depth, &ring->uring, 0);
 	if (rc < 0)
@@ -158,11 +168,9 @@ int nvmfd_bk_ring_create_ext(unsigned int depth, const struct nvmfd_bk_ring_ext 
 	if (!out || !ext || !ext->push || !ext->wait || depth == 0 || depth > RING_MAX_DEPTH)
 		return -EINVAL;
 	*out = NULL;
-	ring = calloc(1, sizeof(*ring));
+	ring = ring_alloc(depth);
 	if (!ring)
 		return -ENOMEM;
-	ring->efd = -1;
-	ring->depth = ring_roundup_pow2(depth);
 	ring->has_ext = true;
 	ring->ext = *ext;
 	ring->edge = true; /* the owner reaps after its flushes (file comment) */
