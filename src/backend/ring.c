@@ -582,6 +582,16 @@ static void ring_deliver(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int
 		io->cb(io, res);
 }
 
+/* One reaped io: the backend's complete hook (false: it was resubmitted,
+ * e.g. a short read continued), then delivery. Return: delivered. */
+static bool ring_finish(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res)
+{
+	if (!io->bk->ops->complete(ring, io->bk, io, &res))
+		return false;
+	ring_deliver(ring, io, res);
+	return true;
+}
+
 /**
  * nvmfd_bk_ring_set_route() - see backend.h.
  * @ring: borrowed.  @fn: router, or NULL for direct callbacks.  @arg: its cookie.
@@ -610,10 +620,8 @@ static unsigned int ring_reap_uring(struct nvmfd_bk_ring *ring, struct io_uring 
 			ring->poll_inflight--;
 		else
 			ring->uring_inflight--;
-		if (!io->bk->ops->complete(ring, io->bk, io, &res))
-			continue;
-		ring_deliver(ring, io, res);
-		n++;
+		if (ring_finish(ring, io, res))
+			n++;
 	}
 	return n;
 }
@@ -633,10 +641,8 @@ static unsigned int ring_reap_ext(struct nvmfd_bk_ring *ring, unsigned int max)
 			ring->ext_tail = NULL;
 		res = io->res;
 		ring->uring_inflight--;
-		if (!io->bk->ops->complete(ring, io->bk, io, &res))
-			continue;
-		ring_deliver(ring, io, res);
-		n++;
+		if (ring_finish(ring, io, res))
+			n++;
 	}
 	return n;
 }
