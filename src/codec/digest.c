@@ -11,9 +11,9 @@
  *
  * nvmfd_crc32c_copy() copies and computes the CRC in one pass over the
  * source on CPUs where isa-l's CRC is its SSE one (with AVX-512 and
- * VPCLMULQDQ, memcpy() then crc32_iscsi() is faster; see
- * crc_copy_init()): three streams of SSE4.2 crc32 (one third of the region each, so
- * the instruction's 3-cycle latency is hidden), each 8-byte word stored
+ * VPCLMULQDQ, memcpy() then crc32_iscsi() is faster; see crc_copy_init()):
+ * three streams of SSE4.2 crc32 (one third of the region each, so the
+ * instruction's 3-cycle latency is hidden), each 8-byte word stored
  * to the destination right after it was loaded. The streams are joined
  * with the identity crc(A||B) = crc(A)*x^(8|B|) xor crc0(B) (crc0: the raw
  * update started from 0), the multiplication by x^(8|B|) mod P done with
@@ -63,6 +63,7 @@
  * most of it in two SSE moves of rx_step() right after the header digest
  * checks. So clear the upper state after every call, when the CPU has AVX
  * (VZEROUPPER is an AVX instruction; without AVX nothing can dirty it).
+ * Set by crc_copy_init() with the other CPU checks of this file.
  */
 static bool upper_clear_ok;
 
@@ -71,11 +72,6 @@ __attribute__((target("avx"))) static void upper_clear(void)
 	_mm256_zeroupper();
 }
 
-__attribute__((constructor)) static void upper_clear_init(void)
-{
-	__builtin_cpu_init();
-	upper_clear_ok = __builtin_cpu_supports("avx");
-}
 #endif
 
 /**
@@ -133,7 +129,8 @@ uint32_t nvmfd_digest(const void *buf, size_t len)
 /* crc_copy_k[j] = x^(64j - 33) mod P (reflected): shifts a CRC over 8j
  * zero bytes (see the top of the file); j = 1 .. COPY_BLK_MAX / 8. */
 static uint32_t crc_copy_k[COPY_BLK_MAX / 8 + 1];
-static bool crc_copy_x86_ok;
+static bool crc_copy_x86_can; /* SSE4.2 and PCLMULQDQ: crc_copy_x86() runs */
+static bool crc_copy_x86_ok; /* ... and nvmfd_crc32c_copy() uses it */
 
 __attribute__((constructor)) static void crc_copy_init(void)
 {
@@ -153,8 +150,10 @@ __attribute__((constructor)) static void crc_copy_init(void)
 	 * about 0.55 us that way against 0.85 us fused (doc/perf.md §15).
 	 * The fused copy stays for CPUs whose isa-l path is the SSE one.
 	 */
-	crc_copy_x86_ok = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") &&
-			  !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq"));
+	crc_copy_x86_can = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+	crc_copy_x86_ok = crc_copy_x86_can && !(__builtin_cpu_supports("avx512f") &&
+						__builtin_cpu_supports("vpclmulqdq"));
+	upper_clear_ok = __builtin_cpu_supports("avx");
 }
 
 /* @c * x^(8n) mod P for the constant @k of n bytes. */
@@ -212,7 +211,7 @@ bool nvmfd__crc32c_copy_fused(uint32_t crc, void *dst, const void *src, size_t l
 			      uint32_t *out)
 {
 #ifdef CRC_COPY_X86
-	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul")) {
+	if (crc_copy_x86_can) {
 		*out = crc_copy_x86(crc, dst, src, len);
 		return true;
 	}
@@ -266,7 +265,7 @@ uint32_t nvmfd_crc32c_combine(uint32_t crc_a, uint32_t crc0_b, size_t len_b)
 	static const unsigned char zero[512];
 
 #ifdef CRC_COPY_X86
-	if (crc_copy_x86_ok && len_b && len_b % 8 == 0 && len_b <= COPY_BLK_MAX)
+	if (crc_copy_x86_can && len_b && len_b % 8 == 0 && len_b <= COPY_BLK_MAX)
 		return crc_combine_x86(crc_a, len_b) ^ crc0_b;
 #endif
 	while (len_b) {

@@ -305,10 +305,10 @@ static void clear_upper(void)
 
 /*
  * nvmfd_crc32c() (and so nvmfd_digest()) started with a clean upper
- * vector state returns with it clean: isa-l's AVX-512 CRC (used from 257
- * bytes on) leaves it dirty, and every legacy-SSE
- * instruction after it then paid the SSE/AVX transition penalty (a 4 KiB
- * C2HData with both digests cost the codec 2.0 us instead of ~0.5 us).
+ * vector state returns with it clean: isa-l's AVX-512 CRC leaves it dirty,
+ * and every legacy-SSE instruction after it then paid the SSE/AVX
+ * transition penalty (a 4 KiB C2HData with both digests cost the codec
+ * 2.0 us instead of ~0.5 us).
  * Checked through XINUSE where the CPU reports it and clears its bit on
  * VZEROUPPER; skipped elsewhere.
  */
@@ -317,13 +317,11 @@ static void test_upper_state_clean(void **state)
 	(void)state;
 #if defined(__x86_64__)
 	static uint8_t buf[4096];
-	uint64_t u;
 
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 31);
 	dirty_upper();
-	u = xinuse();
-	if (!(u & XINUSE_YMM_HI128))
+	if (!(xinuse() & XINUSE_YMM_HI128))
 		skip(); /* no XINUSE, or it does not show a dirty upper half */
 	clear_upper();
 	if (xinuse() & XINUSE_YMM_HI128)
