@@ -68,8 +68,21 @@ start "$PORT" || exit 1
 perf -q 8 -P 2 -t 1 >"$TMP/o6" 2>&1 || fail "run after a target restart: exit $? $(cat "$TMP/o6")"
 
 # a second user, another -o
-perf_bg "$TMP/o7" -q 8 -P 1 -t 3
-sleep 1
+# (the second starts once the first holds the flock, as /proc/locks shows:
+# a fixed sleep lost that race under an ASan build on a loaded CI machine;
+# probing with flock(1) could itself make the first user fail)
+perf_bg "$TMP/o7" -q 8 -P 1 -t 5
+held() {
+	awk -v ino="$(stat -c %i "$ST")" -v pid="$1" \
+		'$2 == "FLOCK" && $5 == pid { n = split($6, f, ":"); if (f[n] == ino) ok = 1 }
+		 END { exit !ok }' /proc/locks
+}
+for _ in $(seq 600); do
+	held $H && break
+	kill -0 $H 2>/dev/null || break
+	sleep 0.1
+done
+held $H || fail "the first user never took the lock: $(cat "$TMP/o7")"
 perf -q 8 -P 1 -t 1 >"$TMP/o8" 2>&1
 rc=$?
 wait $H || fail "the first user of the file: exit $? $(cat "$TMP/o7")"
