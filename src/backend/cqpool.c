@@ -510,13 +510,16 @@ static unsigned int cq_drain(struct nvmfd_cq *cq)
 }
 
 /* A poll that delivered @n completions: the callbacks, and one event (an
- * eventfd wake-up, or routed ios) or one peek (found by polling). */
-static void cq_count(struct nvmfd_cq *cq, bool peeked, int n)
+ * eventfd wake-up, or routed ios) or one peek (found by polling); also one
+ * cqe_event when @cqes of them came from the kernel or another thread. */
+static void cq_count(struct nvmfd_cq *cq, bool peeked, int n, unsigned int cqes)
 {
 	if (n <= 0)
 		return;
 	st_add(&cq->st.completions, (uint64_t)n);
 	st_add(peeked ? &cq->st.peeks : &cq->st.events, 1);
+	if (cqes)
+		st_add(&cq->st.cqe_events, 1);
 }
 
 unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
@@ -531,7 +534,7 @@ unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 		if (cq->rr && peek)
 			nvmfd_rt_ring_reap(cq->rr);
 		n = nvmfd_bk_ring_reap(cq->ring, max);
-		cq_count(cq, peek, n);
+		cq_count(cq, peek, n, nvmfd_bk_ring_last_reap_events(cq->ring));
 		return n > 0 ? (unsigned int)n : 0;
 	}
 	if (peek && cq->inflight) {
@@ -543,8 +546,9 @@ unsigned int nvmfd_cq_poll(struct nvmfd_cq *cq, bool peek, unsigned int max)
 					   __ATOMIC_RELAXED);
 	}
 	n = (int)cq_drain(cq);
-	/* routed deliveries are events of the ring's completion work */
-	cq_count(cq, false, n);
+	/* routed deliveries are events of the ring's completion work (a
+	 * hop from another thread, even for an io completed inline) */
+	cq_count(cq, false, n, (unsigned int)n);
 	return (unsigned int)n;
 }
 
@@ -580,6 +584,7 @@ void nvmfd_cq_get_stats(const struct nvmfd_cq *cq, struct nvmfd_cq_stats *st)
 {
 	st->events = __atomic_load_n(&cq->st.events, __ATOMIC_RELAXED);
 	st->peeks = __atomic_load_n(&cq->st.peeks, __ATOMIC_RELAXED);
+	st->cqe_events = __atomic_load_n(&cq->st.cqe_events, __ATOMIC_RELAXED);
 	st->completions = __atomic_load_n(&cq->st.completions, __ATOMIC_RELAXED);
 }
 

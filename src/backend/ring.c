@@ -60,6 +60,7 @@ struct nvmfd_bk_ring {
 	unsigned int queued; /* SQEs prepared on @uring since the last flush */
 	unsigned int poll_queued; /* same for @poll */
 	unsigned int local_new; /* local completions since the last flush */
+	unsigned int last_reap_events; /* last reap: ios not completed inline */
 	struct nvmfd_bk_io *done_head; /* local completions, FIFO via ->next */
 	struct nvmfd_bk_io *done_tail;
 	struct nvmfd_bk_ring_stats st;
@@ -310,6 +311,11 @@ int nvmfd_bk_ring_event_fd(const struct nvmfd_bk_ring *ring)
  * Return: the count.
  * Context: ring owner.
  */
+unsigned int nvmfd_bk_ring_last_reap_events(const struct nvmfd_bk_ring *ring)
+{
+	return ring->last_reap_events;
+}
+
 unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring)
 {
 	return ring->inflight;
@@ -679,6 +685,7 @@ int nvmfd_bk_ring_reap(struct nvmfd_bk_ring *ring, unsigned int max)
 		n += ring_reap_uring(ring, &ring->uring, false, max);
 	if (ring->has_poll && ring->poll_inflight && n < max)
 		n += ring_reap_uring(ring, &ring->poll, true, max - n);
+	ring->last_reap_events = n;
 	while (local && n < max) {
 		io = local;
 		local = io->next;

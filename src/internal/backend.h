@@ -325,6 +325,15 @@ int nvmfd_bk_ring_create_ext(unsigned int depth, const struct nvmfd_bk_ring_ext 
  */
 bool nvmfd_bk_ring_post(struct nvmfd_bk_ring *ring, struct nvmfd_bk_io *io, int res);
 
+/**
+ * nvmfd_bk_ring_last_reap_events() - of the completions the last
+ * nvmfd_bk_ring_reap() delivered, those that came as events: CQEs of the
+ * io_uring(s), or ios posted from another thread (ext rings). Not counted:
+ * ios the backend completed inline at submit (RAM, null, range errors),
+ * which wake nobody. Context: owner.
+ */
+unsigned int nvmfd_bk_ring_last_reap_events(const struct nvmfd_bk_ring *ring);
+
 /** nvmfd_bk_ring_inflight() - ios submitted and not yet reaped. */
 unsigned int nvmfd_bk_ring_inflight(const struct nvmfd_bk_ring *ring);
 

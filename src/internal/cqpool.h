@@ -220,11 +220,19 @@ int nvmfd_cq_ring_id(const struct nvmfd_cq *cq);
  *               shared, deliveries of routed ios).
  * @peeks:       per-queue polls with @peek that delivered >= 1 completion.
  * @completions: callbacks run.
+ * @cqe_events:  polls (with or without @peek) that delivered >= 1
+ *               completion the backend did not finish inline at submit:
+ *               a CQE of the kernel, an io posted from another thread, or
+ *               (shared) a routed delivery. A RAM or null namespace's
+ *               inline completions count in @events (their eventfd
+ *               wake-up) but not here: a shared ring would only add a
+ *               hop to them (--exec auto's completion-source signal).
  */
 struct nvmfd_cq_stats {
 	uint64_t events;
 	uint64_t peeks;
 	uint64_t completions;
+	uint64_t cqe_events;
 };
 
 /** nvmfd_cq_get_stats() - the counters nvmfd_cq_poll() keeps (relaxed

@@ -1601,6 +1601,8 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	jadd_u64(o, "ddgst_errors", TCP_STAT_LOAD(q, ddgst_errors));
 	jadd_u64(o, "wakeups", TCP_STAT_LOAD(q, wakeups));
 	jadd_u64(o, "completion_peeks", cs.peeks);
+	/* of the events and peeks, those not only of inline completions */
+	jadd_u64(o, "completion_cqe_events", cs.cqe_events);
 	/* "none" until the queue is enabled (Connect, or authentication) */
 	json_object_object_add(
 		o, "cq_pool",

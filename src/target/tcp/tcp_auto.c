@@ -120,9 +120,16 @@ enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q)
 	k.freeze = ex->auto_freeze;
 	k.no_cq = ex->auto_no_cq;
 	pthread_mutex_lock(&port->lock);
-	if (port->acpus && q->io_cpu >= 0 && (unsigned int)q->io_cpu < port->ncpus) {
-		peers = port->acpus[q->io_cpu].queues;
-		eps = port->acpus[q->io_cpu].cpl_eps;
+	/* the I/O queues live on its io_cpu now, not the last tick's: a
+	 * host that reconnects must not find its old queues there */
+	for (const struct tcp_queue *p = port->queues; p && q->io_cpu >= 0; p = p->next) {
+		if (p == q || p->io_cpu != q->io_cpu ||
+		    !__atomic_load_n(&p->qp.qid, __ATOMIC_RELAXED) ||
+		    !__atomic_load_n(&p->qp.cq, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&p->closing, __ATOMIC_RELAXED))
+			continue;
+		peers++;
+		eps += p->cpl_eps;
 	}
 	shared = nvmfd_auto_cq_shared(&k, ex->cq_pool_shared, peers, eps);
 	q->cq_auto = !k.freeze && !k.no_cq;
@@ -574,10 +581,6 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 		port->apools[i].qd1 = port->apools[i].qd2 = 0;
 		port->apools[i].qd1_q = NULL;
 	}
-	for (unsigned int c = 0; c < port->ncpus; c++) {
-		port->acpus[c].queues = 0;
-		port->acpus[c].cpl_eps = 0;
-	}
 	wanted = false;
 	for (q = port->queues; q; q = q->next) {
 		uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
@@ -596,10 +599,13 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 			if (cq)
 				nvmfd_cq_get_stats(cq, &cs);
 		}
-		q->cpl_eps = q->ctl_ns && now_ns > q->ctl_ns && cs.events >= q->ctl_cpl_ev ?
-				     (cs.events - q->ctl_cpl_ev) * 1000000000ull / (now_ns - q->ctl_ns) :
+		/* events a shared ring could merge: not the inline completions
+		 * of a RAM or null namespace (cqe_events, internal/cqpool.h) */
+		q->cpl_eps = q->ctl_ns && now_ns > q->ctl_ns && cs.cqe_events >= q->ctl_cpl_ev ?
+				     (cs.cqe_events - q->ctl_cpl_ev) * 1000000000ull /
+					     (now_ns - q->ctl_ns) :
 				     0;
-		q->ctl_cpl_ev = cs.events;
+		q->ctl_cpl_ev = cs.cqe_events;
 		q->t_pool = tcp_auto_cur_pool(q, &home);
 		if (q->t_pool < port->napools) {
 			ap = &port->apools[q->t_pool];
@@ -610,11 +616,6 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 			} else if (q->t_qdelay > ap->qd2) {
 				ap->qd2 = q->t_qdelay;
 			}
-		}
-		if (q->io_cpu >= 0 && (unsigned int)q->io_cpu < port->ncpus &&
-		    !__atomic_load_n(&q->closing, __ATOMIC_RELAXED)) {
-			port->acpus[q->io_cpu].queues++;
-			port->acpus[q->io_cpu].cpl_eps += q->cpl_eps;
 		}
 		/* the next tick's controllers need fresh per-CPU signals */
 		wanted = wanted || TCP_STAT_LOAD(q, cmds) != q->ctl_cmds || q->ctl.poll_us ||

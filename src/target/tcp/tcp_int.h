@@ -228,7 +228,7 @@ struct tcp_queue {
 	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
 	unsigned int t_pool; /* the apools index it runs on now */
 	uint64_t ctl_passes, ctl_dl, ctl_cpl_ev; /* the previous sample */
-	uint64_t cpl_eps; /* completion events per second, last tick */
+	uint64_t cpl_eps; /* cqe_events per second, last tick (port->lock) */
 	bool cq_auto; /* auto chose the completion source at creation */
 	bool cq_shared; /* ... and it is the CPU's shared ring */
 	unsigned int cq_peers; /* the decision's inputs: queues on io_cpu then */
@@ -266,16 +266,13 @@ struct tcp_auto_pool {
 	const struct tcp_queue *qd1_q;
 };
 
-/* --exec auto: one CPU (tcp_auto.c), housekeeping thread; queues and
- * cpl_eps also read by the accept work under port->lock. */
+/* --exec auto: one CPU (tcp_auto.c), housekeeping thread. */
 struct tcp_auto_cpu {
 	struct nvmfd_proc_cpu prev; /* the last reading */
 	uint64_t ours_exec_ns, ours_delay_ns; /* our bound workers there, this tick */
 	struct nvmfd_auto_cpu now; /* smoothed over ticks (EWMA 1/2) */
 	double delay; /* smoothed run-queue delay of others (schedstat) */
 	double head; /* smoothed idle + niced share: room for a nice-0 task */
-	unsigned int queues; /* live queues whose io_cpu it is (port->lock) */
-	uint64_t cpl_eps; /* their completion events per second (port->lock) */
 };
 
 /* CPU pressure stall information (cgroup cpu.pressure, else

@@ -439,6 +439,84 @@ static void run_bound_kato_stall(void)
 	ex_stop_and_close(&t, (struct tc_conn *[]){ &io1, &adm }, 2);
 }
 
+static void tweak_auto_one_cpu(struct nvmfd_cfg *cfg)
+{
+	tweak_auto(cfg);
+	CPU_ZERO(&cfg->exec.rt.cpus);
+	CPU_SET(g_cpus[0], &cfg->exec.rt.cpus);
+}
+
+/* the number of queues of the port in the stats */
+static size_t nr_queues(struct tf_target *t)
+{
+	json_object *root = ex_stats(t);
+	size_t n = json_object_array_length(ex_get(ex_port(root), "queues"));
+
+	json_object_put(root);
+	return n;
+}
+
+/*
+ * The completion source's inputs (regressions of session 26): counted at
+ * the queue's creation among the live I/O queues of its io_cpu - not the
+ * admin queue, not queues that are gone, not the last tick's count - and
+ * their events are those a shared ring could merge, which a RAM
+ * namespace's inline completions are not. Every queue on one CPU.
+ */
+static void run_auto_cq_inputs(void)
+{
+	struct tc_conn adm, io1, io2, io3;
+	struct tf_target t;
+	json_object *root, *q;
+	uint16_t cntlid = 0;
+	int64_t n = 0;
+
+	fprintf(stderr, "auto: the completion source's inputs\n");
+	TF_CHECK_EQ(tf_start(&t, tweak_auto_one_cpu), 0);
+	TF_CHECK_EQ(tc_admin_enable(&adm, TF_ADDR, t.port, TF_SUBNQN, false, false, &cntlid), 0);
+	TF_CHECK_EQ(tc_io_connect(&io1, TF_ADDR, t.port, TF_SUBNQN, cntlid, 1, 31, 0, false,
+				  false), 0);
+	/* traffic over a few controller ticks (100 ms each), so that io1's
+	 * events per second have been sampled */
+	for (uint64_t end = nvmfd_now_ns() + 400000000ull; nvmfd_now_ns() < end;)
+		n += ex_rw(&io1, 20, 40);
+	ex_wait_completions(&t, &io1, n);
+	root = ex_stats(&t);
+	q = ex_queue(root, &io1);
+	TF_CHECK_EQ(exec_int(q, "cq_peers"), 0); /* the admin queue is none */
+	TF_CHECK(ex_int(q, "completion_events") + ex_int(q, "completion_peeks") > 0);
+	TF_CHECK_EQ(ex_int(q, "completion_cqe_events"), 0); /* RAM: inline */
+	TF_CHECK_EQ(exec_int(q, "cpl_events_s"), 0);
+	json_object_put(root);
+
+	TF_CHECK_EQ(tc_io_connect(&io2, TF_ADDR, t.port, TF_SUBNQN, cntlid, 2, 31, 0, false,
+				  false), 0);
+	TF_CHECK_EQ(ex_rw(&io2, 4, 41), 8);
+	ex_wait_completions(&t, &io2, 8);
+	root = ex_stats(&t);
+	q = ex_queue(root, &io2);
+	TF_CHECK_EQ(exec_int(q, "cq_peers"), 1); /* io1, live now */
+	TF_CHECK_EQ(exec_int(q, "cq_peer_events_s"), 0);
+	TF_CHECK(!strcmp(json_object_get_string(ex_get(q, "cq_pool")), "per-queue"));
+	json_object_put(root);
+
+	/* both gone: a new queue finds none */
+	tc_close(&io1);
+	tc_close(&io2);
+	for (int i = 0; nr_queues(&t) > 1; i++) {
+		TF_CHECK(i < 1000); /* 10 s */
+		usleep(10000);
+	}
+	TF_CHECK_EQ(tc_io_connect(&io3, TF_ADDR, t.port, TF_SUBNQN, cntlid, 3, 31, 0, false,
+				  false), 0);
+	TF_CHECK_EQ(ex_rw(&io3, 4, 42), 8);
+	ex_wait_completions(&t, &io3, 8);
+	root = ex_stats(&t);
+	TF_CHECK_EQ(exec_int(ex_queue(root, &io3), "cq_peers"), 0);
+	json_object_put(root);
+	ex_stop_and_close(&t, (struct tc_conn *[]){ &io3, &adm }, 2);
+}
+
 int main(void)
 {
 	g_ncpus = ex_two_cpus(g_cpus);
@@ -447,6 +525,7 @@ int main(void)
 	run_auto_one_held(tweak_auto_cq_shared, " --cq-pool shared");
 	run_auto_all_held();
 	run_auto_poll();
+	run_auto_cq_inputs();
 	run_bound_stall_is_not_the_peer();
 	run_bound_kato_stall();
 	fprintf(stderr, "ok\n");

@@ -164,6 +164,8 @@ static void test_per_queue(void **state)
 	assert_int_equal(st.completions, NIO - in_submit);
 	assert_true(st.events >= 1 && st.events <= st.completions);
 	assert_int_equal(st.peeks, 0);
+	/* RAM completes inline: no event a shared ring could merge */
+	assert_int_equal(st.cqe_events, 0);
 	/* polling: the same reaps count as peeks */
 	for (int i = 0; i < 4; i++) {
 		tio_read(&t[i], &c, buf[i], 0);
@@ -175,6 +177,7 @@ static void test_per_queue(void **state)
 	assert_int_equal(st2.completions, st.completions + 4);
 	assert_int_equal(st2.events, st.events);
 	assert_true(st2.peeks >= 1 && st2.peeks <= 4);
+	assert_int_equal(st2.cqe_events, 0);
 	nvmfd_cq_clear_event(c.cq);
 	js = nvmfd_cq_pool_stats_json(pool);
 	assert_int_equal(json_object_array_length(js), 0);
@@ -374,6 +377,48 @@ static void wcheck(const uint8_t *buf, unsigned int blk)
 	for (unsigned int i = 0; i < WBLK; i++)
 		if (buf[i] != wpat(blk, i))
 			fail_msg("block %u byte %u: %u, want %u", blk, i, buf[i], wpat(blk, i));
+}
+
+/*
+ * A per-queue context on a file namespace: its reads complete as io_uring
+ * CQEs, so the polls that deliver them are cqe_events as well as events
+ * (the per-queue test shows a RAM namespace's are not). --exec auto's
+ * completion-source choice counts only these (regression: counting RAM's
+ * inline completions gave RAM queues shared rings, session 26).
+ */
+static void test_per_queue_cqe_events(void **state)
+{
+	struct nvmfd_cq_pool_opts po = { 0 };
+	struct nvmfd_cq_pool *pool;
+	static uint8_t buf[8][WBLK];
+	static struct tio t[8];
+	struct nvmfd_cq_stats st;
+	struct ctx c = { 0 };
+	struct nvmfd_bk *bk;
+	char path[64];
+
+	(void)state;
+	bk = wfile(path, sizeof(path));
+	assert_int_equal(nvmfd_cq_pool_create(NULL, &po, &pool), 0);
+	assert_int_equal(nvmfd_cq_open(pool, 0, 8, ctx_notify, &c, &c.cq), 0);
+	for (unsigned int i = 0; i < 8; i++) {
+		wread(&t[i], &c, buf[i], i * 3);
+		assert_int_equal(nvmfd_cq_submit(c.cq, bk, &t[i].io), 0);
+	}
+	assert_true(nvmfd_cq_flush(c.cq) >= 0);
+	poll_until(&c, 8, false);
+	for (unsigned int i = 0; i < 8; i++) {
+		assert_int_equal(t[i].res, (int)WBLK);
+		wcheck(buf[i], i * 3);
+	}
+	nvmfd_cq_get_stats(c.cq, &st);
+	assert_int_equal(st.completions, 8);
+	assert_true(st.events >= 1);
+	assert_true(st.cqe_events >= 1 && st.cqe_events <= st.events + st.peeks);
+	nvmfd_cq_close(&c.cq);
+	nvmfd_cq_pool_destroy(&pool);
+	nvmfd_bk_close(&bk);
+	unlink(path);
 }
 
 static struct nvmfd_rt *rt_ring_new(struct nvmfd_rt_ring **ring)
@@ -654,6 +699,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_queue),
+		cmocka_unit_test(test_per_queue_cqe_events),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_worker_other_thread),
