@@ -20,9 +20,12 @@ Usage: bench/auto-phases.py [--bin DIR] [--rounds N] [--scale F] [--seed N]
   --seed N     order of the modes in each round (default 1)
   --modes LIST subset of the file's modes (default all)
   --out DIR    results (default results/auto-phases-<UTC time>)
+  --report DIR rewrite DIR/summary.md from DIR/results.json of an earlier
+               run (the intervals need DIR's rounds and nvmf-bench in --bin)
 
-Writes DIR/summary.md (scores, paired ratios against auto, per-phase
-IOPS and latency, machine load), DIR/results.json, DIR/nvmfd-<mode>-r<N>.log,
+Writes DIR/summary.md (scores, paired ratios against auto with 95 %
+intervals from nvmf-bench --ratio-ci, per-phase IOPS and latency,
+machine load), DIR/results.json, DIR/nvmfd-<mode>-r<N>.log,
 DIR/timeline-<mode>-r<N>.csv
 (t, phase, queue, placement, poll_us, cpu, target CPU % of the last
 interval) and, with gnuplot, DIR/mode-over-time.png (the auto run of the
@@ -271,6 +274,102 @@ unset multiplot
     return subprocess.run(["gnuplot", os.path.join(rdir, "plot.gp")]).returncode == 0
 
 
+def ratio_ci(bench, a, b, seed):
+    """Paired ratio a / b over rounds with the 95 % interval nvmf-bench's
+    reports use (nvmf-bench --ratio-ci), or None without nvmf-bench."""
+    if not os.access(bench, os.X_OK):
+        return None
+    pr = subprocess.run([bench, "--ratio-ci", "-S", str(seed), ",".join("%.9g" % x for x in a),
+                         ",".join("%.9g" % x for x in b)], capture_output=True, text=True)
+    if pr.returncode:
+        return None
+    try:
+        return json.loads(pr.stdout)
+    except ValueError:
+        return None
+
+
+def report(rdir, cfg, bindir):
+    """DIR/summary.md (and the plot) from DIR/results.json."""
+    with open(os.path.join(rdir, "results.json")) as f:
+        res = json.load(f)
+    rounds = res["rounds"]
+    modes = res.get("modes") or [m for m in cfg["modes"] if m in rounds[0]["runs"]]
+    nr = len(rounds)
+    load0 = res.get("load0", rounds[0]["load"][0])
+    psi0 = res.get("psi0", rounds[0]["psi"][0])
+    bench = os.path.join(bindir, "nvmf-bench")
+    out = [f"# auto-phases: {nr} rounds, scale {res['scale']}, seed {res['seed']}", "",
+           f"{res['start']} to {res['end']}; load average {load0:.1f} at the start, PSI cpu "
+           f"some avg10 {psi0:.0f} %; before each run: load "
+           + ", ".join("%.1f" % x for rr in rounds for x in rr["load"]) + "; PSI "
+           + ", ".join("%.0f" % x for rr in rounds for x in rr["psi"]) + ".", "",
+           cfg["score"], "",
+           "| mode | score (median) | L: weighted latency us (median) | C: nvmfd CPU-s (median) "
+           "| failed phases |", "|---|---|---|---|---|"]
+    for m in modes:
+        xs = [rr["runs"][m] for rr in rounds]
+        fails = sum(1 for x in xs for p in x["phases"] if p["rc"])
+        out.append("| %s | %.2f | %.0f | %.2f | %d |" % (
+            m, median([x["score"] for x in xs]), median([x["lat_w"] for x in xs]),
+            median([x.get("cpu_s", float("nan")) for x in xs]), fails))
+    if "auto" in modes:
+        out += ["", "Paired ratios mode / auto over the rounds (geometric mean, 95 % "
+                "expanded-percentile bootstrap interval as in nvmf-bench's reports; an "
+                "interval containing 1.0 is no difference; fewer than 5 rounds cannot "
+                "reach 95 %). Above 1.0: the mode did worse than auto (score, L, C are "
+                "all lower-is-better).", "",
+                "| mode | score ratio [95 % CI] | L ratio [95 % CI] | C ratio [95 % CI] "
+                "| per round (score) |", "|---|---|---|---|---|"]
+        verdict = []
+        for m in modes:
+            if m == "auto":
+                continue
+            cells = []
+            for k in ("score", "lat_w", "cpu_s"):
+                a = [rr["runs"][m].get(k, float("nan")) for rr in rounds]
+                b = [rr["runs"]["auto"].get(k, float("nan")) for rr in rounds]
+                ci = ratio_ci(bench, a, b, res["seed"])
+                if not ci:
+                    cells.append("(nvmf-bench missing)")
+                elif not ci["valid"]:
+                    cells.append("%.2f" % ci["ratio"])
+                else:
+                    cells.append("%.2f [%.2f, %.2f]%s" % (ci["ratio"], ci["lo"], ci["hi"],
+                                                          "" if ci["differs"] else
+                                                          " no difference"))
+                if k == "score":
+                    verdict.append((m, ci))
+            rs = [rr["runs"][m]["score"] / rr["runs"]["auto"]["score"] for rr in rounds]
+            out.append("| %s | %s | %s |" % (m, " | ".join(cells),
+                                            ", ".join("%.2f" % x for x in rs)))
+        wins = [m for m, ci in verdict if ci and ci["valid"] and ci["differs"] and ci["lo"] > 1]
+        out += ["", "auto wins (score ratio's interval above 1.0 against every other mode): "
+                + ("yes" if len(wins) == len(verdict) else
+                   "no; shown against: " + (", ".join(wins) or "none"))]
+    out += ["", "Per phase, median over rounds (IOPS / average latency us):", "",
+            "| phase | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+    for i, ph in enumerate(cfg["phases"]):
+        cells = []
+        for m in modes:
+            ps = [rr["runs"][m]["phases"][i] for rr in rounds if len(rr["runs"][m]["phases"]) > i]
+            cells.append("%.0f / %.0f" % (median([p["iops"] for p in ps]),
+                                          median([p["lat_avg"] for p in ps])))
+        out.append(f"| {ph['name']} | " + " | ".join(cells) + " |")
+    errs = [f"round {i + 1} {m}: {e}" for i, rr in enumerate(rounds)
+            for m in modes for e in rr["runs"][m]["errors"] if e]
+    if errs:
+        out += ["", "Errors:", ""] + [f"- {e}" for e in errs]
+    if "auto" in modes and os.path.exists(os.path.join(rdir, "timeline-auto-r1.csv")) and \
+            plot(rdir, os.path.join(rdir, "timeline-auto-r1.csv"),
+                 "auto, round 1: placement and idle-poll period per queue "
+                 "(colour = queue), nvmfd CPU"):
+        out += ["", "![mode over time](mode-over-time.png)"]
+    with open(os.path.join(rdir, "summary.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -281,6 +380,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--modes", default="")
     ap.add_argument("--out", default="")
+    ap.add_argument("--report", default="", metavar="DIR")
     args = ap.parse_args()
     try:
         with open(args.file) as f:
@@ -288,6 +388,13 @@ def main():
     except (OSError, ValueError) as e:
         print(f"auto-phases: {args.file}: {e}", file=sys.stderr)
         return 2
+    if args.report:
+        try:
+            report(args.report, cfg, args.bin)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"auto-phases: --report {args.report}: {e}", file=sys.stderr)
+            return 2
+        return 0
     modes = [m for m in (args.modes.split(",") if args.modes else cfg["modes"])]
     for m in modes:
         if m not in cfg["modes"]:
@@ -332,53 +439,9 @@ def main():
     end = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     with open(os.path.join(rdir, "results.json"), "w") as f:
         json.dump({"file": args.file, "scale": args.scale, "seed": args.seed, "start": start,
-                   "end": end, "rounds": rounds}, f, indent=1)
-    out = [f"# auto-phases: {args.rounds} rounds, scale {args.scale}, seed {args.seed}", "",
-           f"{start} to {end}; load average {load0:.1f} at the start, PSI cpu some avg10 "
-           f"{psi0:.0f} %; before each run: load "
-           + ", ".join("%.1f" % x for rr in rounds for x in rr["load"]) + "; PSI "
-           + ", ".join("%.0f" % x for rr in rounds for x in rr["psi"]) + ".", "",
-           cfg["score"], "",
-           "| mode | score (median) | L: weighted latency us (median) | C: nvmfd CPU-s (median) "
-           "| failed phases |", "|---|---|---|---|---|"]
-    for m in modes:
-        xs = [rr["runs"][m] for rr in rounds]
-        fails = sum(1 for x in xs for p in x["phases"] if p["rc"])
-        out.append("| %s | %.2f | %.0f | %.2f | %d |" % (
-            m, median([x["score"] for x in xs]), median([x["lat_w"] for x in xs]),
-            median([x.get("cpu_s", float("nan")) for x in xs]), fails))
-    if "auto" in modes:
-        out += ["", "Paired score ratio mode / auto per round (geometric mean; with "
-                f"{args.rounds} rounds no 95 % interval is possible, the range of the "
-                "rounds is given instead):", "",
-                "| mode | ratio | per round |", "|---|---|---|"]
-        for m in modes:
-            if m == "auto":
-                continue
-            rs = [rr["runs"][m]["score"] / rr["runs"]["auto"]["score"] for rr in rounds]
-            ok = [x for x in rs if x > 0 and x == x]
-            g = math.exp(sum(math.log(x) for x in ok) / len(ok)) if ok else float("nan")
-            out.append("| %s | %.2f | %s |" % (m, g, ", ".join("%.2f" % x for x in rs)))
-    out += ["", "Per phase, median over rounds (IOPS / average latency us):", "",
-            "| phase | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
-    for i, ph in enumerate(cfg["phases"]):
-        cells = []
-        for m in modes:
-            ps = [rr["runs"][m]["phases"][i] for rr in rounds if len(rr["runs"][m]["phases"]) > i]
-            cells.append("%.0f / %.0f" % (median([p["iops"] for p in ps]),
-                                          median([p["lat_avg"] for p in ps])))
-        out.append(f"| {ph['name']} | " + " | ".join(cells) + " |")
-    errs = [f"round {i + 1} {m}: {e}" for i, rr in enumerate(rounds)
-            for m in modes for e in rr["runs"][m]["errors"] if e]
-    if errs:
-        out += ["", "Errors:", ""] + [f"- {e}" for e in errs]
-    if "auto" in modes and plot(rdir, os.path.join(rdir, "timeline-auto-r1.csv"),
-                                "auto, round 1: placement and idle-poll period per queue "
-                                "(colour = queue), nvmfd CPU"):
-        out += ["", "![mode over time](mode-over-time.png)"]
-    with open(os.path.join(rdir, "summary.md"), "w") as f:
-        f.write("\n".join(out) + "\n")
-    print("\n".join(out))
+                   "end": end, "load0": load0, "psi0": psi0, "modes": modes,
+                   "rounds": rounds}, f, indent=1)
+    report(rdir, cfg, args.bin)
     return 0
 
 

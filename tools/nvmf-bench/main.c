@@ -138,6 +138,11 @@ static void usage(FILE *f)
 	      "  -l, --list             list the built-in scenarios and their cells, exit\n"
 	      "  -n, --dry-run          validate the scenarios and print the plan (cells,\n"
 	      "                         runs, estimated time); start nothing\n"
+	      "      --ratio-ci A B     print the paired ratio of series A over series B\n"
+	      "                         (comma-separated values of the same rounds, in\n"
+	      "                         order) with its 95 % interval, as above, as one\n"
+	      "                         JSON line {pairs, ratio, lo, hi, valid, differs},\n"
+	      "                         and exit (-S seeds the bootstrap; default 1)\n"
 	      "      --write-scenarios DIR\n"
 	      "                         write the built-ins as DIR/<name>.json and exit\n"
 	      "      --spdk DIR         SPDK tree for the SPDK cells (default:\n"
@@ -321,6 +326,62 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+/* One series of --ratio-ci: comma-separated numbers. Return: count, or -1. */
+static int parse_series(const char *arg, double *v, int max)
+{
+	const char *p = arg;
+	char *end;
+	int n = 0;
+
+	while (*p) {
+		if (n == max)
+			return -1;
+		errno = 0;
+		v[n++] = strtod(p, &end);
+		if (errno || end == p || (*end && *end != ','))
+			return -1;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1; /* a trailing comma */
+	}
+	return n;
+}
+
+/*
+ * --ratio-ci A B: the paired ratio of series A over series B (values of
+ * the same rounds, in order) with the interval every report of this tool
+ * uses (bench_paired_ratio_ci(): geometric mean, 95 % expanded-percentile
+ * bootstrap), as one JSON line on stdout, for drivers of scenarios this
+ * tool cannot run (bench/auto-phases.py). Exit 0, or 2 on bad input.
+ */
+static int ratio_ci_main(int argc, char **argv, uint64_t seed)
+{
+	static double a[BENCH_MAX_PAIRS], b[BENCH_MAX_PAIRS];
+	struct bench_ci ci;
+	int na, nb;
+
+	if (argc != 2) {
+		fprintf(stderr, "nvmf-bench: --ratio-ci takes two series: A1,A2,... B1,B2,...\n");
+		return BENCH_EXIT_USAGE;
+	}
+	na = parse_series(argv[0], a, BENCH_MAX_PAIRS);
+	nb = parse_series(argv[1], b, BENCH_MAX_PAIRS);
+	if (na < 0 || nb < 0 || na != nb) {
+		fprintf(stderr, "nvmf-bench: --ratio-ci: two comma-separated lists of numbers of the "
+				"same length, at most %d each\n", BENCH_MAX_PAIRS);
+		return BENCH_EXIT_USAGE;
+	}
+	if (bench_paired_ratio_ci(a, b, na, seed, &ci)) {
+		fprintf(stderr, "nvmf-bench: --ratio-ci: out of memory\n");
+		return BENCH_EXIT_USAGE;
+	}
+	printf("{\"pairs\": %d, \"ratio\": %.6g, \"lo\": %.6g, \"hi\": %.6g, \"valid\": %s, "
+	       "\"differs\": %s}\n",
+	       ci.n, ci.est, ci.lo, ci.hi, ci.valid ? "true" : "false",
+	       bench_ci_differs(&ci) ? "true" : "false");
+	return 0;
+}
+
 static int write_scenarios(const char *dir)
 {
 	int i;
@@ -361,6 +422,7 @@ enum {
 	OPT_SPDK,
 	OPT_CGROUP,
 	OPT_SYSCALLS,
+	OPT_RATIO_CI,
 };
 
 #define MAX_ORDER 512
@@ -466,6 +528,7 @@ int main(int argc, char **argv)
 		{ "spdk", required_argument, NULL, OPT_SPDK },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "syscalls", required_argument, NULL, OPT_SYSCALLS },
+		{ "ratio-ci", no_argument, NULL, OPT_RATIO_CI },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -483,7 +546,7 @@ int main(int argc, char **argv)
 	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
 	bool have_seed = false, interrupted = false, full = false, have_busy = false;
 	struct progress pg = { 0 };
-	bool list = false, dry = false, no_plots = false, no_progress = false;
+	bool list = false, dry = false, no_plots = false, no_progress = false, ratio_ci = false;
 	const char *out = NULL;
 	struct sigaction sa;
 	int nr = 0, opt, i, s, c, failed = 0, ret, nr_skipped = 0;
@@ -573,6 +636,9 @@ int main(int argc, char **argv)
 			}
 			cg_mode = optarg;
 			break;
+		case OPT_RATIO_CI:
+			ratio_ci = true;
+			break;
 		case OPT_SYSCALLS:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "strace") &&
 			    strcmp(optarg, "off")) {
@@ -631,6 +697,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (ratio_ci)
+		return ratio_ci_main(argc - optind, argv + optind, have_seed ? ro.seed : 1);
 	/* --full: the recipe for a quiet machine; explicit options win */
 	if (full) {
 		if (ov.quick) {

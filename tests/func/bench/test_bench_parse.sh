@@ -239,4 +239,28 @@ for f in "$BENCH_SCENARIOS"/auto-*.json "$BENCH_SCENARIOS"/digest-cost.json; do
 		bad "$(basename "$f") does not validate"
 done
 
+# --ratio-ci A B: the reports' interval for series a driver measured
+# itself (bench/auto-phases.py). Every pair 1.25 -> ratio, lo and hi 1.25
+# (every resample is the same); pairs that split -> no difference.
+out=$("$NVMF_BENCH" --ratio-ci 5,2.5,10,1.25 4,2,8,1 2>&1)
+python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])
+assert v["pairs"] == 4 and v["valid"] and v["differs"], v
+assert all(abs(v[k] - 1.25) < 1e-9 for k in ("ratio", "lo", "hi")), v
+' "$out" && ok "--ratio-ci constant ratio: $out" || bad "--ratio-ci constant ratio: $out"
+out=$("$NVMF_BENCH" --ratio-ci -S 7 1.2,0.8,1.1,0.9,1.0,1.05 1,1,1,1,1,1 2>&1)
+python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])
+assert v["pairs"] == 6 and v["valid"] and not v["differs"] and v["lo"] < 1 < v["hi"], v
+' "$out" && ok "--ratio-ci no difference: $out" || bad "--ratio-ci no difference: $out"
+for args in "1,2 1" "1,2, 1,1" "1,x 1,1" "1,2"; do
+	# shellcheck disable=SC2086
+	"$NVMF_BENCH" --ratio-ci $args > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	[ $rc = 2 ] && grep -q "ratio-ci" "$tmp/err" && ok "--ratio-ci $args: refused" ||
+		bad "--ratio-ci $args: exit $rc $(cat "$tmp/err")"
+done
+
 exit $fail
