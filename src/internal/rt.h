@@ -99,7 +99,9 @@ struct nvmfd_work {
 	uint64_t run_ns; /* time spent in fn on the worker (wall clock), ns */
 	uint64_t queue_delay_ns; /* sum of time between queueing and start, ns */
 	uint64_t queued_at_ns;
-	bool urgent; /* on the pool's urgent run list (pool lock) */
+	bool urgent; /* queued on the pool's urgent run list (pool lock) */
+	bool on_ulist; /* on the urgent list now: a re-queue while running goes
+			* on the normal one even when urgent (pool lock) */
 };
 
 /** nvmfd_rt_opts_init() - defaults: bound, scope cache, not strict,

@@ -279,6 +279,7 @@ static void pool_enqueue_list(struct rt_pool *pool, struct nvmfd_work *w, bool k
 	struct nvmfd_work **tail = urgent ? &pool->utail : &pool->tail;
 
 	w->next = NULL;
+	w->on_ulist = urgent;
 	w->queued_at_ns = nvmfd_now_ns();
 	if (*tail)
 		(*tail)->next = w;
@@ -335,12 +336,13 @@ static uint64_t pool_head_age_ns(const struct rt_pool *pool)
 	return now > w->queued_at_ns ? now - w->queued_at_ns : 0;
 }
 
-/* Remove @w from the run list it is on (w->urgent says which), if it is
- * there. Pool lock held. */
+/* Remove @w from the run list it is on (w->on_ulist says which: not
+ * w->urgent, since an urgent item re-queued while it ran waits on the
+ * normal list), if it is there. Pool lock held. */
 static bool pool_unlink(struct rt_pool *pool, struct nvmfd_work *w)
 {
-	struct nvmfd_work **pp = w->urgent ? &pool->uhead : &pool->head, *prev = NULL;
-	struct nvmfd_work **tail = w->urgent ? &pool->utail : &pool->tail;
+	struct nvmfd_work **pp = w->on_ulist ? &pool->uhead : &pool->head, *prev = NULL;
+	struct nvmfd_work **tail = w->on_ulist ? &pool->utail : &pool->tail;
 
 	while (*pp && *pp != w) {
 		prev = *pp;
@@ -433,13 +435,13 @@ bool nvmfd_rt_queue_work(struct nvmfd_work *w)
 
 void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
 {
-	struct rt_pool *pool = w->pool;
+	struct rt_pool *pool;
 	uint32_t f;
 
-	if (!pool)
+	if (!__atomic_load_n(&w->pool, __ATOMIC_ACQUIRE))
 		return;
 	assert(rt_current != w);
-	pthread_mutex_lock(&pool->lock);
+	pool = work_lock_pool(w);
 	f = flags_get(w) | WORK_CANCELED;
 	if ((f & WORK_PENDING) && !(f & WORK_RUNNING)) {
 		pool_unlink(pool, w);

@@ -505,6 +505,57 @@ static void test_urgent_before_round(void **state)
 	nvmfd_rt_destroy(rt);
 }
 
+/* Regression: cancel_sync of an urgent item that re-queued itself while it
+ * ran. The re-queue puts it on the normal list (see above); cancel_sync
+ * looked for it on the urgent list only, missed it, cleared PENDING and
+ * left it linked, so it ran after the cancel (and a target queue freed
+ * after cancel_sync was read by the worker: a use-after-free seen under
+ * ASan at stop with --uring-ring worker). u (urgent) re-queues itself from
+ * its first run, behind b, which holds the worker; cancelling u then must
+ * unlink it: the run queue is empty and u never runs again, while c,
+ * queued after, does. Order only, no timing. */
+static void test_cancel_urgent_requeued(void **state)
+{
+	struct nvmfd_rt *rt = make_rt(NVMFD_RT_BOUND, NVMFD_RT_SCOPE_CACHE, false, 0, 0);
+	struct nvmfd_rt_pool_stats ps;
+	struct gated a, b, c;
+	struct ordered u;
+	long seq = 0;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	memset(&u, 0, sizeof(u));
+	nvmfd_work_init(&a.work, rt, gated_fn, test_cpu[0]);
+	nvmfd_work_init(&b.work, rt, gated_fn, test_cpu[0]);
+	nvmfd_work_init(&c.work, rt, counted_fn, test_cpu[0]);
+	u.seq = &seq;
+	u.again = 1;
+	nvmfd_work_init(&u.work, rt, ordered_fn, test_cpu[0]);
+	nvmfd_rt_work_set_urgent(&u.work, true);
+	assert_true(nvmfd_rt_queue_work(&a.work));
+	wait_ge(&a.started, 1);
+	assert_true(nvmfd_rt_queue_work(&u.work));
+	assert_true(nvmfd_rt_queue_work(&b.work));
+	st(&a.gate, 1);
+	wait_ge(&b.started, 1); /* u ran once and waits behind b */
+	assert_int_equal(ld(&u.runs), 1);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.runq_len, 1);
+	nvmfd_rt_work_cancel_sync(&u.work);
+	assert_int_equal(nvmfd_rt_pool_stats(rt, 0, &ps), 0);
+	assert_int_equal(ps.runq_len, 0);
+	assert_true(nvmfd_rt_queue_work(&c.work));
+	st(&b.gate, 1);
+	wait_ge(&c.runs, 1);
+	assert_int_equal(ld(&u.runs), 1);
+	nvmfd_rt_work_cancel_sync(&a.work);
+	nvmfd_rt_work_cancel_sync(&b.work);
+	nvmfd_rt_work_cancel_sync(&c.work);
+	nvmfd_rt_destroy(rt);
+}
+
 /* ---- starvation: pending time and the rescue move ---------------------- */
 
 /* A worker held by a gated item (the deterministic stand-in for a hog on
@@ -1221,6 +1272,7 @@ int main(void)
 		cmocka_unit_test(test_nonreentrant_unbound_many_workers),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_urgent_before_round),
+		cmocka_unit_test(test_cancel_urgent_requeued),
 		cmocka_unit_test(test_cancel_sync_waits),
 		cmocka_unit_test(test_pending_ns_and_rescue),
 		cmocka_unit_test(test_max_active),
