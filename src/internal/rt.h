@@ -665,6 +665,8 @@ enum nvmfd_auto_reason {
 	NVMFD_AUTO_R_GAPS, /* polling period re-fitted to the gaps */
 	NVMFD_AUTO_R_STARVING_PEER, /* budgets tightened: a peer waits for us */
 	NVMFD_AUTO_R_PEER_CALM, /* budgets eased: the peers' wait is short */
+	NVMFD_AUTO_R_SHARED_CPU, /* unbound: latency bound on a CPU others run
+				  * on (no room to poll), another CPU idle */
 	NVMFD_AUTO__NREASON,
 };
 
@@ -720,6 +722,19 @@ enum nvmfd_auto_cause {
  *               shared ring may be chosen (default 2).
  * @cq_share_eps: completion events per second of the queues already on
  *               that CPU from which it is chosen (default 20000).
+ * @spare_idle_min: per-CPU signals: the shared-CPU rule. A latency-bound
+ *               queue (@poll_gap_ns, @poll_qd_max) that does not poll,
+ *               on a CPU where others run more than @poll_others_max of
+ *               the time, goes unbound for @window samples in a row when
+ *               another CPU of the runtime was idle at least this share of
+ *               the tick (default 0.2; 0: never): each wake-up may then
+ *               take an idle CPU instead of waiting behind whoever runs
+ *               on the io_cpu (a host thread of the same request-response
+ *               exchange, say). When the alternative CPU leaves a poller
+ *               room (sample alt_quiet) it moves there instead, where
+ *               polling may start. It comes back when the io_cpu's others
+ *               drop to @poll_others_max or the queue is no longer
+ *               latency bound, as any queue away from home does.
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -746,6 +761,7 @@ struct nvmfd_auto_knobs {
 	bool no_cq;
 	unsigned int cq_share_queues;
 	uint64_t cq_share_eps;
+	double spare_idle_min;
 };
 
 /**
@@ -782,6 +798,11 @@ struct nvmfd_auto_cpu {
  * @home_pressure:  CPU pressure (0..1) of the io_cpu.
  * @alt_cpu:        another CPU with headroom exists (else a move goes to
  *                  an unbound pool).
+ * @spare_cpu:      per-CPU signals: another CPU of the runtime (not the
+ *                  one the queue runs on) was idle at least
+ *                  knobs.spare_idle_min of the tick.
+ * @alt_quiet:      per-CPU signals: the CPU @alt_cpu names leaves a poller
+ *                  room (others there at most knobs.poll_others_max).
  * @arrival_gap_ns: mean gap between command arrivals (0: no arrival).
  * @qd:             mean queue depth (commands in flight).
  * @sys_pressure:   CPU pressure stall information of the system or of
@@ -816,6 +837,8 @@ struct nvmfd_auto_sample {
 	bool better_cpu;
 	bool heavy;
 	uint64_t peer_delay_ns;
+	bool spare_cpu;
+	bool alt_quiet;
 };
 
 /**
@@ -873,6 +896,8 @@ struct nvmfd_auto {
 	unsigned int hot, cool, lat, idle; /* consecutive-sample counters */
 	unsigned int poll_hot; /* consecutive contended samples while polling */
 	unsigned int starving, calm; /* budget: consecutive-sample counters */
+	unsigned int share; /* consecutive samples of the shared-CPU rule */
+	bool shared_away; /* away from home by the shared-CPU rule */
 	bool started;
 };
 

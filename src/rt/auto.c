@@ -42,6 +42,7 @@ void nvmfd_auto_knobs_init(struct nvmfd_auto_knobs *k)
 	k->budget_shift_max = 3;
 	k->cq_share_queues = 2;
 	k->cq_share_eps = 20000;
+	k->spare_idle_min = 0.2;
 }
 
 void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
@@ -67,11 +68,26 @@ static void set_place(struct nvmfd_auto *a, enum nvmfd_auto_place p, enum nvmfd_
 	a->last_reason = r;
 	a->moves++;
 	a->since_ns = now;
-	a->hot = a->cool = 0;
+	a->hot = a->cool = a->share = 0;
+	a->shared_away = r == NVMFD_AUTO_R_SHARED_CPU;
 }
 
-/* Leaving io_cpu (or an alternative that is no better): a departure soon
- * after a return home means the signal flaps, so hold longer next time. */
+/* The queue's work is latency bound: low QD, short gaps. */
+static bool latency_bound(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
+{
+	return s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns && s->qd <= k->poll_qd_max;
+}
+
+/* A departure from home soon after a return means the signal flaps, so
+ * hold longer next time. */
+static void depart_backoff(struct nvmfd_auto *a, uint64_t now)
+{
+	if (a->home_ns && now - a->home_ns < 4 * a->hold_ns &&
+	    a->hold_ns < a->k.hold_ns * AUTO_HOLD_MAX_FACTOR)
+		a->hold_ns *= 2;
+}
+
+/* Leaving io_cpu (or an alternative that is no better). */
 static void depart(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s,
 		   enum nvmfd_auto_reason r)
 {
@@ -79,14 +95,25 @@ static void depart(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s,
 
 	if (a->place == NVMFD_AUTO_BOUND) {
 		to = s->alt_cpu ? NVMFD_AUTO_MOVED : NVMFD_AUTO_UNBOUND;
-		if (a->home_ns && s->now_ns - a->home_ns < 4 * a->hold_ns &&
-		    a->hold_ns < a->k.hold_ns * AUTO_HOLD_MAX_FACTOR)
-			a->hold_ns *= 2;
+		depart_backoff(a, s->now_ns);
 	} else {
 		to = NVMFD_AUTO_UNBOUND; /* the other CPU is no better either */
 	}
 	if (to != a->place)
 		set_place(a, to, r, s->now_ns);
+	else
+		a->shared_away = false; /* away for contention now */
+}
+
+/* The shared-CPU rule (knobs.spare_idle_min): latency bound, not polling,
+ * others run on this CPU more than a poller may share it with, another
+ * CPU idle. Per-CPU signals only. */
+static bool shared_cpu(const struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	const struct nvmfd_auto_knobs *k = &a->k;
+
+	return k->spare_idle_min > 0 && s->cpu.known && !a->poll_us && s->spare_cpu &&
+	       s->cpu.others > k->poll_others_max && latency_bound(k, s);
 }
 
 static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
@@ -131,6 +158,15 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		return a->place != before;
 	}
 	if (a->place == NVMFD_AUTO_BOUND) {
+		a->share = shared_cpu(a, s) ? a->share + 1 : 0;
+		/* the first decision of a new queue needs no hold: its
+		 * placement was the default, not a choice */
+		if (a->share >= k->window && (!in_hold || !a->moves)) {
+			depart_backoff(a, s->now_ns);
+			set_place(a, s->alt_cpu && s->alt_quiet ? NVMFD_AUTO_MOVED : NVMFD_AUTO_UNBOUND,
+				  NVMFD_AUTO_R_SHARED_CPU, s->now_ns);
+			return true;
+		}
 		/* home and calm for 4 holds: forget half of the back-off */
 		if (a->home_ns && s->now_ns - a->home_ns >= 4 * a->hold_ns &&
 		    a->hold_ns > k->hold_ns) {
@@ -139,7 +175,12 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		}
 		return false;
 	}
-	/* away from home: come back once the io_cpu is quiet for a while */
+	/* away from home: come back once the io_cpu is quiet for a while
+	 * (and, away by the shared-CPU rule, once the queue is no longer
+	 * latency bound or the io_cpu's others leave a poller room) */
+	if (a->shared_away && latency_bound(k, s) && s->home.known &&
+	    s->home.others > k->poll_others_max)
+		home_calm = false;
 	a->cool = home_calm && !qdelay && !pressed ? a->cool + 1 : 0;
 	if (a->cool >= 2 * k->window && !in_hold) {
 		set_place(a, NVMFD_AUTO_BOUND, NVMFD_AUTO_R_RECOVERED, s->now_ns);
@@ -204,12 +245,6 @@ enum nvmfd_auto_cause nvmfd_auto_poll_cause(const struct nvmfd_auto_knobs *k,
 	if (s->sys_pressure >= k->pressure_hi)
 		return NVMFD_AUTO_C_PSI;
 	return NVMFD_AUTO_C_NONE;
-}
-
-/* The queue's work is latency bound: low QD, short gaps. */
-static bool latency_bound(const struct nvmfd_auto_knobs *k, const struct nvmfd_auto_sample *s)
-{
-	return s->arrival_gap_ns && s->arrival_gap_ns <= k->poll_gap_ns && s->qd <= k->poll_qd_max;
 }
 
 /* The CPU has headroom for a poller to start: the start gate, stricter
@@ -353,6 +388,7 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 	[NVMFD_AUTO_R_IDLE] = "idle",		  [NVMFD_AUTO_R_CONTENDED] = "contended",
 	[NVMFD_AUTO_R_GAPS] = "gaps",
 	[NVMFD_AUTO_R_STARVING_PEER] = "starving_peer", [NVMFD_AUTO_R_PEER_CALM] = "peer_calm",
+	[NVMFD_AUTO_R_SHARED_CPU] = "shared_cpu",
 };
 
 static const char *const cause_names[NVMFD_AUTO__NCAUSE] = {

@@ -522,6 +522,22 @@ static int tcp_auto_alt_pool(struct tcp_port *port, unsigned int skip1, unsigned
 	return best;
 }
 
+/* Another bound pool's CPU than pool @cur's was idle for at least @min
+ * of the last tick (the shared-CPU rule, struct nvmfd_auto_knobs). */
+static bool tcp_auto_spare_cpu(const struct tcp_port *port, unsigned int cur, double min)
+{
+	for (unsigned int i = 0; i < port->nbound; i++) {
+		struct nvmfd_auto_cpu c;
+
+		if (i == cur)
+			continue;
+		c = tcp_auto_cpu_of(port, port->apools[i].cpu);
+		if (c.known && c.idle >= min)
+			return true;
+	}
+	return false;
+}
+
 /* How contended pool @i's CPU is for a queue of ours: where our workers
  * ran in the last tick, their own run delay (what a queue there waits,
  * whatever the priorities of the others); else the CPU's contention. The
@@ -668,6 +684,13 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	alt = tcp_auto_alt_pool(port, home, cur, q->ctl.k.pressure_lo);
 	s.alt_cpu = alt >= 0;
 	s.better_cpu = s.cpu.known && tcp_auto_better_cpu(port, cur, q->ctl.k.better_margin);
+	s.spare_cpu = s.cpu.known && q->ctl.k.spare_idle_min > 0 &&
+		      tcp_auto_spare_cpu(port, cur, q->ctl.k.spare_idle_min);
+	if (alt >= 0) {
+		struct nvmfd_auto_cpu c = tcp_auto_cpu_of(port, port->apools[alt].cpu);
+
+		s.alt_quiet = c.known && c.others <= q->ctl.k.poll_others_max;
+	}
 	/* heavy: a quarter of its passes, and at least two, ran to the
 	 * deadline with work left */
 	s.heavy = q->ctl_ns && passes > q->ctl_passes && dl >= q->ctl_dl + 2 &&

@@ -791,6 +791,127 @@ static void test_percpu_flapping_backs_off(void **state)
 	assert_true(a.moves > 0 && a.moves < 60);
 }
 
+/*
+ * The shared-CPU rule (phase run of session 26: QD 1, host threads on
+ * both CPUs, no split): a latency-bound queue whose CPU runs a host
+ * thread a third of the time (others 0.35, no room to poll) while the
+ * other CPU is 0.3 idle goes unbound within the window (a new queue: no
+ * hold), stays while that lasts, comes home once its queue deepens, and
+ * moves to the other CPU instead when that one leaves a poller room.
+ */
+static void shared(struct nvmfd_auto_sample *s)
+{
+	latency(s);
+	s->cpu.idle = 0.3;
+	s->cpu.others = 0.35;
+	s->home = s->cpu;
+	s->spare_cpu = true;
+	s->alt_cpu = true; /* headroom, but a host thread there too */
+	s->alt_quiet = false;
+}
+
+static void test_percpu_shared_cpu_goes_unbound(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 3; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+	assert_int_equal(a.poll_us, 0);
+	/* unbound, the mean of both CPUs is what it sees: no poll, stays */
+	for (; i < 600; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.cpu.idle = 0.3;
+		s.cpu.others = 0.3;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.moves, 1);
+	assert_int_equal(a.poll_changes, 0);
+	/* QD 32 now: not latency bound, home after 2 windows */
+	for (unsigned int n = 0; n < 6; n++, i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.qd = 32;
+		assert_int_equal(nvmfd_auto_update(&a, &s), n == 5);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_RECOVERED);
+	assert_int_equal(a.moves, 2);
+
+	/* the other CPU leaves a poller room: moved there, and it polls */
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 3; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.alt_quiet = true;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+	for (; i < 10; i++) {
+		s = quiet_cpu(i);
+		latency(&s); /* the new CPU: others 0.05 */
+		s.home.others = 0.35;
+		s.spare_cpu = true;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_MOVED);
+	assert_int_not_equal(a.poll_us, 0);
+
+	/* no other CPU idle, the rule off, or --auto-bound: stays home */
+	for (unsigned int c = 0; c < 3; c++) {
+		nvmfd_auto_knobs_init(&k);
+		if (c == 1)
+			k.spare_idle_min = 0;
+		if (c == 2)
+			k.bound = true;
+		nvmfd_auto_init(&a, &k);
+		for (i = 0; i < 100; i++) {
+			s = quiet_cpu(i);
+			shared(&s);
+			if (c == 0)
+				s.spare_cpu = false;
+			nvmfd_auto_update(&a, &s);
+		}
+		assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+		assert_int_equal(a.moves, 0);
+	}
+}
+
+/* The shared-CPU rule's condition comes and goes every 2 s for 10 minutes
+ * (the queue's depth switches between 1 and 32): each quick departure
+ * after a return doubles the hold, so the queue moves a few dozen times
+ * at most, not twice per period (300). */
+static void test_percpu_shared_cpu_flapping_backs_off(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (unsigned int i = 0; i < 6000; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		if ((i / 20) % 2)
+			s.qd = 32; /* deep for 2 s: not latency bound */
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_true(a.moves >= 2);
+	assert_true(a.moves <= 40);
+	assert_true(a.hold_ns > a.k.hold_ns);
+}
+
 /* Budgets: tightened step by step while a heavy queue makes a peer wait,
  * at most budget_shift_max, one step per hold; eased when the peers are
  * calm; alternating signals change nothing; the knobs hold. */
@@ -919,6 +1040,8 @@ int main(void)
 		cmocka_unit_test(test_percpu_poll_hysteresis_band),
 		cmocka_unit_test(test_percpu_moves_only_for_a_better_cpu),
 		cmocka_unit_test(test_percpu_flapping_backs_off),
+		cmocka_unit_test(test_percpu_shared_cpu_goes_unbound),
+		cmocka_unit_test(test_percpu_shared_cpu_flapping_backs_off),
 		cmocka_unit_test(test_budget_tighten_and_ease),
 		cmocka_unit_test(test_cq_source),
 	};
