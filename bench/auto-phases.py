@@ -189,13 +189,14 @@ def run_timeline(cfg, mode, args, rdir, rnd):
                 for t in timers:
                     t.start()
             ts = time.monotonic()
+            cp = task_cpu_ns(nv.pid)
             pr = subprocess.run(pcmd, capture_output=True, text=True, timeout=secs + 60)
             for t in timers:
                 t.join()
             stop_load()
             out = {"name": ph["name"], "seconds": secs, "qd": ph["qd"],
                    "rate": ph.get("rate", 0), "wall_s": time.monotonic() - ts,
-                   "rc": pr.returncode}
+                   "cpu_s": (task_cpu_ns(nv.pid) - cp) / 1e9, "rc": pr.returncode}
             try:
                 tot = json.loads(pr.stdout)["total"]
                 out.update(ios=tot["ios"], iops=tot["iops"], lat_avg=tot["latency_us"]["avg"],
@@ -289,6 +290,87 @@ def ratio_ci(bench, a, b, seed):
         return None
 
 
+def timeline_phase_cpu(rdir, mode, rnd):
+    """nvmfd CPU-s per phase integrated from a timeline CSV's samples (for
+    runs recorded before the phases carried their own cpu_s)."""
+    per, prev, seen = {}, 0.0, {}
+    try:
+        with open(os.path.join(rdir, f"timeline-{mode}-r{rnd}.csv")) as f:
+            next(f)
+            for line in f:
+                c = line.rstrip("\n").split(",")
+                seen[float(c[0])] = (c[1], float(c[6]))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    for t in sorted(seen):
+        ph, pct = seen[t]
+        per[ph] = per.get(ph, 0.0) + pct / 100 * (t - prev)
+        prev = t
+    return per
+
+
+def work_scores(rdir, rounds, modes):
+    """score_work (bench/phases/auto-phases.json): per round and mode, C_w =
+    the CPU-s each I/O phase took scaled to the round's median I/O count of
+    that phase (the cost of the same work), the rest of the timeline's CPU
+    as measured; score_work = L / median_L + C_w / median_C_w. Also the CPU
+    us per I/O of every phase. Sets x["cpu_work"], x["score_work"] and
+    p["cpu_us_io"]; returns False when a run has no per-phase CPU."""
+    for i, rr in enumerate(rounds):
+        runs = {m: rr["runs"][m] for m in modes}
+        for m, x in runs.items():
+            if any("cpu_s" not in p for p in x["phases"]):
+                per = timeline_phase_cpu(rdir, m, i + 1)
+                if per is None:
+                    return False
+                for p in x["phases"]:
+                    p["cpu_s"] = per.get(p["name"], 0.0)
+        for m, x in runs.items():
+            cw = x.get("cpu_s", float("nan")) - sum(p["cpu_s"] for p in x["phases"])
+            for j, p in enumerate(x["phases"]):
+                med = median([runs[o]["phases"][j]["ios"] for o in modes
+                              if len(runs[o]["phases"]) > j])
+                if p["rate"] or not p["ios"] or not med:
+                    cw += p["cpu_s"]
+                    p["cpu_us_io"] = float("nan")
+                else:
+                    cw += p["cpu_s"] * med / p["ios"]
+                    p["cpu_us_io"] = p["cpu_s"] / p["ios"] * 1e6
+            x["cpu_work"] = cw
+        lm = median([x["lat_w"] for x in runs.values()])
+        cm = median([x["cpu_work"] for x in runs.values()])
+        for x in runs.values():
+            x["score_work"] = x["lat_w"] / lm + x["cpu_work"] / cm
+    return True
+
+
+def ratio_cells(bench, rounds, m, keys, seed):
+    """The paired-ratio cells of mode @m against auto for @keys, and the
+    first key's interval."""
+    cells, first = [], None
+    for k in keys:
+        a = [rr["runs"][m].get(k, float("nan")) for rr in rounds]
+        b = [rr["runs"]["auto"].get(k, float("nan")) for rr in rounds]
+        ci = ratio_ci(bench, a, b, seed)
+        if not ci:
+            cells.append("(nvmf-bench missing)")
+        elif not ci["valid"]:
+            cells.append("%.2f" % ci["ratio"])
+        else:
+            cells.append("%.2f [%.2f, %.2f]%s" % (ci["ratio"], ci["lo"], ci["hi"],
+                                                  "" if ci["differs"] else " no difference"))
+        if first is None:
+            first = ci
+    return cells, first
+
+
+def win_line(verdict, what):
+    wins = [m for m, ci in verdict if ci and ci["valid"] and ci["differs"] and ci["lo"] > 1]
+    return (f"auto wins on {what} (ratio's interval above 1.0 against every other mode): "
+            + ("yes" if len(wins) == len(verdict) else
+               "no; shown against: " + (", ".join(wins) or "none")))
+
+
 def report(rdir, cfg, bindir):
     """DIR/summary.md (and the plot) from DIR/results.json."""
     with open(os.path.join(rdir, "results.json")) as f:
@@ -299,6 +381,7 @@ def report(rdir, cfg, bindir):
     load0 = res.get("load0", rounds[0]["load"][0])
     psi0 = res.get("psi0", rounds[0]["psi"][0])
     bench = os.path.join(bindir, "nvmf-bench")
+    work = work_scores(rdir, rounds, modes)
     out = [f"# auto-phases: {nr} rounds, scale {res['scale']}, seed {res['seed']}", "",
            f"{res['start']} to {res['end']}; load average {load0:.1f} at the start, PSI cpu "
            f"some avg10 {psi0:.0f} %; before each run: load "
@@ -325,28 +408,28 @@ def report(rdir, cfg, bindir):
         for m in modes:
             if m == "auto":
                 continue
-            cells = []
-            for k in ("score", "lat_w", "cpu_s"):
-                a = [rr["runs"][m].get(k, float("nan")) for rr in rounds]
-                b = [rr["runs"]["auto"].get(k, float("nan")) for rr in rounds]
-                ci = ratio_ci(bench, a, b, res["seed"])
-                if not ci:
-                    cells.append("(nvmf-bench missing)")
-                elif not ci["valid"]:
-                    cells.append("%.2f" % ci["ratio"])
-                else:
-                    cells.append("%.2f [%.2f, %.2f]%s" % (ci["ratio"], ci["lo"], ci["hi"],
-                                                          "" if ci["differs"] else
-                                                          " no difference"))
-                if k == "score":
-                    verdict.append((m, ci))
+            cells, ci = ratio_cells(bench, rounds, m, ("score", "lat_w", "cpu_s"), res["seed"])
+            verdict.append((m, ci))
             rs = [rr["runs"][m]["score"] / rr["runs"]["auto"]["score"] for rr in rounds]
             out.append("| %s | %s | %s |" % (m, " | ".join(cells),
                                             ", ".join("%.2f" % x for x in rs)))
-        wins = [m for m, ci in verdict if ci and ci["valid"] and ci["differs"] and ci["lo"] > 1]
-        out += ["", "auto wins (score ratio's interval above 1.0 against every other mode): "
-                + ("yes" if len(wins) == len(verdict) else
-                   "no; shown against: " + (", ".join(wins) or "none"))]
+        out += ["", win_line(verdict, "the score")]
+        if work and cfg.get("score_work"):
+            out += ["", cfg["score_work"], "",
+                    "| mode | score_work ratio [95 % CI] | C_w ratio [95 % CI] | per round "
+                    "(score_work) |", "|---|---|---|---|"]
+            verdict = []
+            for m in modes:
+                if m == "auto":
+                    continue
+                cells, ci = ratio_cells(bench, rounds, m, ("score_work", "cpu_work"),
+                                        res["seed"])
+                verdict.append((m, ci))
+                rs = [rr["runs"][m]["score_work"] / rr["runs"]["auto"]["score_work"]
+                      for rr in rounds]
+                out.append("| %s | %s | %s |" % (m, " | ".join(cells),
+                                                ", ".join("%.2f" % x for x in rs)))
+            out += ["", win_line(verdict, "score_work")]
     out += ["", "Per phase, median over rounds (IOPS / average latency us):", "",
             "| phase | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     for i, ph in enumerate(cfg["phases"]):
@@ -356,6 +439,18 @@ def report(rdir, cfg, bindir):
             cells.append("%.0f / %.0f" % (median([p["iops"] for p in ps]),
                                           median([p["lat_avg"] for p in ps])))
         out.append(f"| {ph['name']} | " + " | ".join(cells) + " |")
+    if work:
+        out += ["", "Per I/O phase, nvmfd CPU us per I/O (median over rounds):", "",
+                "| phase | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+        for i, ph in enumerate(cfg["phases"]):
+            if ph.get("rate"):
+                continue
+            cells = []
+            for m in modes:
+                ps = [rr["runs"][m]["phases"][i] for rr in rounds
+                      if len(rr["runs"][m]["phases"]) > i]
+                cells.append("%.1f" % median([p.get("cpu_us_io", float("nan")) for p in ps]))
+            out.append(f"| {ph['name']} | " + " | ".join(cells) + " |")
     errs = [f"round {i + 1} {m}: {e}" for i, rr in enumerate(rounds)
             for m in modes for e in rr["runs"][m]["errors"] if e]
     if errs:

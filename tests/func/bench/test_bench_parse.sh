@@ -263,4 +263,41 @@ for args in "1,2 1" "1,2, 1,1" "1,x 1,1" "1,2"; do
 		bad "--ratio-ci $args: exit $rc $(cat "$tmp/err")"
 done
 
+# bench/auto-phases.py --report: score_work scales each I/O phase's CPU to
+# the round's median I/O count. Synthetic rounds: auto completes twice
+# bound's I/O per phase on the same CPU-s, so its CPU per I/O is half
+# (5.0 vs 10.0 us) and it wins score_work in every round, while the
+# timeline CPU (C) is the same for both.
+phases_py="$BENCH_SCENARIOS/../auto-phases.py"
+phases_json="$BENCH_SCENARIOS/../phases/auto-phases.json"
+mkdir -p "$tmp/phases"
+python3 - "$phases_json" "$tmp/phases/results.json" <<'PY'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+def run(ios, lat):
+    ph = []
+    for p in cfg["phases"]:
+        gap = bool(p.get("rate"))
+        ph.append({"name": p["name"], "seconds": 1, "qd": p["qd"], "rate": p.get("rate", 0),
+                   "wall_s": 1.0, "rc": 0, "ios": 2 if gap else ios, "iops": 0,
+                   "lat_avg": 500.0 if gap else lat, "p50": 0, "p99": 0,
+                   "cpu_s": 0.01 if gap else 1.0})
+    cpu = sum(p["cpu_s"] for p in ph) + 0.5
+    return {"mode": "", "phases": ph, "errors": [], "cpu_s": cpu, "wall_s": 10.0,
+            "lat_w": lat, "score": 2.0}
+rounds = [{"order": ["bound", "auto"], "runs": {"bound": run(100000, 50.0),
+           "auto": run(200000, 40.0)}, "load": [0.0, 0.0], "psi": [0, 0]} for _ in range(5)]
+json.dump({"file": sys.argv[1], "scale": 1.0, "seed": 1, "start": "s", "end": "e",
+           "load0": 0.0, "psi0": 0, "modes": ["bound", "auto"], "rounds": rounds},
+          open(sys.argv[2], "w"))
+PY
+if python3 "$phases_py" --bin "$(dirname "$NVMF_BENCH")" --report "$tmp/phases" "$phases_json" > "$tmp/out" 2>&1; then
+	grep -q "auto wins on score_work (ratio's interval above 1.0 against every other mode): yes" "$tmp/phases/summary.md" &&
+		grep -q "^| qd1 | 10.0 | 5.0 |$" "$tmp/phases/summary.md" &&
+		ok "auto-phases --report: score_work and CPU per I/O" ||
+		bad "auto-phases --report: $(cat "$tmp/phases/summary.md")"
+else
+	bad "auto-phases --report failed: $(cat "$tmp/out")"
+fi
+
 exit $fail
