@@ -447,12 +447,15 @@ int nvmfd_rt_pool_stats(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
  * @run_delay_ns: per worker, its run delay so far (schedstat field 2), ns;
  *                0 where the thread has no tid yet or schedstat is missing.
  * @exec_ns:      per worker, its time on a CPU so far (schedstat field 1).
+ * @last_cpu:     per worker, the CPU its last run ended on (-1: none yet);
+ *                where an unbound pool's worker's time is counted.
  * @runq_len, @runq_head_age_ns: as in struct nvmfd_rt_pool_stats.
  */
 struct nvmfd_rt_pool_sched {
 	unsigned int nworkers;
 	uint64_t run_delay_ns[NVMFD_RT_SCHED_WORKERS];
 	uint64_t exec_ns[NVMFD_RT_SCHED_WORKERS];
+	int last_cpu[NVMFD_RT_SCHED_WORKERS];
 	unsigned int runq_len;
 	uint64_t runq_head_age_ns;
 };
@@ -732,9 +735,9 @@ enum nvmfd_auto_cause {
  *               on the io_cpu (a host thread of the same request-response
  *               exchange, say). When the alternative CPU leaves a poller
  *               room (sample alt_quiet) it moves there instead, where
- *               polling may start. It comes back when the io_cpu's others
- *               drop to @poll_others_max or the queue is no longer
- *               latency bound, as any queue away from home does.
+ *               polling may start. It comes back, as any queue away from
+ *               home does, once the queue is no longer latency bound or
+ *               the io_cpu's others are down to half @poll_others_max.
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -802,7 +805,8 @@ struct nvmfd_auto_cpu {
  *                  one the queue runs on) was idle at least
  *                  knobs.spare_idle_min of the tick.
  * @alt_quiet:      per-CPU signals: the CPU @alt_cpu names leaves a poller
- *                  room (others there at most knobs.poll_others_max).
+ *                  room (others there at most knobs.poll_others_max) and
+ *                  was idle at least knobs.spare_idle_min.
  * @arrival_gap_ns: mean gap between command arrivals (0: no arrival).
  * @qd:             mean queue depth (commands in flight).
  * @sys_pressure:   CPU pressure stall information of the system or of

@@ -126,6 +126,7 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	bool in_hold = s->now_ns - a->since_ns < a->hold_ns;
 	bool percpu = s->cpu.known;
 	bool home_calm = s->home_pressure <= k->pressure_lo;
+	bool shared;
 
 	if (starved)
 		a->starvations++;
@@ -144,6 +145,10 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	a->hot = qdelay || pressed ? a->hot + 1 : 0;
 	if (!a->hot)
 		a->staying = false;
+	/* counted on every sample at home, before the contention rule may
+	 * return; a contended CPU is that rule's to judge */
+	shared = a->place == NVMFD_AUTO_BOUND && a->hot < k->window && shared_cpu(a, s);
+	a->share = shared ? a->share + 1 : 0;
 	if (a->hot >= k->window && !in_hold) {
 		if (percpu && !s->alt_cpu && !s->better_cpu) {
 			/* every CPU is as loaded: a move would gain nothing */
@@ -158,7 +163,6 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		return a->place != before;
 	}
 	if (a->place == NVMFD_AUTO_BOUND) {
-		a->share = shared_cpu(a, s) ? a->share + 1 : 0;
 		/* the first decision of a new queue needs no hold: its
 		 * placement was the default, not a choice */
 		if (a->share >= k->window && (!in_hold || !a->moves)) {
@@ -177,9 +181,10 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	}
 	/* away from home: come back once the io_cpu is quiet for a while
 	 * (and, away by the shared-CPU rule, once the queue is no longer
-	 * latency bound or the io_cpu's others leave a poller room) */
+	 * latency bound or the io_cpu's others are down to half of what
+	 * made it leave: the band between is the hysteresis) */
 	if (a->shared_away && latency_bound(k, s) && s->home.known &&
-	    s->home.others > k->poll_others_max)
+	    s->home.others > k->poll_others_max / 2)
 		home_calm = false;
 	a->cool = home_calm && !qdelay && !pressed ? a->cool + 1 : 0;
 	if (a->cool >= 2 * k->window && !in_hold) {

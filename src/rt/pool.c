@@ -408,8 +408,10 @@ void nvmfd_rt_work_set_urgent(struct nvmfd_work *w, bool urgent)
 		return;
 	pool = work_lock_pool(w);
 	f = flags_get(w);
-	if (w->urgent != urgent && (f & WORK_PENDING) && !(f & WORK_RUNNING) &&
-	    pool_unlink(pool, w)) {
+	/* an urgent item re-queued while it ran waits on the normal list:
+	 * made ordinary there, it keeps its place */
+	if (w->urgent != urgent && w->on_ulist != urgent && (f & WORK_PENDING) &&
+	    !(f & WORK_RUNNING) && pool_unlink(pool, w)) {
 		/* queued: to the other list, keeping its queueing time */
 		uint64_t at = w->queued_at_ns;
 
@@ -444,7 +446,10 @@ void nvmfd_rt_work_cancel_sync(struct nvmfd_work *w)
 	pool = work_lock_pool(w);
 	f = flags_get(w) | WORK_CANCELED;
 	if ((f & WORK_PENDING) && !(f & WORK_RUNNING)) {
-		pool_unlink(pool, w);
+		/* PENDING and not RUNNING: on a run list, the one on_ulist
+		 * names (a miss would leave it linked after the cancel) */
+		if (!pool_unlink(pool, w))
+			assert(!"cancel_sync: a pending item on no run list");
 		f &= ~WORK_PENDING;
 	}
 	flags_set(w, f);
@@ -1367,6 +1372,7 @@ int nvmfd_rt_pool_sched(struct nvmfd_rt *rt, unsigned int pool, struct nvmfd_rt_
 	for (unsigned int i = 0; i < n; i++) {
 		int tid = __atomic_load_n(&p->workers[i].tid, __ATOMIC_RELAXED);
 
+		out->last_cpu[i] = __atomic_load_n(&p->workers[i].last_cpu, __ATOMIC_RELAXED);
 		if (tid > 0)
 			nvmfd__proc_task_sched(0, tid, &out->exec_ns[i], &out->run_delay_ns[i]);
 	}

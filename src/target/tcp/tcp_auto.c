@@ -358,6 +358,7 @@ void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns)
 		 * workers sleep, and must not dilute the one that runs */
 		for (unsigned int w = 0; ap->at_ns && now_ns > ap->at_ns && w < ps.nworkers; w++) {
 			double p;
+			int cpu;
 
 			if (w >= ap->nworkers || ps.run_delay_ns[w] < ap->run_delay_ns[w])
 				continue; /* new worker: no previous reading */
@@ -368,11 +369,16 @@ void tcp_auto_sample_pools(struct tcp_port *port, uint64_t now_ns)
 			if (ps.exec_ns[w] >= ap->exec_ns[w])
 				ran += (double)(ps.exec_ns[w] - ap->exec_ns[w]) /
 				       (double)(now_ns - ap->at_ns);
-			/* a bound pool's workers run on its CPU only */
-			if (ap->cpu >= 0 && (unsigned int)ap->cpu < port->ncpus &&
+			/* a bound pool's workers run on its CPU only; an
+			 * unbound (escape) worker's time goes to the CPU its
+			 * last run ended on (it may have run elsewhere in the
+			 * tick too): else a queue moved there would count as
+			 * "others" on its own io_cpu and keep itself away */
+			cpu = ap->cpu >= 0 ? ap->cpu : i >= port->nbound ? ps.last_cpu[w] : -1;
+			if (cpu >= 0 && (unsigned int)cpu < port->ncpus &&
 			    ps.exec_ns[w] >= ap->exec_ns[w]) {
-				port->acpus[ap->cpu].ours_exec_ns += ps.exec_ns[w] - ap->exec_ns[w];
-				port->acpus[ap->cpu].ours_delay_ns +=
+				port->acpus[cpu].ours_exec_ns += ps.exec_ns[w] - ap->exec_ns[w];
+				port->acpus[cpu].ours_delay_ns +=
 					ps.run_delay_ns[w] - ap->run_delay_ns[w];
 			}
 		}
@@ -689,7 +695,8 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	if (alt >= 0) {
 		struct nvmfd_auto_cpu c = tcp_auto_cpu_of(port, port->apools[alt].cpu);
 
-		s.alt_quiet = c.known && c.others <= q->ctl.k.poll_others_max;
+		s.alt_quiet = c.known && c.others <= q->ctl.k.poll_others_max &&
+			      c.idle >= q->ctl.k.spare_idle_min;
 	}
 	/* heavy: a quarter of its passes, and at least two, ran to the
 	 * deadline with work left */

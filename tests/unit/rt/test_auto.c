@@ -889,6 +889,99 @@ static void test_percpu_shared_cpu_goes_unbound(void **state)
 	}
 }
 
+/* The shared-CPU rule's edges: the way home while still latency bound
+ * needs the io_cpu's others at half the leaving level (0.2 is inside the
+ * band: stays away; 0.1: home); a queue that has moved before waits out
+ * the hold; a polling queue is not moved by it (it has room to poll);
+ * freeze decides nothing; a contended CPU is the contention rule's. */
+static void test_percpu_shared_cpu_edges(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i, n;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 3; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	for (n = 0; n < 100; n++, i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.home.others = 0.2;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	for (n = 0; n < 6; n++, i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.home.others = 0.1;
+		assert_int_equal(nvmfd_auto_update(&a, &s), n == 5);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_RECOVERED);
+	/* home again, now with a hold: the rule waits for it (1 s = 10
+	 * ticks from the return), then leaves */
+	for (n = 0; n < 10; n++, i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		nvmfd_auto_update(&a, &s);
+		if (n < 9)
+			assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.moves, 3);
+
+	/* polling at home (others 0.05), then a host thread takes 0.35:
+	 * under the poller's stop level (0.5), so it keeps polling there and
+	 * the rule leaves it alone */
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 3; i++) {
+		s = quiet_cpu(i);
+		latency(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_not_equal(a.poll_us, 0);
+	for (; i < 100; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_not_equal(a.poll_us, 0);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+
+	/* freeze */
+	nvmfd_auto_knobs_init(&k);
+	k.freeze = true;
+	nvmfd_auto_init(&a, &k);
+	for (i = 0; i < 100; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+
+	/* contended as well (contention 0.6, no better CPU): the contention
+	 * rule's "stays", not a shared-CPU move */
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 100; i++) {
+		s = quiet_cpu(i);
+		shared(&s);
+		s.cpu.contention = s.home.contention = 0.6;
+		s.alt_cpu = false;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+	assert_true(a.stays > 0);
+}
+
 /* The shared-CPU rule's condition comes and goes every 2 s for 10 minutes
  * (the queue's depth switches between 1 and 32): each quick departure
  * after a return doubles the hold, so the queue moves a few dozen times
@@ -1041,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_moves_only_for_a_better_cpu),
 		cmocka_unit_test(test_percpu_flapping_backs_off),
 		cmocka_unit_test(test_percpu_shared_cpu_goes_unbound),
+		cmocka_unit_test(test_percpu_shared_cpu_edges),
 		cmocka_unit_test(test_percpu_shared_cpu_flapping_backs_off),
 		cmocka_unit_test(test_budget_tighten_and_ease),
 		cmocka_unit_test(test_cq_source),
