@@ -22,8 +22,8 @@ nvmf-perf --verify run (lazily created state goes into the baseline):
  4. once every connection closed, the fds are back to the baseline.
 
 Stats come from SIGUSR1 (one JSON line on stderr). Under AddressSanitizer
-(libasan in the target's maps) resident memory means nothing: the bound
-is only printed.
+or ThreadSanitizer (libasan or libtsan in the target's maps) resident
+memory means nothing (shadow memory): the bound is only printed.
 
 --measure N: no assertions; print KiB and fds per connection for N idle,
 N ICReq-only and N connected admin queues (SQSIZE 31), each set opened,
@@ -120,9 +120,10 @@ def nfds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
-def has_asan(pid):
+def has_sanitizer(pid):
     with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
+        maps = f.read()
+    return "libasan" in maps or "libtsan" in maps
 
 
 def settle(pid, want, tries=300):
@@ -235,7 +236,7 @@ def main():
         time.sleep(0.5)
         base_fds = settle(proc.pid, -1, 25)
         base_rss = rss_kib(proc.pid)
-        asan = has_asan(proc.pid)
+        asan = has_sanitizer(proc.pid)
 
         socks = [open_conn(port, "none") for _ in range(IDLE)]
         socks += [open_conn(port, "ic") for _ in range(IDLE)]
@@ -257,7 +258,7 @@ def main():
             check(fds - base_fds == n, "fds: %d -> %d for %d idle connections (want 1 each)"
                   % (base_fds, fds, n))
         if asan:
-            print("AddressSanitizer: RSS bound not checked")
+            print("sanitizer build: RSS bound not checked")
         else:
             check(kib < RSS_BOUND_KIB, "%.1f KiB per idle connection (bound %d)"
                   % (kib, RSS_BOUND_KIB))
