@@ -364,11 +364,21 @@ def ratio_cells(bench, rounds, m, keys, seed):
     return cells, first
 
 
-def win_line(verdict, what):
+def ratio_table(bench, rounds, modes, keys, seed, what):
+    """Rows of mode / auto ratios for @keys (the first is the score whose
+    per-round ratios end each row), then the win verdict on it."""
+    rows, verdict = [], []
+    for m in modes:
+        if m == "auto":
+            continue
+        cells, ci = ratio_cells(bench, rounds, m, keys, seed)
+        verdict.append((m, ci))
+        rs = [rr["runs"][m][keys[0]] / rr["runs"]["auto"][keys[0]] for rr in rounds]
+        rows.append("| %s | %s | %s |" % (m, " | ".join(cells), ", ".join("%.2f" % x for x in rs)))
     wins = [m for m, ci in verdict if ci and ci["valid"] and ci["differs"] and ci["lo"] > 1]
-    return (f"auto wins on {what} (ratio's interval above 1.0 against every other mode): "
-            + ("yes" if len(wins) == len(verdict) else
-               "no; shown against: " + (", ".join(wins) or "none")))
+    return rows + ["", f"auto wins on {what} (ratio's interval above 1.0 against every other "
+                   "mode): " + ("yes" if len(wins) == len(verdict) else
+                                "no; shown against: " + (", ".join(wins) or "none"))]
 
 
 def report(rdir, cfg, bindir):
@@ -404,32 +414,14 @@ def report(rdir, cfg, bindir):
                 "all lower-is-better).", "",
                 "| mode | score ratio [95 % CI] | L ratio [95 % CI] | C ratio [95 % CI] "
                 "| per round (score) |", "|---|---|---|---|---|"]
-        verdict = []
-        for m in modes:
-            if m == "auto":
-                continue
-            cells, ci = ratio_cells(bench, rounds, m, ("score", "lat_w", "cpu_s"), res["seed"])
-            verdict.append((m, ci))
-            rs = [rr["runs"][m]["score"] / rr["runs"]["auto"]["score"] for rr in rounds]
-            out.append("| %s | %s | %s |" % (m, " | ".join(cells),
-                                            ", ".join("%.2f" % x for x in rs)))
-        out += ["", win_line(verdict, "the score")]
+        out += ratio_table(bench, rounds, modes, ("score", "lat_w", "cpu_s"), res["seed"],
+                           "the score")
         if work and cfg.get("score_work"):
             out += ["", cfg["score_work"], "",
                     "| mode | score_work ratio [95 % CI] | C_w ratio [95 % CI] | per round "
                     "(score_work) |", "|---|---|---|---|"]
-            verdict = []
-            for m in modes:
-                if m == "auto":
-                    continue
-                cells, ci = ratio_cells(bench, rounds, m, ("score_work", "cpu_work"),
-                                        res["seed"])
-                verdict.append((m, ci))
-                rs = [rr["runs"][m]["score_work"] / rr["runs"]["auto"]["score_work"]
-                      for rr in rounds]
-                out.append("| %s | %s | %s |" % (m, " | ".join(cells),
-                                                ", ".join("%.2f" % x for x in rs)))
-            out += ["", win_line(verdict, "score_work")]
+            out += ratio_table(bench, rounds, modes, ("score_work", "cpu_work"), res["seed"],
+                               "score_work")
     out += ["", "Per phase, median over rounds (IOPS / average latency us):", "",
             "| phase | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     for i, ph in enumerate(cfg["phases"]):

@@ -236,7 +236,7 @@ def main():
         time.sleep(0.5)
         base_fds = settle(proc.pid, -1, 25)
         base_rss = rss_kib(proc.pid)
-        asan = has_sanitizer(proc.pid)
+        sanitized = has_sanitizer(proc.pid)
 
         socks = [open_conn(port, "none") for _ in range(IDLE)]
         socks += [open_conn(port, "ic") for _ in range(IDLE)]
@@ -257,7 +257,7 @@ def main():
         else:
             check(fds - base_fds == n, "fds: %d -> %d for %d idle connections (want 1 each)"
                   % (base_fds, fds, n))
-        if asan:
+        if sanitized:
             print("sanitizer build: RSS bound not checked")
         else:
             check(kib < RSS_BOUND_KIB, "%.1f KiB per idle connection (bound %d)"

@@ -810,6 +810,18 @@ static void shared(struct nvmfd_auto_sample *s)
 	s->alt_quiet = false;
 }
 
+/* Feed shared-CPU samples for ticks [@from, @to); return @to. */
+static unsigned int feed_shared(struct nvmfd_auto *a, unsigned int from, unsigned int to)
+{
+	for (unsigned int i = from; i < to; i++) {
+		struct nvmfd_auto_sample s = quiet_cpu(i);
+
+		shared(&s);
+		nvmfd_auto_update(a, &s);
+	}
+	return to;
+}
+
 static void test_percpu_shared_cpu_goes_unbound(void **state)
 {
 	struct nvmfd_auto_knobs k;
@@ -903,11 +915,7 @@ static void test_percpu_shared_cpu_edges(void **state)
 
 	(void)state;
 	nvmfd_auto_init(&a, NULL);
-	for (i = 0; i < 3; i++) {
-		s = quiet_cpu(i);
-		shared(&s);
-		nvmfd_auto_update(&a, &s);
-	}
+	i = feed_shared(&a, 0, 3);
 	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
 	for (n = 0; n < 100; n++, i++) {
 		s = quiet_cpu(i);
@@ -946,11 +954,7 @@ static void test_percpu_shared_cpu_edges(void **state)
 		nvmfd_auto_update(&a, &s);
 	}
 	assert_int_not_equal(a.poll_us, 0);
-	for (; i < 100; i++) {
-		s = quiet_cpu(i);
-		shared(&s);
-		nvmfd_auto_update(&a, &s);
-	}
+	feed_shared(&a, i, 100);
 	assert_int_not_equal(a.poll_us, 0);
 	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
 	assert_int_equal(a.moves, 0);
@@ -959,11 +963,7 @@ static void test_percpu_shared_cpu_edges(void **state)
 	nvmfd_auto_knobs_init(&k);
 	k.freeze = true;
 	nvmfd_auto_init(&a, &k);
-	for (i = 0; i < 100; i++) {
-		s = quiet_cpu(i);
-		shared(&s);
-		nvmfd_auto_update(&a, &s);
-	}
+	feed_shared(&a, 0, 100);
 	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
 	assert_int_equal(a.moves, 0);
 
