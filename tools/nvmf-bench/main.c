@@ -549,7 +549,7 @@ int main(int argc, char **argv)
 	char spdk_why[PATH_MAX + 128] = "";
 	struct bench_paths paths = { 0 };
 	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
-	bool have_seed = false, interrupted = false, full = false, have_busy = false;
+	bool have_seed = false, interrupted = false, full = false, have_busy = false, want_quota = false;
 	struct progress pg = { 0 };
 	bool list = false, dry = false, no_plots = false, no_progress = false, ratio_ci = false;
 	const char *out = NULL;
@@ -897,10 +897,10 @@ int main(int argc, char **argv)
 	paths.cg = &cg;
 	fprintf(stderr, "nvmf-bench: isolation: %s\n", cg.why);
 	/* a cpu controller only when a cell to run has a target CPU quota */
-	for (s = 0, c = 0; s < nr && !c; s++)
-		for (i = 0; i < scs[s].nr_cells && !c; i++)
-			c = scs[s].cells[i].repeat > 0 && scs[s].cells[i].target.cpu_quota > 0;
-	if (c) {
+	for (s = 0; s < nr && !want_quota; s++)
+		for (c = 0; c < scs[s].nr_cells && !want_quota; c++)
+			want_quota = scs[s].cells[c].repeat > 0 && scs[s].cells[c].target.cpu_quota > 0;
+	if (want_quota) {
 		bench_cg_setup_cpu(&cg, cg_mode);
 		fprintf(stderr, "nvmf-bench: target CPU quota: %s%s\n", cg.cpu_why,
 			cg.cpu_version ? "" : "; cells with target.cpu_quota fail");
