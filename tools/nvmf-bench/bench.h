@@ -122,6 +122,9 @@ struct bench_target {
 	long io_work_deadline_us;
 	char io_cpu[16];
 	char cpus[128]; /* CPU set spec, resolved when the cell runs */
+	/* CFS bandwidth limit of the target's processes, CPUs worth of time
+	 * per BENCH_CPU_PERIOD_US (0.5 = half of one CPU); 0 = no limit */
+	double cpu_quota;
 	char backend[8]; /* null | ram | file */
 	char backend_size[16]; /* e.g. "1G" */
 	int nr_extra;
@@ -187,6 +190,8 @@ struct bench_result {
 	char target_cpus[128];
 	char perf_cpus[128];
 	char load_cpus[128];
+	/* the cell's target.cpu_quota (CPUs), 0 = no limit */
+	double target_cpu_quota;
 	/* isolation actually used for the run: "cpuset cgroups (v2)",
 	 * "affinity only (...)" */
 	char isolation[160];
@@ -272,7 +277,7 @@ int bench_builtin_count(void);
 const char *bench_builtin_name(int i);
 const char *bench_builtin_text(const char *name);
 
-/* proc.c; @cg_procs: cgroup.procs file the child joins before exec, NULL or "" = none */
+/* proc.c; @cg_procs: cgroup.procs files the child joins before exec, one per line; NULL or "" = none */
 pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err_path,
 		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs);
 /**
@@ -321,18 +326,31 @@ double bench_now(void);
 void bench_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_sleep(double s);
 
-/* cgroup.c: cpuset cgroups per role (see cgroup.c for the layout) */
+/* cgroup.c: cpuset cgroups per role, a cpu group for the target's CPU
+ * quota (see cgroup.c for the layout) */
 enum bench_cg_role { BENCH_CG_TARGET, BENCH_CG_INITIATOR, BENCH_CG_LOAD, BENCH_CG_NR };
+
+/* CFS period of target.cpu_quota, µs: short, so that throttling is fine-grained */
+#define BENCH_CPU_PERIOD_US 10000
+/* the kernel's smallest quota is 1 ms: the smallest target.cpu_quota */
+#define BENCH_CPU_QUOTA_MIN 0.1
 
 struct bench_cgroup {
 	int version; /* 2 or 1 when this run's groups exist, 0 = affinity only */
 	char base[512]; /* <mount>/nvmf-bench.<pid> */
 	char mems[64]; /* v1: cpuset.mems copied from the root */
 	char why[640]; /* what is used, or why not (for the report) */
+	/* the target's CPU quota (bench_cg_setup_cpu()): 2 = cpu.max of the
+	 * v2 target group, 1 = cpu.cfs_* of a v1 group, 0 = none */
+	int cpu_version;
+	char cpu_base[512]; /* v1: <cpu mount>/nvmf-bench.<pid>; "" = base (cpu and cpuset share a hierarchy) */
+	char cpu_why[640]; /* what is used, or why not; "" = not asked for */
 };
 int bench_cg_setup(struct bench_cgroup *cg, const char *mode);
+int bench_cg_setup_cpu(struct bench_cgroup *cg, const char *mode);
 int bench_cg_prepare(const struct bench_cgroup *cg, enum bench_cg_role role, const struct bench_cpuset *cpus,
 		     char *procs, size_t len);
+int bench_cg_prepare_quota(const struct bench_cgroup *cg, double quota, char *procs, size_t len);
 int bench_cg_destroy(struct bench_cgroup *cg);
 int bench_cg_clean_stale(const char *root);
 int bench_cg_clean_all_stale(void);

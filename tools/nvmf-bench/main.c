@@ -71,6 +71,11 @@ static void usage(FILE *f)
 	      "own, <mount>/nvmf-bench.<pid>/{target,initiator,load}, created at the start\n"
 	      "and removed at the end (also on SIGINT/SIGTERM; the groups of a killed run\n"
 	      "are removed by the next one). The report says which isolation was used.\n"
+	      "A cell's target.cpu_quota (CPUs worth of time, e.g. 0.5) limits the\n"
+	      "target's processes with CFS bandwidth control, a 10 ms period: cpu.max of\n"
+	      "the v2 target group, or a v1 cpu group <cpu mount>/nvmf-bench.<pid>/target\n"
+	      "(cpu.cfs_quota_us) the target joins too. A cell that asks for a quota\n"
+	      "fails when no cpu controller is usable.\n"
 	      "\n"
 	      "SPDK: a cell with target.kind \"spdk\" is served by SPDK's nvmf_tgt (--no-huge,\n"
 	      "posix sockets, its reactor on the target's CPUs, a malloc or null bdev, the\n"
@@ -544,7 +549,7 @@ int main(int argc, char **argv)
 	char spdk_why[PATH_MAX + 128] = "";
 	struct bench_paths paths = { 0 };
 	struct bench_run_opts ro = { .strict_tries = 3, .busy_cpus = 0.25 };
-	bool have_seed = false, interrupted = false, full = false, have_busy = false;
+	bool have_seed = false, interrupted = false, full = false, have_busy = false, want_quota = false;
 	struct progress pg = { 0 };
 	bool list = false, dry = false, no_plots = false, no_progress = false, ratio_ci = false;
 	const char *out = NULL;
@@ -799,8 +804,11 @@ int main(int argc, char **argv)
 				}
 				if (dry && !cl->repeat)
 					continue;
-				printf("  %-32s %2d x (%.0f s + %.0f s warmup)%s\n", cl->name, cl->repeat, cl->duration,
+				printf("  %-32s %2d x (%.0f s + %.0f s warmup)%s", cl->name, cl->repeat, cl->duration,
 				       cl->warmup, cl->quick ? "" : "  [not in --quick]");
+				if (cl->target.cpu_quota > 0)
+					printf("  [target cpu_quota %g]", cl->target.cpu_quota);
+				printf("\n");
 			}
 		}
 		fmt_dur(pg.est_total, e, sizeof(e));
@@ -888,6 +896,15 @@ int main(int argc, char **argv)
 	}
 	paths.cg = &cg;
 	fprintf(stderr, "nvmf-bench: isolation: %s\n", cg.why);
+	/* a cpu controller only when a cell to run has a target CPU quota */
+	for (s = 0; s < nr && !want_quota; s++)
+		for (c = 0; c < scs[s].nr_cells && !want_quota; c++)
+			want_quota = scs[s].cells[c].repeat > 0 && scs[s].cells[c].target.cpu_quota > 0;
+	if (want_quota) {
+		bench_cg_setup_cpu(&cg, cg_mode);
+		fprintf(stderr, "nvmf-bench: target CPU quota: %s%s\n", cg.cpu_why,
+			cg.cpu_version ? "" : "; cells with target.cpu_quota fail");
+	}
 	if (!paths.spdk_dir)
 		fprintf(stderr, "nvmf-bench: %s: cells with target.kind \"spdk\" or perf.tool \"spdk_nvme_perf\" "
 				"are skipped\n", spdk_why);

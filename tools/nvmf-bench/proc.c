@@ -169,19 +169,32 @@ static int redirect(const char *path, int fd, int flags)
 	return 0;
 }
 
-/* In the child: join the cpuset cgroup whose cgroup.procs is @procs. */
-static int join_cgroup(const char *procs)
+/*
+ * In the child: join the cgroups whose cgroup.procs files are listed in
+ * @procs, one per line (the role's cpuset group, and the v1 cpu group of
+ * a target with a CPU quota). On failure *@bad is the file that refused.
+ */
+static int join_cgroup(const char *procs, const char **bad)
 {
+	static char one[4096];
+	const char *p = procs;
 	int fd, ret = 0;
 
-	if (!procs || !*procs)
-		return 0;
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "0\n", 2) != 2)
-		ret = -errno;
-	close(fd);
+	while (p && *p && !ret) {
+		size_t n = strcspn(p, "\n");
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+		if (!*one)
+			continue;
+		*bad = one;
+		fd = open(one, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (write(fd, "0\n", 2) != 2)
+			ret = -errno;
+		close(fd);
+	}
 	return ret;
 }
 
@@ -205,9 +218,11 @@ static void set_affinity(const struct bench_cpuset *cpus)
  * @err_path: file for stderr (truncated), NULL = /dev/null.
  * @cpus: CPU affinity of the child, NULL or empty = inherit.
  * @nice_level: nice value for the child (0 = inherit).
- * @cg_procs: cgroup.procs of the cpuset cgroup the child joins before it
- *            executes @argv (NULL or "" = stay in ours); failing to join
- *            is an exec failure (status 127, message in @err_path).
+ * @cg_procs: cgroup.procs files of the cgroups the child joins before it
+ *            executes @argv, one per line (its role's cpuset group; a
+ *            target with a CPU quota also its v1 cpu group); NULL or "" =
+ *            stay in ours. Failing to join is an exec failure (status 127,
+ *            message in @err_path).
  *
  * The child gets PR_SET_PDEATHSIG(SIGKILL) and default signal handling;
  * its group is registered for bench_proc_kill_all().
@@ -220,6 +235,7 @@ pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err
 		       const struct bench_cpuset *cpus, int nice_level, const char *cg_procs)
 {
 	pid_t pid = fork_child();
+	const char *bad = "";
 	int e;
 
 	if (pid < 0)
@@ -228,9 +244,9 @@ pid_t bench_proc_spawn(char *const argv[], const char *out_path, const char *err
 		if (redirect(NULL, 0, O_RDONLY) || redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC) ||
 		    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC))
 			_exit(127);
-		e = join_cgroup(cg_procs);
+		e = join_cgroup(cg_procs, &bad);
 		if (e) {
-			fprintf(stderr, "nvmf-bench: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			fprintf(stderr, "nvmf-bench: cannot join the cgroup %s: %s\n", bad, strerror(-e));
 			_exit(127);
 		}
 		set_affinity(cpus);
@@ -330,15 +346,16 @@ pid_t bench_proc_spawn_hog(const struct bench_cpuset *cpus, int nice_level, long
 		return pid;
 	if (pid == 0) {
 		struct hog_arg *args;
+		const char *bad = "";
 		pthread_t th;
 		int i, e;
 
 		redirect(NULL, 0, O_RDONLY);
 		redirect(NULL, 1, O_WRONLY);
 		redirect(log_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
-		e = join_cgroup(cg_procs);
+		e = join_cgroup(cg_procs, &bad);
 		if (e) {
-			fprintf(stderr, "hog: cannot join the cgroup %s: %s\n", cg_procs, strerror(-e));
+			fprintf(stderr, "hog: cannot join the cgroup %s: %s\n", bad, strerror(-e));
 			_exit(1);
 		}
 		prctl(PR_SET_NAME, "nvmf-bench-hog");

@@ -351,7 +351,10 @@ static void write_cost(FILE *f, const struct bench_scenario *sc)
 
 		if (!cell_ran(c))
 			continue;
-		fprintf(f, "| %s | %s / %s / %s |", c->name, c->res.target_cpus, c->res.perf_cpus, c->res.load_cpus);
+		fprintf(f, "| %s | %s", c->name, c->res.target_cpus);
+		if (c->res.target_cpu_quota > 0)
+			fprintf(f, " (quota %g)", c->res.target_cpu_quota);
+		fprintf(f, " / %s / %s |", c->res.perf_cpus, c->res.load_cpus);
 		for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
 			fmt_metric(v, sizeof(v), &c->res, cols[k]);
 			fprintf(f, " %s |", v);
@@ -410,6 +413,9 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 		   "over the measured window; completion events from nvmfd's per-queue stats; spdk_nvme_perf's "
 		   "CPU from /proc of it over the same window.\n");
 	fprintf(f, "- isolation: %s\n", paths->cg ? paths->cg->why : "affinity only");
+	if (paths->cg && *paths->cg->cpu_why)
+		fprintf(f, "- target CPU quota (target.cpu_quota, CPUs worth of time per %d µs): %s\n",
+			BENCH_CPU_PERIOD_US, paths->cg->cpu_why);
 	if (ro->syscalls == BENCH_SYSCALLS_PERF)
 		fprintf(f, "- target syscalls per I/O: `perf stat -e raw_syscalls:sys_enter -p <target> -- sleep "
 			   "<window>` started at the measured window (count / (IOPS x window))\n");
@@ -490,6 +496,10 @@ static int write_md(struct bench_scenario *scs, int nr, const char *out_dir, con
 				*c->baseline ? c->baseline : sc->baseline);
 			fprintf(f, "  - CPUs: target %s, initiator %s, contention %s (%s)\n", c->res.target_cpus,
 				c->res.perf_cpus, c->res.load_cpus, *c->res.isolation ? c->res.isolation : "affinity only");
+			if (c->res.target_cpu_quota > 0)
+				fprintf(f, "  - target CPU quota: %g CPUs (%.0f µs per %d µs period)\n",
+					c->res.target_cpu_quota, c->res.target_cpu_quota * BENCH_CPU_PERIOD_US,
+					BENCH_CPU_PERIOD_US);
 			fprintf(f, "  - run order (position in its round): ");
 			for (r = 0; r < c->res.nr; r++)
 				fprintf(f, "%s%d%s", r ? ", " : "", c->res.pos[r],
@@ -547,7 +557,7 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 	for (k = 0; k < BM_NR; k++)
 		fprintf(f, ",%s,%s_stddev", bench_metrics[k].key, bench_metrics[k].key);
 	fprintf(f, ",ratio,pairs,ratio_paired,ci_lo,ci_hi,effect,busy_runs,target_cpus,perf_cpus,load_cpus,"
-		   "target_cmd,perf_cmd,contention,isolation\n");
+		   "target_cpu_quota,target_cmd,perf_cmd,contention,isolation\n");
 	for (s = 0; s < nr; s++) {
 		for (i = 0; i < scs[s].nr_cells; i++) {
 			struct bench_cell *c = &scs[s].cells[i];
@@ -578,8 +588,8 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 				else
 					fprintf(f, ",,,,,");
 			}
-			fprintf(f, ",%d,%s,%s,%s,", c->res.nr_busy, c->res.target_cpus, c->res.perf_cpus,
-				c->res.load_cpus);
+			fprintf(f, ",%d,%s,%s,%s,%g,", c->res.nr_busy, c->res.target_cpus, c->res.perf_cpus,
+				c->res.load_cpus, c->res.target_cpu_quota);
 			csv_str(f, c->res.target_cmd);
 			fputc(',', f);
 			csv_str(f, c->res.perf_cmd);
@@ -647,6 +657,7 @@ static int write_json(struct bench_scenario *scs, int nr, const char *out_dir, c
 			json_object_object_add(o, "target_cpus", json_object_new_string(c->res.target_cpus));
 			json_object_object_add(o, "perf_cpus", json_object_new_string(c->res.perf_cpus));
 			json_object_object_add(o, "load_cpus", json_object_new_string(c->res.load_cpus));
+			json_object_object_add(o, "target_cpu_quota", json_object_new_double(c->res.target_cpu_quota));
 			json_object_object_add(o, "busy_runs", json_object_new_int(c->res.nr_busy));
 			json_object_object_add(o, "isolation", json_object_new_string(c->res.isolation));
 			{

@@ -1105,6 +1105,17 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		snprintf(err, sizeof(res->err[0]), "cannot set the CPUs of the cpuset cgroups: %s", strerror(-st));
 		goto out_free;
 	}
+	/* the target's CPU quota; never run a cell that asks for one without it */
+	res->target_cpu_quota = cell->target.cpu_quota;
+	st = bench_cg_prepare_quota(paths->cg, cell->target.cpu_quota, cgp[BENCH_CG_TARGET], sizeof(cgp[0]));
+	if (st == -ENODEV) {
+		bench_fmt(err, sizeof(res->err[0]), "target.cpu_quota %g: no usable cpu controller: %s",
+			  cell->target.cpu_quota, paths->cg && *paths->cg->cpu_why ? paths->cg->cpu_why : "none");
+		goto out_free;
+	} else if (st) {
+		snprintf(err, sizeof(res->err[0]), "cannot set the target's CPU quota: %s", strerror(-st));
+		goto out_free;
+	}
 
 	/*
 	 * noise guard, before: nothing of ours runs for a quarter second, so

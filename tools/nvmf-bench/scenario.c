@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,6 +509,43 @@ static int get_count(struct json_object *parent, const char *key, const char *pa
 	return 1;
 }
 
+/*
+ * Optional CPU quota (CPUs worth of time): 0 = no limit, else at least
+ * BENCH_CPU_QUOTA_MIN and at most the online CPUs.
+ */
+static int get_cpu_quota(struct json_object *parent, const char *key, const char *path, double *dst, char *err,
+			 size_t len)
+{
+	struct bench_cpuset online;
+	char p[256];
+	double v;
+	int ret;
+
+	ret = get_double(parent, key, path, &v, -HUGE_VAL, HUGE_VAL, err, len);
+	if (ret <= 0)
+		return ret;
+	subpath(p, sizeof(p), path, key);
+	if (v < 0) {
+		ferr(err, len, p, "%g is negative (CPUs worth of time; 0 = no limit)", v);
+		return -EINVAL;
+	}
+	if (bench_cpuset_online(&online)) {
+		ferr(err, len, p, "cannot read the online CPUs");
+		return -EIO;
+	}
+	if (v > online.nr) {
+		ferr(err, len, p, "%g is more than the %d online CPUs", v, online.nr);
+		return -EINVAL;
+	}
+	if (v > 0 && v < BENCH_CPU_QUOTA_MIN) {
+		ferr(err, len, p, "%g is below %g, the kernel's smallest quota (1 ms per %d ms period); 0 = no limit",
+		     v, BENCH_CPU_QUOTA_MIN, BENCH_CPU_PERIOD_US / 1000);
+		return -EINVAL;
+	}
+	*dst = v;
+	return 1;
+}
+
 static const char *const exec_modes[] = { "bound", "unbound", "auto", NULL };
 static const char *const scopes[] = { "cpu", "smt", "cache", "numa", "system", NULL };
 static const char *const cq_pools[] = { "per-queue", "shared", NULL };
@@ -572,8 +610,8 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 	static const char *const keys[] = { "kind", "exec", "affinity_scope", "affinity_strict", "max_active",
 					    "wq_per_ctrl", "idle_poll_us", "backend_poll", "cq_pool",
 					    "rx_budget", "tx_budget", "rx_budget_pdus", "tx_budget_pdus",
-					    "io_work_deadline_us", "io_cpu", "cpus", "backend", "backend_size",
-					    "extra_args", NULL };
+					    "io_work_deadline_us", "io_cpu", "cpus", "cpu_quota", "backend",
+					    "backend_size", "extra_args", NULL };
 	char kind[16] = "";
 	long size;
 	int ret;
@@ -598,6 +636,7 @@ static int parse_target(struct json_object *o, const char *path, struct bench_ta
 	TRY(get_long(o, "io_work_deadline_us", path, &t->io_work_deadline_us, 0, 10000000, false, err, len));
 	TRY(get_str(o, "io_cpu", path, t->io_cpu, sizeof(t->io_cpu), io_cpus, err, len));
 	TRY(get_cpus(o, "cpus", path, t->cpus, sizeof(t->cpus), err, len));
+	TRY(get_cpu_quota(o, "cpu_quota", path, &t->cpu_quota, err, len));
 	TRY(get_str(o, "backend", path, t->backend, sizeof(t->backend), backends, err, len));
 	if (get_str(o, "backend_size", path, t->backend_size, sizeof(t->backend_size), NULL, err, len) < 0)
 		return -EINVAL;

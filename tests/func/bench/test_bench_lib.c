@@ -540,6 +540,111 @@ static void test_cgroup(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Read a one-line file into @buf (newline dropped); 0 or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(buf, (int)len, f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * target.cpu_quota: without a cpu controller a quota is refused and no
+ * quota is fine; where one is writable, a child started with the target's
+ * procs joins the group whose CFS bandwidth is quota x 10 ms per 10 ms.
+ */
+static void test_cpu_quota(void **state)
+{
+	struct bench_cgroup cg;
+	struct bench_cpuset online;
+	char procs[4300], path[1300], line[1024], want[64], dir[1100] = "";
+	char *argv[] = { (char *)"/bin/sleep", (char *)"5", NULL };
+	bool in = false;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(bench_cg_setup(&cg, "off"), 0);
+	assert_int_equal(bench_cg_setup_cpu(&cg, "off"), -ENODEV);
+	assert_string_equal(cg.cpu_why, "none (--cgroup off)");
+	procs[0] = 0;
+	assert_int_equal(bench_cg_prepare_quota(&cg, 0.5, procs, sizeof(procs)), -ENODEV);
+	assert_int_equal(bench_cg_prepare_quota(&cg, 0, procs, sizeof(procs)), 0);
+	assert_int_equal(bench_cg_prepare_quota(NULL, 0.5, procs, sizeof(procs)), -ENODEV);
+	assert_string_equal(procs, "");
+
+	assert_int_equal(bench_cg_setup(&cg, "auto"), 0);
+	if (bench_cg_setup_cpu(&cg, "auto")) {
+		assert_true(strncmp(cg.cpu_why, "none (", 6) == 0);
+		assert_int_equal(cg.cpu_version, 0);
+		assert_int_equal(bench_cg_destroy(&cg), 0);
+		return; /* no writable cpu controller here: quota cells fail, as the run says */
+	}
+	assert_true(cg.cpu_version == 1 || cg.cpu_version == 2);
+	assert_int_equal(bench_cpuset_online(&online), 0);
+	assert_int_equal(bench_cg_prepare(&cg, BENCH_CG_TARGET, &online, procs, sizeof(procs)), 0);
+	assert_int_equal(bench_cg_prepare_quota(&cg, 0.5, procs, sizeof(procs)), 0);
+	pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, procs);
+	assert_true(pid > 0);
+	/* the group the child is in: the cpu line (v1) or the unified one (v2) */
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	for (int i = 0; i < 100 && !in; i++) {
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			const char *want_line = cg.cpu_version == 2 ? "0::" : ":cpu:";
+
+			if (strstr(line, want_line) && strstr(line, "nvmf-bench.") && strstr(line, "/target\n"))
+				in = true;
+		}
+		if (f)
+			fclose(f);
+		if (!in)
+			usleep(10000);
+	}
+	assert_true(in);
+	if (cg.cpu_version == 2) {
+		snprintf(path, sizeof(path), "%s/target/cpu.max", cg.base);
+		assert_int_equal(read_line(path, line, sizeof(line)), 0);
+		assert_string_equal(line, "5000 10000");
+	} else {
+		snprintf(dir, sizeof(dir), "%s", *cg.cpu_base ? cg.cpu_base : cg.base);
+		snprintf(path, sizeof(path), "%s/target/cpu.cfs_period_us", dir);
+		assert_int_equal(read_line(path, line, sizeof(line)), 0);
+		assert_string_equal(line, "10000");
+		snprintf(path, sizeof(path), "%s/target/cpu.cfs_quota_us", dir);
+		assert_int_equal(read_line(path, line, sizeof(line)), 0);
+		assert_string_equal(line, "5000");
+		/* a v1 cpu group of its own is joined besides the cpuset group */
+		snprintf(want, sizeof(want), "nvmf-bench.%d/target/cgroup.procs", (int)getpid());
+		if (*cg.cpu_base)
+			assert_non_null(strstr(procs, want));
+	}
+	assert_int_equal(bench_proc_reap_group(pid, NULL, 1), 0);
+	/* a run without a quota: no limit, and no extra group to join */
+	assert_int_equal(bench_cg_prepare(&cg, BENCH_CG_TARGET, &online, procs, sizeof(procs)), 0);
+	assert_int_equal(bench_cg_prepare_quota(&cg, 0, procs, sizeof(procs)), 0);
+	assert_null(strchr(procs, '\n'));
+	if (cg.cpu_version == 2) {
+		snprintf(path, sizeof(path), "%s/target/cpu.max", cg.base);
+		assert_int_equal(access(path, F_OK), -1); /* the controller is off for it */
+	} else {
+		snprintf(path, sizeof(path), "%s/target/cpu.cfs_quota_us", dir);
+		assert_int_equal(read_line(path, line, sizeof(line)), 0);
+		assert_string_equal(line, "-1");
+	}
+	assert_int_equal(bench_cg_destroy(&cg), 0);
+	if (*dir)
+		assert_int_equal(access(dir, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,7 +653,7 @@ int main(void)
 		cmocka_unit_test(test_sockdir),	   cmocka_unit_test(test_noise_guard),
 		cmocka_unit_test(test_proc_cpu),   cmocka_unit_test(test_spdk_perf_parse),
 		cmocka_unit_test(test_syscall_count), cmocka_unit_test(test_spdk_twins),
-		cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_cgroup),	   cmocka_unit_test(test_cpu_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,6 +130,34 @@ done
 "$NVMF_BENCH" --dry-run --full -r 3 "$tmp/iso.json" > "$tmp/out" && grep -q ' 3 x (30 s' "$tmp/out" &&
 	ok "--full -r 3: -r wins" || bad "--full -r 3 plan: $(cat "$tmp/out")"
 
+# target.cpu_quota: CPUs worth of time, 0 (no limit) or 0.1 (the kernel's
+# 1 ms per 10 ms period) up to the online CPUs
+ncpu=$(getconf _NPROCESSORS_ONLN)
+expect_bad quota-negative 'cells[0].target.cpu_quota: -0.5 is negative' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"cpu_quota": -0.5}}]}'
+expect_bad quota-above-cpus "cells[1].target.cpu_quota: $((ncpu + 1)) is more than the $ncpu online CPUs" \
+	"{\"name\": \"x\", \"cells\": [{\"name\": \"a\"}, {\"name\": \"b\", \"target\": {\"cpu_quota\": $((ncpu + 1))}}]}"
+expect_bad quota-string 'defaults.target.cpu_quota: must be a number (got string)' \
+	'{"name": "x", "defaults": {"target": {"cpu_quota": "0.5"}}, "cells": [{"name": "a"}]}'
+expect_bad quota-bool 'cells[0].target.cpu_quota: must be a number (got boolean)' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"cpu_quota": true}}]}'
+expect_bad quota-below-min 'cells[0].target.cpu_quota: 0.05 is below 0.1' \
+	'{"name": "x", "cells": [{"name": "a", "target": {"cpu_quota": 0.05}}]}'
+# a default for every cell, 0 in a cell lifts it; the plan shows it; SPDK twins keep it
+echo "{\"name\": \"x\", \"spdk\": {\"twins\": \"target\"}, \"defaults\": {\"target\": {\"cpu_quota\": 0.5}},
+	\"cells\": [{\"name\": \"a\"}, {\"name\": \"b\", \"target\": {\"cpu_quota\": 0}},
+	{\"name\": \"c\", \"target\": {\"cpu_quota\": $ncpu}}]}" >"$tmp/quota.json"
+mkdir -p "$tmp/fake-spdk-q/build/bin" && touch "$tmp/fake-spdk-q/build/bin/nvmf_tgt" "$tmp/fake-spdk-q/build/bin/spdk_nvme_perf" &&
+	chmod +x "$tmp/fake-spdk-q/build/bin/"*
+NVMF_BENCH_SPDK="$tmp/fake-spdk-q" "$NVMF_BENCH" --dry-run "$tmp/quota.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 0 ] && grep -q '^  a  *5 x .*\[target cpu_quota 0.5\]$' "$tmp/out" &&
+	grep -q '^  b  *5 x (10 s + 1 s warmup)$' "$tmp/out" && grep -q "^  c  *5 x .*\[target cpu_quota $ncpu\]\$" "$tmp/out" &&
+	grep -q '^  a.spdk  *5 x .*\[target cpu_quota 0.5\]$' "$tmp/out"; then
+	ok "cpu_quota: default, 0 lifts it, the online CPUs allowed, twins keep it"
+else
+	bad "cpu_quota plan (exit $rc): $(cat "$tmp/out" "$tmp/err")"
+fi
+
 # the SPDK keys (issue 11 item 7): target.kind, perf.tool, the scenario's spdk.twins
 expect_bad target-kind 'cells[0].target.kind: "kernel" is not one of: nvmfd, spdk' \
 	'{"name": "x", "cells": [{"name": "a", "target": {"kind": "kernel"}}]}'
@@ -205,7 +233,8 @@ mkdir -p "$tmp/adir.json"
 # --help is the manual
 "$NVMF_BENCH" --help > "$tmp/help"; rc=$?
 for w in --quick --repeat --out --seed --strict --busy-cpus 'no difference' 'Exit status' seed-a-unbound \
-	seed-e-host-scaling self-check-aa report.md --spdk --cgroup --syscalls spdk-compare NVMF_BENCH_SPDK; do
+	seed-e-host-scaling self-check-aa report.md --spdk --cgroup --syscalls spdk-compare NVMF_BENCH_SPDK \
+	target.cpu_quota; do
 	grep -qF -- "$w" "$tmp/help" || { bad "--help lacks $w"; }
 done
 [ $rc -eq 0 ] && ok "--help" || bad "--help exit $rc"
@@ -233,8 +262,9 @@ for f in "$tmp"/scen/*.json; do
 done
 [ "$(ls "$tmp"/scen/*.json | wc -l)" -eq 7 ] || bad "want 7 built-in scenario files"
 # issue 10's scenario files (exec auto, contention.workers) and issue 16's
-# digest-cost.json validate too
-for f in "$BENCH_SCENARIOS"/auto-*.json "$BENCH_SCENARIOS"/digest-cost.json; do
+# digest-cost.json and digest-target-bound.json (target.cpu_quota) validate too
+for f in "$BENCH_SCENARIOS"/auto-*.json "$BENCH_SCENARIOS"/digest-cost.json \
+	"$BENCH_SCENARIOS"/digest-target-bound.json; do
 	"$NVMF_BENCH" --dry-run --quick "$f" > /dev/null && ok "$(basename "$f") validates" ||
 		bad "$(basename "$f") does not validate"
 done
