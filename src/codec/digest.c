@@ -72,6 +72,37 @@ __attribute__((target("avx"))) static void upper_clear(void)
 	_mm256_zeroupper();
 }
 
+/*
+ * Short regions (PDU headers: 24 to 72 bytes, 128 with the largest
+ * header this codec builds) through the SSE4.2 crc32 instruction, one
+ * 8-byte word per instruction: isa-l's entry dispatches, sets up its
+ * folding constants and (AVX-512 path) leaves the upper state to clear,
+ * which for 24 bytes costs about three times the instructions' chain
+ * (doc/perf.md §16). Longer regions stay with isa-l, whose folding wins
+ * once the crc32 chain's 3-cycle latency per word dominates. Set by
+ * crc_copy_init() (SSE4.2).
+ */
+#define CRC_SHORT_MAX 128u
+static bool crc_short_ok;
+
+__attribute__((target("sse4.2"))) static uint32_t crc_short_x86(uint32_t crc,
+								  const unsigned char *p,
+								  size_t len)
+{
+	uint64_t c = crc;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		c = _mm_crc32_u64(c, v);
+	}
+	crc = (uint32_t)c;
+	for (; len > 0; len--)
+		crc = _mm_crc32_u8(crc, *p++);
+	return crc;
+}
+
 #endif
 
 /**
@@ -86,6 +117,10 @@ uint32_t nvmfd_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 
+#if defined(__x86_64__)
+	if (len <= CRC_SHORT_MAX && crc_short_ok)
+		return crc_short_x86(crc, p, len);
+#endif
 	while (len > 0) {
 		size_t n = len > DIGEST_CHUNK ? DIGEST_CHUNK : len;
 
@@ -154,6 +189,7 @@ __attribute__((constructor)) static void crc_copy_init(void)
 	crc_copy_x86_ok = crc_copy_x86_can && !(__builtin_cpu_supports("avx512f") &&
 						__builtin_cpu_supports("vpclmulqdq"));
 	upper_clear_ok = __builtin_cpu_supports("avx");
+	crc_short_ok = __builtin_cpu_supports("sse4.2");
 }
 
 /* @c * x^(8n) mod P for the constant @k of n bytes. */
