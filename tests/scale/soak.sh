@@ -151,11 +151,11 @@ drops=$(grep -c "^drop" "$WORK/proxy.log")
 kills=${#killed[@]}
 vpass=$(grep -lx 0 "$WORK"/victim.*.rc 2>/dev/null | wc -l)
 blocks=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
-	awk '/^verify: / {s += $2} END {printf "%d", s}')
+	awk '/^verify: / {s += $2} END {printf "%.0f", s}')
 # what runs read back of their predecessors' writes (--verify-state)
 carried=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
 	sed -nE 's/.*\): [0-9]+ slots \(([0-9]+) blocks\) of earlier runs.*/\1/p' |
-	awk '{s += $1} END {printf "%d", s}')
+	awk '{s += $1} END {printf "%.0f", s}')
 inflight=$(cat "$WORK"/steady.*.out "$WORK"/victim.*.out 2>/dev/null |
 	sed -nE 's/.*last stop: ([0-9]+) landed, ([0-9]+) not, ([0-9]+) in part.*/\1 \2 \3/p' |
 	awk '{a += $1; b += $2; c += $3} END {printf "%d landed, %d not, %d in part", a, b, c}')
