@@ -561,11 +561,7 @@ int bench_cg_prepare_quota(const struct bench_cgroup *cg, double quota, char *pr
 		snprintf(v, sizeof(v), "%lld %d", us, BENCH_CPU_PERIOD_US);
 		return write_str(p, v);
 	}
-	cpu_path(cg, "cpu.cfs_period_us", p, sizeof(p));
-	snprintf(v, sizeof(v), "%d", BENCH_CPU_PERIOD_US);
-	ret = write_str(p, v);
-	if (ret)
-		return ret;
+	/* the period was set by setup_cpu_v1() */
 	cpu_path(cg, "cpu.cfs_quota_us", p, sizeof(p));
 	snprintf(v, sizeof(v), "%lld", quota > 0 ? us : -1LL);
 	ret = write_str(p, v);
