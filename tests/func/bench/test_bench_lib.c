@@ -490,13 +490,37 @@ static void test_spdk_twins(void **state)
 	bench_scenario_free(&sc);
 }
 
+
+/*
+ * Wait (bounded, 1 s) until child @pid is in a group of this run whose
+ * path ends in /@leaf, on a line of /proc/<pid>/cgroup containing @hier
+ * (":cpu:" for the v1 cpu hierarchy, "0::" for v2; NULL: any line).
+ */
+static bool child_in_group(pid_t pid, const char *hier, const char *leaf)
+{
+	char path[64], line[1024], tail[32];
+	bool in = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	snprintf(tail, sizeof(tail), "/%s\n", leaf);
+	for (int i = 0; i < 100 && !in; i++) {
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			in |= (!hier || strstr(line, hier)) && strstr(line, "nvmf-bench.") && strstr(line, tail);
+		if (f)
+			fclose(f);
+		if (!in)
+			usleep(10000);
+	}
+	return in;
+}
 /* cpuset cgroups: "off" is affinity only; where writable, a child joins its role's group */
 static void test_cgroup(void **state)
 {
 	struct bench_cgroup cg;
 	struct bench_cpuset online, first;
 	char procs[1024], path[1200], line[1024], *argv[] = { (char *)"/bin/sleep", (char *)"5", NULL };
-	bool in = false;
 	pid_t pid;
 	FILE *f;
 
@@ -517,16 +541,7 @@ static void test_cgroup(void **state)
 	assert_int_equal(bench_cg_prepare(&cg, BENCH_CG_LOAD, &first, procs, sizeof(procs)), 0);
 	pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, procs);
 	assert_true(pid > 0);
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	for (int i = 0; i < 100 && !in; i++) {
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f))
-			in |= strstr(line, "/load\n") != NULL && strstr(line, "nvmf-bench.") != NULL;
-		if (f)
-			fclose(f);
-		usleep(10000);
-	}
-	assert_true(in);
+	assert_true(child_in_group(pid, NULL, "load"));
 	snprintf(path, sizeof(path), "%s/load/cpuset.cpus", cg.base);
 	f = fopen(path, "r");
 	assert_non_null(f);
@@ -540,19 +555,13 @@ static void test_cgroup(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
-/* Read a one-line file into @buf (newline dropped); 0 or -1. */
+/* A one-line file into @buf without its newline (bench_read_file()). */
 static int read_line(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	int ret = -1;
+	int ret = bench_read_file(path, buf, len);
 
-	if (!f)
-		return -1;
-	if (fgets(buf, (int)len, f)) {
+	if (!ret)
 		buf[strcspn(buf, "\n")] = 0;
-		ret = 0;
-	}
-	fclose(f);
 	return ret;
 }
 
@@ -567,9 +576,7 @@ static void test_cpu_quota(void **state)
 	struct bench_cpuset online;
 	char procs[4300], path[1300], line[1024], want[64], dir[1100] = "";
 	char *argv[] = { (char *)"/bin/sleep", (char *)"5", NULL };
-	bool in = false;
 	pid_t pid;
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(bench_cg_setup(&cg, "off"), 0);
@@ -595,21 +602,7 @@ static void test_cpu_quota(void **state)
 	pid = bench_proc_spawn(argv, NULL, NULL, NULL, 0, procs);
 	assert_true(pid > 0);
 	/* the group the child is in: the cpu line (v1) or the unified one (v2) */
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	for (int i = 0; i < 100 && !in; i++) {
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			const char *want_line = cg.cpu_version == 2 ? "0::" : ":cpu:";
-
-			if (strstr(line, want_line) && strstr(line, "nvmf-bench.") && strstr(line, "/target\n"))
-				in = true;
-		}
-		if (f)
-			fclose(f);
-		if (!in)
-			usleep(10000);
-	}
-	assert_true(in);
+	assert_true(child_in_group(pid, cg.cpu_version == 2 ? "0::" : ":cpu:", "target"));
 	if (cg.cpu_version == 2) {
 		snprintf(path, sizeof(path), "%s/target/cpu.max", cg.base);
 		assert_int_equal(read_line(path, line, sizeof(line)), 0);
