@@ -808,7 +808,7 @@ struct nvmfd_auto_cpu {
  *                  room (others there at most knobs.poll_others_max) and
  *                  was idle at least knobs.spare_idle_min.
  * @arrival_gap_ns: mean gap between command arrivals (0: no arrival).
- * @qd:             mean queue depth (commands in flight).
+ * @qd:             queue depth (commands in flight, nvmfd_auto_qd()).
  * @sys_pressure:   CPU pressure stall information of the system or of
  *                  the process's cgroup: the share (0..1) of the last tick
  *                  in which some task waited for a CPU. Not per CPU, so it
@@ -930,6 +930,25 @@ bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s);
  */
 bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, unsigned int queues,
 			  uint64_t events_per_s);
+
+/**
+ * nvmfd_auto_qd() - the queue depth a controller sample carries
+ * (sample.qd) from what a transport sees over one tick.
+ * @in_flight: commands holding a slot at the tick (submitted to the
+ *             backend, or data in transfer): the depth of a backend that
+ *             completes asynchronously.
+ * @cmds:      commands received during the tick.
+ * @passes:    io_work passes during the tick that were not idle polls
+ *             (a pass that found nothing and re-queued itself only to
+ *             poll is not one).
+ * A backend that completes inline (RAM, null) frees every slot within the
+ * pass that took the command, so @in_flight reads ~0 whatever the host's
+ * depth; the commands one pass finds waiting are then the measure: a
+ * host at QD 1 sends one per pass, one at QD 32 a batch. Either figure is
+ * a lower bound of the host's depth, so the larger is taken.
+ * Return: max(@in_flight, @cmds / @passes), 0 without passes. Pure.
+ */
+double nvmfd_auto_qd(double in_flight, uint64_t cmds, uint64_t passes);
 
 /** nvmfd_auto_place_name(), nvmfd_auto_reason_name(),
  *  nvmfd_auto_cause_name() - stats/log names. */

@@ -361,6 +361,13 @@ bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, uns
 	return queues + 1 >= k->cq_share_queues && queues && events_per_s >= k->cq_share_eps;
 }
 
+double nvmfd_auto_qd(double in_flight, uint64_t cmds, uint64_t passes)
+{
+	double per_pass = passes ? (double)cmds / (double)passes : 0;
+
+	return in_flight > per_pass ? in_flight : per_pass;
+}
+
 bool nvmfd_auto_update(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
 {
 	bool changed;

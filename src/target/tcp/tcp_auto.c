@@ -594,6 +594,7 @@ static unsigned int tcp_auto_cur_pool(struct tcp_queue *q, unsigned int *home)
  */
 void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 {
+	struct nvmfd_auto_knobs k;
 	struct tcp_queue *q;
 	bool wanted;
 
@@ -644,6 +645,13 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 			 q->ctl.place != NVMFD_AUTO_BOUND;
 	}
 	__atomic_store_n(&port->cpus_wanted, wanted, __ATOMIC_RELAXED);
+	/* per pool, not per queue: thousands of queues share a few pools */
+	nvmfd_auto_knobs_init(&k);
+	for (unsigned int i = 0; i < port->napools; i++) {
+		port->apools[i].better = tcp_auto_better_cpu(port, i, k.better_margin);
+		port->apools[i].spare = k.spare_idle_min > 0 &&
+					tcp_auto_spare_cpu(port, i, k.spare_idle_min);
+	}
 }
 
 /*
@@ -663,6 +671,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
 	uint64_t qdelay = __atomic_load_n(&q->io_work.queue_delay_ns, __ATOMIC_RELAXED);
 	uint64_t cmds = TCP_STAT_LOAD(q, cmds), passes = TCP_STAT_LOAD(q, passes);
+	uint64_t idle = TCP_STAT_LOAD(q, idle_polls);
 	uint64_t dl = TCP_STAT_LOAD(q, deadline_exhausted);
 	const struct tcp_auto_pool *ap;
 	unsigned int home, cur;
@@ -677,8 +686,14 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	s.queue_delay_ns = q->t_qdelay;
 	if (q->ctl_ns && cmds > q->ctl_cmds && now_ns > q->ctl_ns)
 		s.arrival_gap_ns = (now_ns - q->ctl_ns) / (cmds - q->ctl_cmds);
-	s.qd = (double)(__atomic_load_n(&q->nr_reqs, __ATOMIC_RELAXED) -
-			__atomic_load_n(&q->nr_state[TCP_REQ_FREE], __ATOMIC_RELAXED));
+	/* slots in use, or commands per pass that found work when a RAM
+	 * namespace's inline completions keep the slots free */
+	s.qd = nvmfd_auto_qd((double)(__atomic_load_n(&q->nr_reqs, __ATOMIC_RELAXED) -
+				      __atomic_load_n(&q->nr_state[TCP_REQ_FREE], __ATOMIC_RELAXED)),
+			     q->ctl_ns && cmds > q->ctl_cmds ? cmds - q->ctl_cmds : 0,
+			     q->ctl_ns && passes - q->ctl_passes > idle - q->ctl_idle ?
+				     (passes - q->ctl_passes) - (idle - q->ctl_idle) :
+				     0);
 	s.pressure = ap->pressure;
 	s.sys_pressure = port->psi.some;
 	s.home_pressure = port->apools[home].pressure;
@@ -689,9 +704,10 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		s.cpu.known = false; /* all per-CPU or none */
 	alt = tcp_auto_alt_pool(port, home, cur, q->ctl.k.pressure_lo);
 	s.alt_cpu = alt >= 0;
-	s.better_cpu = s.cpu.known && tcp_auto_better_cpu(port, cur, q->ctl.k.better_margin);
-	s.spare_cpu = s.cpu.known && q->ctl.k.spare_idle_min > 0 &&
-		      tcp_auto_spare_cpu(port, cur, q->ctl.k.spare_idle_min);
+	/* computed per pool with the default margins (tcp_auto_port_tick();
+	 * no knob changes them) */
+	s.better_cpu = s.cpu.known && ap->better;
+	s.spare_cpu = s.cpu.known && ap->spare;
 	if (alt >= 0) {
 		struct nvmfd_auto_cpu c = tcp_auto_cpu_of(port, port->apools[alt].cpu);
 
@@ -707,6 +723,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	q->ctl_qdelay = qdelay;
 	q->ctl_cmds = cmds;
 	q->ctl_passes = passes;
+	q->ctl_idle = idle;
 	q->ctl_dl = dl;
 	q->ctl_ns = now_ns;
 

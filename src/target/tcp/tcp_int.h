@@ -227,7 +227,7 @@ struct tcp_queue {
 	unsigned int budget_applied; /* owner: the shift q->rx/tx_budget run with */
 	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
 	unsigned int t_pool; /* the apools index it runs on now */
-	uint64_t ctl_passes, ctl_dl, ctl_cpl_ev; /* the previous sample */
+	uint64_t ctl_passes, ctl_idle, ctl_dl, ctl_cpl_ev; /* the previous sample */
 	uint64_t cpl_eps; /* cqe_events per second, last tick (port->lock) */
 	bool cq_auto; /* auto chose the completion source at creation */
 	bool cq_shared; /* ... and it is the CPU's shared ring */
@@ -264,6 +264,10 @@ struct tcp_auto_pool {
 	 * (tcp_auto_port_tick()), for each queue's peer_delay_ns */
 	uint64_t qd1, qd2;
 	const struct tcp_queue *qd1_q;
+	/* the tick's per-CPU answers for queues running here (the same for
+	 * each of them): another CPU is better (knobs.better_margin), another
+	 * CPU was idle (knobs.spare_idle_min) */
+	bool better, spare;
 };
 
 /* --exec auto: one CPU (tcp_auto.c), housekeeping thread. */

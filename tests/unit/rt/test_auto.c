@@ -1112,6 +1112,48 @@ static void test_cq_source(void **state)
 	assert_true(nvmfd_auto_cq_shared(&k, true, 0, 0));
 }
 
+/* The sample's queue depth: slots in use, or commands per pass that found
+ * work. A RAM namespace completes inline, so a host at QD 32 leaves no
+ * slot in use at the tick; with the slots alone (the old measure) its
+ * queue looked latency bound and polled. */
+static void test_qd_measure(void **state)
+{
+	struct nvmfd_auto a;
+	unsigned int i;
+
+	(void)state;
+	assert_true(nvmfd_auto_qd(0, 0, 0) == 0);
+	assert_true(nvmfd_auto_qd(3, 0, 0) == 3);
+	/* QD 1 on RAM: one command per pass */
+	assert_true(nvmfd_auto_qd(0, 10000, 10000) == 1);
+	/* QD 32 on RAM: batches of 22 */
+	assert_true(nvmfd_auto_qd(0, 220000, 10000) == 22);
+	/* QD 32 on an asynchronous backend: completion-only passes make the
+	 * per-pass figure small; the slots say 31 */
+	assert_true(nvmfd_auto_qd(31, 3000, 6000) == 31);
+
+	/* 5 us gaps (200k commands/s) at QD 32 on RAM, idle CPU: no polling */
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 20; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		s.arrival_gap_ns = 5 * US;
+		s.qd = nvmfd_auto_qd(0, 20000, 20000 / 22);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.poll_us, 0);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	/* the same gaps at QD 1: polls after the window */
+	for (; i < 23; i++) {
+		struct nvmfd_auto_sample s = quiet(i);
+
+		s.arrival_gap_ns = 5 * US;
+		s.qd = nvmfd_auto_qd(0, 20000, 20000);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.poll_us, a.k.poll_min_us);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1138,6 +1180,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_shared_cpu_flapping_backs_off),
 		cmocka_unit_test(test_budget_tighten_and_ease),
 		cmocka_unit_test(test_cq_source),
+		cmocka_unit_test(test_qd_measure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
