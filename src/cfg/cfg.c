@@ -1709,6 +1709,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		return -EINVAL;
 	ex->exec_auto = e == NVMFD_CFG_EXEC_AUTO;
 	ex->rt.mode = ex->exec_auto ? NVMFD_RT_BOUND : (enum nvmfd_rt_mode)e;
+	if (json_object_object_get_ex(exo, "mode", NULL))
+		ex->exec_mode_set = true;
 	e = (int)ex->net;
 	if (j_enum(exo, "net", &ep, net_names, CFG_ARRAY_SIZE(net_names), &e, err) < 0)
 		return -EINVAL;
@@ -2136,6 +2138,33 @@ static int cfg_validate_port(const struct nvmfd_cfg *cfg, unsigned int i, char *
 					       p->portid, cfg->subsys[p->subsys_idx[k]].nqn);
 	}
 	return 0;
+}
+
+/**
+ * nvmfd_cfg_exec_resolve() - nvmfd's default execution mode, applied once
+ * every source (config files, then flags) has been read and before
+ * nvmfd_cfg_validate().
+ * @cfg: config to complete.
+ *
+ * When exec.mode was not given (exec_mode_set false), nvmfd runs auto
+ * (doc/execution-model.md §8; bench/RESULTS.md has the measurements that
+ * made it the default), except where auto does not combine with what the
+ * config asks for: wq_per_ctrl or net uring keep the library's bound
+ * mode. Under that default an explicit cq_pool "shared" is kept for every
+ * queue (auto_no_cq), as a fixed idle_poll_us already keeps its period.
+ * An explicit mode, "bound" included, is left as given.
+ * Context: any thread.
+ */
+void nvmfd_cfg_exec_resolve(struct nvmfd_cfg *cfg)
+{
+	struct nvmfd_cfg_exec *ex = &cfg->exec;
+
+	if (ex->exec_mode_set || ex->wq_per_ctrl || ex->net == NVMFD_CFG_NET_URING)
+		return;
+	ex->exec_auto = true;
+	ex->rt.mode = NVMFD_RT_BOUND;
+	if (ex->cq_pool_shared)
+		ex->auto_no_cq = true;
 }
 
 /**

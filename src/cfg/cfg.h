@@ -169,6 +169,9 @@ struct nvmfd_cfg_exec {
 	/* exec.mode "auto" (rt.mode is then bound): a per-queue controller
 	 * moves queues off starved or contended CPUs (doc/execution-model.md §8) */
 	bool exec_auto;
+	/* exec.mode was given (a config file's "mode", nvmfd --exec): else
+	 * nvmfd_cfg_exec_resolve() picks nvmfd's default */
+	bool exec_mode_set;
 	bool auto_freeze; /* auto decides nothing (counters only) */
 	bool auto_bound; /* auto never leaves a queue's io_cpu (reports only) */
 	bool auto_no_poll; /* auto never idle-polls (also when idle_poll_us > 0:
@@ -250,6 +253,12 @@ int nvmfd_cfg_parse_namespace(struct nvmfd_cfg_ns *ns, const char *spec,
 /** nvmfd_cfg_parse_listen() - "ADDR:PORT" or "[V6ADDR]:PORT" into @port. */
 int nvmfd_cfg_parse_listen(struct nvmfd_cfg_port *port, const char *spec,
 			   char err[NVMFD_CFG_ERRLEN]);
+
+/** nvmfd_cfg_exec_resolve() - when no exec.mode was given, nvmfd's default:
+ *  auto, or bound where the config asks for wq_per_ctrl or net uring
+ *  (auto combines with neither); call after every source, before
+ *  nvmfd_cfg_validate(). The library's own default stays bound. */
+void nvmfd_cfg_exec_resolve(struct nvmfd_cfg *cfg);
 
 /** nvmfd_cfg_validate() - cross-checks (unique NQNs/NSIDs/ports, sizes,
  *  cntlid range, ...). Return: 0 or -EINVAL with @err set. */

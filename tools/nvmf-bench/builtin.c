@@ -235,6 +235,7 @@ static struct json_object *seed_c(void)
 		      "event driven vs idle polling (750 ms, as in the seed) vs idle polling plus backend "
 		      "completion polling. Context switches are nvmfd's, counted over the measured window.",
 		      "baseline", 10, 2, 5, cols, 2, 1, 5);
+	add(sub(d, "target"), "exec", jstr("bound")); /* the seed's static mode, not the default */
 	add(sub(d, "target"), "backend", jstr("file"));
 	add(sub(d, "target"), "backend_size", jstr("256M"));
 	add(sub(d, "perf"), "pattern", jstr("randread"));
@@ -266,6 +267,7 @@ static struct json_object *seed_d(void)
 		      "random reads, file backend). Completion events/s and completions per event come from "
 		      "nvmfd's per-queue stats. Ratio: shared against per-queue at the same density.",
 		      "per-queue-1", 10, 2, 5, cols, 2, 1, 5);
+	add(sub(d, "target"), "exec", jstr("bound")); /* the seed's static mode, not the default */
 	add(sub(d, "target"), "backend", jstr("file"));
 	add(sub(d, "target"), "backend_size", jstr("256M"));
 	add(sub(d, "perf"), "pattern", jstr("randread"));
@@ -308,6 +310,7 @@ static struct json_object *seed_e(void)
 		      "deadline); + least-loaded io_cpu placement; + per-controller worker pools (target). "
 		      "Ratio: against the baseline of the same workload and backend.",
 		      "null-write-baseline", 10, 2, 5, cols, 2, 1, 5);
+	add(sub(d, "target"), "exec", jstr("bound")); /* the seed's static mode, not the default */
 	add(sub(d, "target"), "backend_size", jstr("1G"));
 	add(sub(d, "perf"), "qd", jint(32));
 	add(sub(d, "perf"), "io_size", jstr("4k"));
@@ -413,7 +416,7 @@ static struct json_object *spdk_compare(void)
 		      "nvmfd vs SPDK's nvmf_tgt (v25.09 or whatever --spdk names; --no-huge, posix sockets, one "
 		      "reactor on the target's CPUs, malloc bdev) with the same 256 MiB RAM namespace, both "
 		      "driven by spdk_nvme_perf on the initiator's CPUs, paired in the same rounds. Ratios are "
-		      "nvmfd / SPDK. Skipped without SPDK (--spdk DIR).",
+		      "nvmfd / SPDK; nvmfd runs --exec bound. Skipped without SPDK (--spdk DIR).",
 		      "4k-randread-qd32.spdk", 8, 2, 5, cols, 5, 1, 3);
 	add(sub(d, "target"), "backend", jstr("ram"));
 	add(sub(d, "target"), "backend_size", jstr("256M"));
@@ -433,6 +436,8 @@ static struct json_object *spdk_compare(void)
 		add(sub(c, "perf"), "qd", jint(wl[i].qd));
 		json_object_array_add(cells, c);
 		c = cell(nvmfd, wl[i].group, "nvmfd", spdk);
+		/* the mode of the figures measured since session 21 */
+		add(sub(c, "target"), "exec", jstr("bound"));
 		add(sub(c, "perf"), "pattern", jstr(wl[i].pattern));
 		add(sub(c, "perf"), "io_size", jstr(wl[i].size));
 		add(sub(c, "perf"), "qd", jint(wl[i].qd));

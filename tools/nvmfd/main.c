@@ -141,15 +141,19 @@ static const char usage_text[] =
 "\n"
 "Execution (which thread runs a queue's I/O work, and how):\n"
 "      --exec bound|unbound|auto\n"
-"                           one worker pool per CPU, workers pinned (bound,\n"
-"                           default), one pool per affinity-scope unit\n"
-"                           (unbound), or auto: start bound and let a per-queue\n"
-"                           controller move a queue whose I/O work is starved\n"
-"                           (queued, not run, for --auto-starve-ms) or whose CPU\n"
-"                           is contended to another CPU or an unbound pool, and\n"
-"                           back when its CPU is quiet; and idle-poll a queue\n"
-"                           while its commands come in short gaps at low depth\n"
-"                           on an uncontended CPU (not with --wq-per-ctrl)\n"
+"                           one worker pool per CPU, workers pinned (bound, as\n"
+"                           the Linux drivers), one pool per affinity-scope unit\n"
+"                           (unbound), or auto (default): start bound and let a\n"
+"                           per-queue controller move a queue whose I/O work is\n"
+"                           starved (queued, not run, for --auto-starve-ms) or\n"
+"                           whose CPU is contended to another CPU or an unbound\n"
+"                           pool, and back when its CPU is quiet; and idle-poll\n"
+"                           a queue while its commands come in short gaps at low\n"
+"                           depth on an uncontended CPU. Without --exec (and no\n"
+"                           exec mode in -c) the default is auto, or bound with\n"
+"                           --wq-per-ctrl or --net uring, which auto does not\n"
+"                           combine with; --cq-pool shared is then kept for\n"
+"                           every queue (as --auto-no-cq)\n"
 "      --auto-starve-ms N   auto: rescue bound, 1..60000 (default 50)\n"
 "      --auto-bound         auto: never move a queue (starvations are counted)\n"
 "      --auto-no-poll       auto: never idle-poll (a given --idle-poll-us is then\n"
@@ -803,6 +807,7 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 				usage_die("--exec '%s': expected bound, unbound or auto", optarg);
 			ex->exec_auto = v == NVMFD_CFG_EXEC_AUTO;
 			ex->rt.mode = ex->exec_auto ? NVMFD_RT_BOUND : (enum nvmfd_rt_mode)v;
+			ex->exec_mode_set = true;
 			break;
 		case OPT_AUTO_STARVE_MS:
 			ex->auto_starve_ms = flag_u32(c, optarg, 1, 60000);
@@ -1327,6 +1332,7 @@ int main(int argc, char **argv)
 	parse_pass2(cfg, &cli, argc, argv);
 	link_cli_objects(cfg, &cli);
 
+	nvmfd_cfg_exec_resolve(cfg); /* no --exec, no exec.mode: auto */
 	if (nvmfd_cfg_validate(cfg, err))
 		usage_die("invalid configuration: %s", err);
 	if (cli.print_config) {

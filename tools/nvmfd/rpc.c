@@ -467,6 +467,17 @@ static void cfg_free(struct nvmfd_cfg *n)
 
 /* @path as it is now, or NULL (not loadable: reloads then compare with
  * the running config only). */
+/* @path alone, read as nvmfd reads it at start (defaults, the file, the
+ * default exec mode), and validated. Return: 0 or -EINVAL (@err says). */
+static int cfg_load_file(struct nvmfd_cfg *n, const char *path, char err[NVMFD_CFG_ERRLEN])
+{
+	nvmfd_cfg_init_defaults(n);
+	if (nvmfd_cfg_load_json(n, path, err))
+		return -EINVAL;
+	nvmfd_cfg_exec_resolve(n);
+	return nvmfd_cfg_validate(n, err) ? -EINVAL : 0;
+}
+
 static struct nvmfd_cfg *cfg_read(const char *path)
 {
 	struct nvmfd_cfg *n = malloc(sizeof(*n));
@@ -474,8 +485,7 @@ static struct nvmfd_cfg *cfg_read(const char *path)
 
 	if (!n)
 		return NULL;
-	nvmfd_cfg_init_defaults(n);
-	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+	if (cfg_load_file(n, path, err)) {
 		cfg_free(n);
 		return NULL;
 	}
@@ -2209,8 +2219,7 @@ int nvmfd_rpc_reload(struct nvmfd_rpc *r, const char *path)
 
 	if (!n)
 		return -ENOMEM;
-	nvmfd_cfg_init_defaults(n);
-	if (nvmfd_cfg_load_json(n, path, err) || nvmfd_cfg_validate(n, err)) {
+	if (cfg_load_file(n, path, err)) {
 		NVMFD_ERR(LOG_COMP, "reload: %s: %s; nothing changed", path, err);
 		cfg_free(n);
 		return -EINVAL;

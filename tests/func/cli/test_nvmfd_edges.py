@@ -299,8 +299,10 @@ def main():
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
         # --- hup-globals --------------------------------------------------
         hcfg = os.path.join(work, "hup.json")
+        # bound: the edit below adds net uring, which auto does not take
         p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
-                            "--allow-any-host", "--print-config"], stdout=subprocess.PIPE,
+                            "--allow-any-host", "--exec", "bound", "--print-config"],
+                           stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
         check(p.returncode == 0, "hup-globals: --print-config: rc %d" % p.returncode)
         with open(hcfg, "w") as f:
