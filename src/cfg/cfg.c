@@ -2150,21 +2150,22 @@ static int cfg_validate_port(const struct nvmfd_cfg *cfg, unsigned int i, char *
  * (doc/execution-model.md §8; bench/RESULTS.md has the measurements that
  * made it the default), except where auto does not combine with what the
  * config asks for: wq_per_ctrl or net uring keep the library's bound
- * mode. Under that default an explicit cq_pool "shared" is kept for every
- * queue (auto_no_cq), as a fixed idle_poll_us already keeps its period.
- * An explicit mode, "bound" included, is left as given.
+ * mode. Either way exec_mode_default is set: a printed config then does
+ * not name the mode, so it resolves the same way when loaded again, and
+ * under the default auto a cq_pool "shared" is kept for every queue
+ * (tcp_auto_cq_source(), as auto_no_cq; a fixed idle_poll_us already
+ * keeps its period). An explicit mode, "bound" included, is left as given.
  * Context: any thread.
  */
 void nvmfd_cfg_exec_resolve(struct nvmfd_cfg *cfg)
 {
 	struct nvmfd_cfg_exec *ex = &cfg->exec;
 
-	if (ex->exec_mode_set || ex->wq_per_ctrl || ex->net == NVMFD_CFG_NET_URING)
+	if (ex->exec_mode_set)
 		return;
-	ex->exec_auto = true;
+	ex->exec_mode_default = true;
+	ex->exec_auto = !ex->wq_per_ctrl && ex->net != NVMFD_CFG_NET_URING;
 	ex->rt.mode = NVMFD_RT_BOUND;
-	if (ex->cq_pool_shared)
-		ex->auto_no_cq = true;
 }
 
 /**
@@ -2195,7 +2196,11 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 	if (!ex->exec_auto && (ex->auto_freeze || ex->auto_bound || ex->auto_no_poll ||
 			       ex->auto_no_budget || ex->auto_no_cq))
 		return cfg_err(err, "exec auto_freeze/auto_bound/auto_no_poll/auto_no_budget/"
-				    "auto_no_cq need exec mode auto");
+				    "auto_no_cq need exec mode auto%s",
+			       ex->exec_mode_default ? " (with wq_per_ctrl or net uring the "
+						       "default mode is bound: auto combines with "
+						       "neither)" :
+						       "");
 	/* doc/execution-model.md §9: the io_uring socket path is plain TCP
 	 * only, and not under auto (whose stall measure looks for input
 	 * unread in the socket, which a multishot receive never leaves) */
@@ -2627,9 +2632,11 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "io_work_deadline_us",
 			    json_object_new_int64(ex->io_work_deadline_us));
 		ret |= jadd(e, "max_active", json_object_new_int64(ex->rt.max_active));
-		ret |= jadd(e, "mode", json_object_new_string(
-					       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
-									: (int)ex->rt.mode]));
+		/* a defaulted mode is left to the next load's default */
+		if (!ex->exec_mode_default)
+			ret |= jadd(e, "mode", json_object_new_string(
+						       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
+										: (int)ex->rt.mode]));
 		ret |= jadd(e, "net", json_object_new_string(net_names[ex->net]));
 		ret |= jadd(e, "rx_budget_bytes", json_object_new_int64(ex->rx_budget_bytes));
 		ret |= jadd(e, "rx_budget_pdus", json_object_new_int64(ex->rx_budget_pdus));

@@ -170,8 +170,11 @@ struct nvmfd_cfg_exec {
 	 * moves queues off starved or contended CPUs (doc/execution-model.md §8) */
 	bool exec_auto;
 	/* exec.mode was given (a config file's "mode", nvmfd --exec): else
-	 * nvmfd_cfg_exec_resolve() picks nvmfd's default */
+	 * nvmfd_cfg_exec_resolve() picks nvmfd's default and sets
+	 * exec_mode_default (the mode is then not written out: a printed
+	 * config resolves the same way again) */
 	bool exec_mode_set;
+	bool exec_mode_default;
 	bool auto_freeze; /* auto decides nothing (counters only) */
 	bool auto_bound; /* auto never leaves a queue's io_cpu (reports only) */
 	bool auto_no_poll; /* auto never idle-polls (also when idle_poll_us > 0:

@@ -938,9 +938,9 @@ bool nvmfd_auto_cq_shared(const struct nvmfd_auto_knobs *k, bool configured, uns
  *             backend, or data in transfer): the depth of a backend that
  *             completes asynchronously.
  * @cmds:      commands received during the tick.
- * @passes:    io_work passes during the tick that were not idle polls
- *             (a pass that found nothing and re-queued itself only to
- *             poll is not one).
+ * @passes:    io_work passes during the tick that found work (received,
+ *             reaped or sent something; an idle poll or a spurious wake-up
+ *             is not one).
  * A backend that completes inline (RAM, null) frees every slot within the
  * pass that took the command, so @in_flight reads ~0 whatever the host's
  * depth; the commands one pass finds waiting are then the measure: a

@@ -171,17 +171,21 @@ static const char usage_text[] =
 "      --max-active N       in-flight work items per pool (default 512)\n"
 "      --wq-per-ctrl        a dedicated pool per controller\n"
 "      --idle-poll-us N     keep polling an idle queue for N us before sleeping\n"
-"                           (default 0: event driven)\n"
+"                           (default 0: event driven; under auto the\n"
+"                           controller polls a latency-bound queue, and a\n"
+"                           given N fixes the period and turns that off)\n"
 "      --backend-poll       poll backend completion rings instead of waiting for\n"
 "                           their eventfd\n"
 "      --cq-pool per-queue|shared\n"
 "                           one completion ring per queue (default) or one per\n"
-"                           CPU shared by its queues\n"
+"                           CPU shared by its queues (--exec auto picks per new\n"
+"                           queue; under the default auto a given shared is\n"
+"                           kept)\n"
 "      --net epoll|uring    how queues use their sockets: epoll readiness with\n"
 "                           recv/sendmsg (default), or a per-queue io_uring\n"
 "                           (receive and send as SQEs; Linux >= 6.0 for\n"
 "                           multishot receive, plain TCP only: refused with TLS\n"
-"                           and with --exec auto)\n"
+"                           and with --exec auto; without --exec it runs bound)\n"
 "      --uring-recv auto|multishot|single\n"
 "                           --net uring receive: multishot into a provided\n"
 "                           buffer ring where the kernel has it, else single\n"
@@ -193,7 +197,7 @@ static const char usage_text[] =
 "                           sockets and file/block backend I/O (but for\n"
 "                           --cq-pool shared), the worker sleeping in\n"
 "                           io_uring_enter (worker; bound pools only: refused\n"
-"                           with --unbound and --wq-per-ctrl)\n"
+"                           with --exec unbound and --wq-per-ctrl)\n"
 "      --rx-budget BYTES    bytes received per io_work pass (default 0: no limit)\n"
 "      --tx-budget BYTES    bytes sent per io_work pass (default 0: no limit)\n"
 "      --rx-budget-pdus N   PDUs received per io_work pass (default 8)\n"
@@ -1293,8 +1297,9 @@ static void warn_unused_affinity(const struct nvmfd_cfg *cfg, const struct cli *
 
 	if (cli->affinity_given && (ex->exec_auto || ex->rt.mode != NVMFD_RT_UNBOUND))
 		NVMFD_WARN(LOG_COMP, "--affinity-scope/--affinity-strict apply to --exec unbound "
-				     "only; ignored with --exec %s",
-			   ex->exec_auto ? "auto" : "bound");
+				     "only; ignored with exec mode %s%s",
+			   ex->exec_auto ? "auto" : "bound",
+			   ex->exec_mode_default ? " (the default; give --exec unbound)" : "");
 }
 
 int main(int argc, char **argv)
@@ -1349,6 +1354,11 @@ int main(int argc, char **argv)
 	check_machine(cfg);
 	warn_unused_dhchap(cfg);
 	warn_unused_affinity(cfg, &cli);
+	NVMFD_INFO(LOG_COMP, "exec mode %s%s", cfg->exec.exec_auto ? "auto" :
+			     cfg->exec.rt.mode == NVMFD_RT_UNBOUND ? "unbound" : "bound",
+		   !cfg->exec.exec_mode_default ? "" :
+		   cfg->exec.exec_auto ? " (the default; --exec bound for the Linux drivers' model)" :
+					 " (the default with --wq-per-ctrl or --net uring)");
 	if (cli.used_defaults)
 		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
 				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "

@@ -465,8 +465,6 @@ static void cfg_free(struct nvmfd_cfg *n)
 	free(n);
 }
 
-/* @path as it is now, or NULL (not loadable: reloads then compare with
- * the running config only). */
 /* @path alone, read as nvmfd reads it at start (defaults, the file, the
  * default exec mode), and validated. Return: 0 or -EINVAL (@err says). */
 static int cfg_load_file(struct nvmfd_cfg *n, const char *path, char err[NVMFD_CFG_ERRLEN])
@@ -478,6 +476,8 @@ static int cfg_load_file(struct nvmfd_cfg *n, const char *path, char err[NVMFD_C
 	return nvmfd_cfg_validate(n, err) ? -EINVAL : 0;
 }
 
+/* @path as it is now, or NULL (not loadable: reloads then compare with
+ * the running config only). */
 static struct nvmfd_cfg *cfg_read(const char *path)
 {
 	struct nvmfd_cfg *n = malloc(sizeof(*n));
@@ -2170,6 +2170,21 @@ static void reload_ports(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struct 
 		}
 }
 
+/* Two resolved exec sections differ in what they run: a file that now
+ * names the mode it defaulted to (or stops naming it) changes nothing,
+ * except that an explicit auto no longer keeps a given cq_pool shared
+ * (nvmfd_cfg_exec_resolve()). */
+static bool exec_changed(const struct nvmfd_cfg_exec *b, const struct nvmfd_cfg_exec *n)
+{
+	struct nvmfd_cfg_exec x = *n;
+
+	if (!x.cq_pool_shared) {
+		x.exec_mode_set = b->exec_mode_set;
+		x.exec_mode_default = b->exec_mode_default;
+	}
+	return memcmp(b, &x, sizeof(x)) != 0;
+}
+
 /*
  * The file's top-level "nvmfd" settings (execution, limits, timeouts,
  * statistics, control socket) are read once at start: a change to them
@@ -2190,7 +2205,7 @@ static void reload_globals(struct nvmfd_rpc *r, const struct nvmfd_cfg *n, struc
 			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",     \
 						off ? ", " : "", name);                     \
 	} while (0)
-	GLOBAL_CHANGED(memcmp(&b->exec, &n->exec, sizeof(n->exec)), "exec");
+	GLOBAL_CHANGED(exec_changed(&b->exec, &n->exec), "exec");
 	GLOBAL_CHANGED(b->max_io_size != n->max_io_size, "max_io_size");
 	GLOBAL_CHANGED(b->maxh2cdata != n->maxh2cdata, "maxh2cdata");
 	GLOBAL_CHANGED(b->kato_grace_ms != n->kato_grace_ms, "kato_grace_ms");
@@ -2434,6 +2449,8 @@ int nvmfd_rpc_create(int lfd, struct nvmfd_tgt *tgt, struct nvmfd_cfg *cfg, cons
 			r->base = malloc(sizeof(*r->base));
 			if (r->base) {
 				memcpy(r->base, file_cfg, sizeof(*r->base));
+				/* as cfg_load_file() reads it on each reload */
+				nvmfd_cfg_exec_resolve(r->base);
 				if (nvmfd_cfg_validate(r->base, err)) {
 					cfg_free(r->base);
 					r->base = NULL;

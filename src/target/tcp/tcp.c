@@ -1196,6 +1196,8 @@ void tcp_io_work(struct nvmfd_work *w)
 			goto teardown;
 		any |= progress;
 	} while (progress && !nvmfd_budget_expired(&q->rx_budget, nvmfd_now_ns()));
+	if (any)
+		TCP_STAT_ADD(q, work_passes, 1);
 	tcp_note_connected(q);
 
 	if (tcp_exec(q)->wq_per_ctrl && !q->migrated && q->qp.connected && q->qp.ctrl &&
@@ -1586,6 +1588,7 @@ json_object *tcp_queue_json(struct tcp_queue *q)
 	jadd_u64(o, "completions", TCP_STAT_LOAD(q, completions));
 	jadd_u64(o, "r2ts", TCP_STAT_LOAD(q, r2ts));
 	jadd_u64(o, "passes", TCP_STAT_LOAD(q, passes));
+	jadd_u64(o, "work_passes", TCP_STAT_LOAD(q, work_passes));
 	jadd_u64(o, "rx_budget_exhausted", TCP_STAT_LOAD(q, rx_budget_exhausted));
 	jadd_u64(o, "tx_budget_exhausted", TCP_STAT_LOAD(q, tx_budget_exhausted));
 	jadd_u64(o, "deadline_exhausted", TCP_STAT_LOAD(q, deadline_exhausted));

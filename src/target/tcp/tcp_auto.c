@@ -75,6 +75,14 @@ static uint64_t tcp_starve_ns(const struct tcp_port *port)
 	return (uint64_t)(port->gcfg->exec.auto_starve_ms ?: 50) * 1000000ull;
 }
 
+/* The configured completion source is kept: --auto-no-cq, or a
+ * --cq-pool shared under the default auto (nvmfd_cfg_exec_resolve(): no
+ * mode given), where the user chose the source and not auto. */
+static bool tcp_auto_keep_cq(const struct nvmfd_cfg_exec *ex)
+{
+	return ex->auto_no_cq || (ex->cq_pool_shared && ex->exec_mode_default);
+}
+
 /* A new queue starts bound on its io_cpu. Context: the accept work. */
 void tcp_auto_queue_init(struct tcp_queue *q)
 {
@@ -89,7 +97,7 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	 * polling alone */
 	k.no_poll = ex->auto_no_poll || ex->idle_poll_us;
 	k.no_budget = ex->auto_no_budget;
-	k.no_cq = ex->auto_no_cq;
+	k.no_cq = tcp_auto_keep_cq(ex);
 	nvmfd_auto_init(&q->ctl, &k);
 	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->auto_budget = ex->exec_auto && !k.no_budget && !k.freeze;
@@ -118,7 +126,7 @@ enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q)
 		return NVMFD_CQ_SRC_POOL;
 	nvmfd_auto_knobs_init(&k);
 	k.freeze = ex->auto_freeze;
-	k.no_cq = ex->auto_no_cq;
+	k.no_cq = tcp_auto_keep_cq(ex);
 	pthread_mutex_lock(&port->lock);
 	/* the I/O queues live on its io_cpu now, not the last tick's: a
 	 * host that reconnects must not find its old queues there */
@@ -671,7 +679,9 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
 	uint64_t qdelay = __atomic_load_n(&q->io_work.queue_delay_ns, __ATOMIC_RELAXED);
 	uint64_t cmds = TCP_STAT_LOAD(q, cmds), passes = TCP_STAT_LOAD(q, passes);
-	uint64_t idle = TCP_STAT_LOAD(q, idle_polls);
+	uint64_t work = TCP_STAT_LOAD(q, work_passes);
+	uint32_t nr = __atomic_load_n(&q->nr_reqs, __ATOMIC_RELAXED);
+	uint32_t nr_free = __atomic_load_n(&q->nr_state[TCP_REQ_FREE], __ATOMIC_RELAXED);
 	uint64_t dl = TCP_STAT_LOAD(q, deadline_exhausted);
 	const struct tcp_auto_pool *ap;
 	unsigned int home, cur;
@@ -688,12 +698,9 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		s.arrival_gap_ns = (now_ns - q->ctl_ns) / (cmds - q->ctl_cmds);
 	/* slots in use, or commands per pass that found work when a RAM
 	 * namespace's inline completions keep the slots free */
-	s.qd = nvmfd_auto_qd((double)(__atomic_load_n(&q->nr_reqs, __ATOMIC_RELAXED) -
-				      __atomic_load_n(&q->nr_state[TCP_REQ_FREE], __ATOMIC_RELAXED)),
+	s.qd = nvmfd_auto_qd(nr > nr_free ? (double)(nr - nr_free) : 0, /* racy reads */
 			     q->ctl_ns && cmds > q->ctl_cmds ? cmds - q->ctl_cmds : 0,
-			     q->ctl_ns && passes - q->ctl_passes > idle - q->ctl_idle ?
-				     (passes - q->ctl_passes) - (idle - q->ctl_idle) :
-				     0);
+			     q->ctl_ns && work > q->ctl_work ? work - q->ctl_work : 0);
 	s.pressure = ap->pressure;
 	s.sys_pressure = port->psi.some;
 	s.home_pressure = port->apools[home].pressure;
@@ -723,7 +730,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	q->ctl_qdelay = qdelay;
 	q->ctl_cmds = cmds;
 	q->ctl_passes = passes;
-	q->ctl_idle = idle;
+	q->ctl_work = work;
 	q->ctl_dl = dl;
 	q->ctl_ns = now_ns;
 

@@ -129,6 +129,7 @@ struct tcp_qstats {
 	uint64_t kicks;
 	uint64_t ddgst_errors;
 	uint64_t wakeups; /* passes not started by our own re-queue */
+	uint64_t work_passes; /* passes that progressed (rx, a completion, tx) */
 };
 
 #define TCP_STAT_ADD(q, f, n) \
@@ -227,7 +228,7 @@ struct tcp_queue {
 	unsigned int budget_applied; /* owner: the shift q->rx/tx_budget run with */
 	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
 	unsigned int t_pool; /* the apools index it runs on now */
-	uint64_t ctl_passes, ctl_idle, ctl_dl, ctl_cpl_ev; /* the previous sample */
+	uint64_t ctl_passes, ctl_work, ctl_dl, ctl_cpl_ev; /* the previous sample */
 	uint64_t cpl_eps; /* cqe_events per second, last tick (port->lock) */
 	bool cq_auto; /* auto chose the completion source at creation */
 	bool cq_shared; /* ... and it is the CPU's shared ring */

@@ -206,18 +206,21 @@ def main():
                   % warns)
         # --- affinity-unused ----------------------------------------------
         # --affinity-scope/--affinity-strict shape unbound pools only: with
-        # bound or auto they are named as ignored; with unbound, no WARN
-        for mode, want in (("bound", 1), ("auto", 1), ("unbound", 0)):
+        # bound or auto they are named as ignored; with unbound, no WARN;
+        # without --exec (the default auto) the WARN says how to get unbound
+        for mode, want, text in (("bound", 1, "exec mode bound"), ("auto", 1, "exec mode auto"),
+                                 ("unbound", 0, ""),
+                                 (None, 1, "exec mode auto (the default; give --exec unbound)")):
             logp = os.path.join(work, "aff-%s.log" % mode)
-            tgt = start(base + ["-n", "ram:1M", "--exec", mode, "--affinity-scope", "cpu",
-                                "--affinity-strict"], logp)
+            tgt = start(base + ["-n", "ram:1M"] + (["--exec", mode] if mode else []) +
+                        ["--affinity-scope", "cpu", "--affinity-strict"], logp)
             check(tgt is not None, "affinity-unused: nvmfd --exec %s starts" % mode)
             if tgt:
                 procs.append(tgt)
                 stop(tgt)
                 with open(logp) as f:
                     warns = [l for l in f if "WARN" in l and "--affinity-scope" in l]
-                check(len(warns) == want and (not want or "--exec " + mode in warns[0]),
+                check(len(warns) == want and (not want or warns[0].rstrip().endswith(text)),
                       "affinity-unused: %d WARN with --exec %s: %s" % (want, mode, warns))
         # --- ctl-idle -----------------------------------------------------
         sock = os.path.join(work, "idle.sock")
@@ -330,6 +333,35 @@ def main():
                   "hup-globals: a changed exec.net and stats_interval are reported as needing "
                   "a restart (they were silently ignored): %r" % (m.group(0) if m else text))
             check(stop(tgt) == 0, "hup-globals: nvmfd exits 0")
+        # --- hup-default --------------------------------------------------
+        # a file that does not name the exec mode (as --print-config writes
+        # a defaulted one): a SIGHUP with the file unchanged reports no
+        # changed nvmfd settings (the reload baseline was resolved to the
+        # default as each reload is)
+        dcfg = os.path.join(work, "hup-default.json")
+        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                            "--allow-any-host", "--print-config"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 0 and '"mode"' not in p.stdout,
+              "hup-default: --print-config of the default names no exec mode")
+        with open(dcfg, "w") as f:
+            f.write(p.stdout)
+        dlog = os.path.join(work, "hup-default.log")
+        tgt = start([nvmfd, "-c", dcfg, "--control", os.path.join(work, "hupd.sock")], dlog,
+                    r"control socket at")
+        check(tgt is not None, "hup-default: nvmfd -c starts")
+        if tgt:
+            procs.append(tgt)
+            tgt.send_signal(signal.SIGHUP)
+            m = wait_log(dlog, r"reload \S+: .*", tgt)
+            with open(dlog) as f:
+                text = f.read()
+            check(m and "nvmfd settings changed" not in text and
+                  "exec mode auto (the default" in text and
+                  "0 not applicable while running" in m.group(0),
+                  "hup-default: an unchanged file without exec mode reloads without a "
+                  "change: %r" % (m.group(0) if m else text))
+            check(stop(tgt) == 0, "hup-default: nvmfd exits 0")
         # --- err-len ------------------------------------------------------
         # a bad key file of a long host NQN: the whole message, not cut
         longhost = "nqn.2014-08.org.nvmexpress:uuid:" + "7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001"

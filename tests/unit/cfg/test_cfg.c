@@ -1181,6 +1181,64 @@ static void test_check_cpus(void **state)
 	assert_string_equal(err, "--cpus '0-2': CPU 2 not online or not allowed (usable: 0-1)");
 }
 
+/* nvmfd's default exec mode (nvmfd_cfg_exec_resolve()): auto when no mode
+ * was given, bound where auto does not combine; a given mode stays; the
+ * library default stays bound; a defaulted mode is not written out. */
+static bool printed_mode(const struct nvmfd_cfg *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool has;
+
+	assert_non_null(f);
+	assert_int_equal(nvmfd_cfg_write_json(c, f), 0);
+	assert_int_equal(fclose(f), 0);
+	has = strstr(buf, "\"mode\"") != NULL;
+	free(buf);
+	return has;
+}
+
+static void test_exec_resolve(void **state)
+{
+	struct nvmfd_cfg *c = &cfg_a;
+
+	(void)state;
+	nvmfd_cfg_init_defaults(c);
+	assert_false(c->exec.exec_auto); /* the library's default */
+	assert_true(printed_mode(c));
+	nvmfd_cfg_exec_resolve(c);
+	assert_true(c->exec.exec_auto && c->exec.exec_mode_default);
+	assert_int_equal(c->exec.rt.mode, NVMFD_RT_BOUND);
+	assert_false(printed_mode(c));
+	assert_false(c->exec.auto_no_cq); /* cq_pool shared is kept elsewhere */
+
+	nvmfd_cfg_init_defaults(c);
+	c->exec.wq_per_ctrl = true;
+	nvmfd_cfg_exec_resolve(c);
+	assert_false(c->exec.exec_auto);
+	assert_true(c->exec.exec_mode_default);
+	assert_false(printed_mode(c));
+
+	nvmfd_cfg_init_defaults(c);
+	c->exec.net = NVMFD_CFG_NET_URING;
+	nvmfd_cfg_exec_resolve(c);
+	assert_false(c->exec.exec_auto);
+
+	/* a given mode, bound or unbound, stays and is printed */
+	nvmfd_cfg_init_defaults(c);
+	c->exec.exec_mode_set = true;
+	c->exec.rt.mode = NVMFD_RT_UNBOUND;
+	nvmfd_cfg_exec_resolve(c);
+	assert_false(c->exec.exec_auto || c->exec.exec_mode_default);
+	assert_int_equal(c->exec.rt.mode, NVMFD_RT_UNBOUND);
+	assert_true(printed_mode(c));
+	nvmfd_cfg_init_defaults(c);
+	c->exec.exec_mode_set = true;
+	nvmfd_cfg_exec_resolve(c);
+	assert_false(c->exec.exec_auto);
+}
+
 static void test_user_errors(void **state)
 {
 	char err[NVMFD_CFG_ERRLEN], spec[512], nqn[400];
@@ -1233,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(test_check_ram),
 		cmocka_unit_test(test_check_cpus),
 		cmocka_unit_test(test_user_errors),
+		cmocka_unit_test(test_exec_resolve),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
