@@ -627,10 +627,18 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  *   waited, not where); a running poller is not held to the start gate;
  * - a contention departure (not a starvation) needs somewhere better: a
  *   CPU with headroom (alt_cpu) or a less contended one (better_cpu);
- *   when every CPU is as loaded, the queue stays;
+ *   when every CPU is as loaded, the queue stays; it is pinned to the
+ *   CPU with headroom only when it is latency bound and that CPU is quiet
+ *   (alt_quiet), else it goes unbound (a starved queue takes alt_cpu at
+ *   once either way);
  * - contention counts for placement only on the queue's own CPU (its
  *   contention >= pressure_hi, or its worker's run delay, or the queue
- *   delay), and the way home needs the io_cpu's contention <= pressure_lo.
+ *   delay), and the way home needs the io_cpu's contention <= pressure_lo
+ *   and others there at most @home_others_max: a thread that holds the
+ *   io_cpu alone (a hog our queue left to it) waits for nobody, so the
+ *   CPU shows no contention, yet a queue coming back would share it
+ *   (session 29: with the hog of the starvation scenario such queues
+ *   left and came back every few seconds).
  * Without per-CPU signals (cpu.known false) the pool/PSI rules above apply.
  *
  * Byte budgets (decide_budget, unless no_budget): a queue whose passes
@@ -738,6 +746,9 @@ enum nvmfd_auto_cause {
  *               polling may start. It comes back, as any queue away from
  *               home does, once the queue is no longer latency bound or
  *               the io_cpu's others are down to half @poll_others_max.
+ * @home_others_max: per-CPU signals: the share of the io_cpu others may
+ *               run for a queue away from it to come home (default 0.5,
+ *               the headroom a move destination needs; 0: not checked).
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -765,6 +776,7 @@ struct nvmfd_auto_knobs {
 	unsigned int cq_share_queues;
 	uint64_t cq_share_eps;
 	double spare_idle_min;
+	double home_others_max;
 };
 
 /**

@@ -769,6 +769,106 @@ static void test_percpu_moves_only_for_a_better_cpu(void **state)
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
 }
 
+/*
+ * A hog alone on the io_cpu (session 29's starvation runs): once the
+ * queue has left, nobody waits there (contention 0) but the hog runs 90 %
+ * of the time. The queue must stay away; before home_others_max it came
+ * back after 6 ticks and left again, every few seconds.
+ */
+static void test_percpu_hog_alone_keeps_queue_away(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	for (i = 0; i < 13; i++) { /* past the first hold (1 s) */
+		s = quiet_cpu(i);
+		s.cpu.idle = 0;
+		s.cpu.others = s.cpu.contention = 0.8;
+		s.home = s.cpu;
+		s.better_cpu = true;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
+	for (unsigned int j = 0; j < 200; j++, i++) {
+		s = quiet_cpu(i);
+		s.home.idle = 0.1;
+		s.home.others = 0.9;
+		s.home.contention = 0;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.moves, 1);
+	/* the hog ends: home within 2 x window */
+	for (unsigned int j = 0; j < 6; j++, i++) {
+		s = quiet_cpu(i);
+		s.home.others = 0.3;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_RECOVERED);
+	/* the knob at 0 turns the check off: back with the hog still there */
+	nvmfd_auto_init(&a, NULL);
+	a.k.home_others_max = 0;
+	for (i = 0; i < 13; i++) {
+		s = quiet_cpu(i);
+		s.cpu.idle = 0;
+		s.cpu.others = s.cpu.contention = 0.8;
+		s.home = s.cpu;
+		s.better_cpu = true;
+		nvmfd_auto_update(&a, &s);
+	}
+	for (unsigned int j = 0; j < 20; j++, i++) {
+		s = quiet_cpu(i);
+		s.home.others = 0.9;
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+}
+
+/* A contended queue whose other CPU has headroom (alt_cpu) goes unbound,
+ * not pinned there (session 29's starvation runs: a QD 32 queue pinned
+ * beside its sibling and the host did 10-19 % fewer IOPS); a latency-bound
+ * one is pinned there when that CPU is quiet (alt_quiet: it may poll
+ * there); a starved one takes alt_cpu at once either way. */
+static void test_percpu_contention_pins_only_to_a_quiet_cpu(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	for (unsigned int v = 0; v < 4; v++) {
+		bool quiet_alt = v & 1, lat = v & 2;
+
+		nvmfd_auto_init(&a, NULL);
+		for (unsigned int i = 0; i < 13; i++) {
+			s = quiet_cpu(i);
+			if (lat)
+				latency(&s);
+			s.cpu.idle = 0;
+			s.cpu.others = s.cpu.contention = 0.8;
+			s.home = s.cpu;
+			s.alt_cpu = true;
+			s.alt_quiet = quiet_alt;
+			nvmfd_auto_update(&a, &s);
+		}
+		assert_int_equal(a.place,
+				 quiet_alt && lat ? NVMFD_AUTO_MOVED : NVMFD_AUTO_UNBOUND);
+		assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
+		assert_int_equal(a.moves, 1);
+	}
+	nvmfd_auto_init(&a, NULL);
+	s = quiet_cpu(0);
+	s.alt_cpu = true;
+	s.pending_ns = 60 * MS;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_MOVED);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
+}
+
 /* A contention of this CPU that comes and goes with a better CPU around:
  * the placement back-off still damps it (per-CPU rules keep hysteresis). */
 static void test_percpu_flapping_backs_off(void **state)
@@ -1175,6 +1275,8 @@ int main(void)
 		cmocka_unit_test(test_percpu_poll_hysteresis_band),
 		cmocka_unit_test(test_percpu_moves_only_for_a_better_cpu),
 		cmocka_unit_test(test_percpu_flapping_backs_off),
+		cmocka_unit_test(test_percpu_hog_alone_keeps_queue_away),
+		cmocka_unit_test(test_percpu_contention_pins_only_to_a_quiet_cpu),
 		cmocka_unit_test(test_percpu_shared_cpu_goes_unbound),
 		cmocka_unit_test(test_percpu_shared_cpu_edges),
 		cmocka_unit_test(test_percpu_shared_cpu_flapping_backs_off),
