@@ -627,10 +627,11 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  *   waited, not where); a running poller is not held to the start gate;
  * - a contention departure (not a starvation) needs somewhere better: a
  *   CPU with headroom (alt_cpu) or a less contended one (better_cpu);
- *   when every CPU is as loaded, the queue stays; it is pinned to the
- *   CPU with headroom only when it is latency bound and that CPU is quiet
- *   (alt_quiet), else it goes unbound (a starved queue takes alt_cpu at
- *   once either way);
+ *   when every CPU is as loaded, the queue stays (but a latency-bound
+ *   queue that the shared-CPU rule below would move goes unbound); it is
+ *   pinned to the CPU with headroom only when it is latency bound and
+ *   that CPU is quiet (alt_quiet), else it goes unbound (a starved queue
+ *   takes alt_cpu at once either way);
  * - contention counts for placement only on the queue's own CPU (its
  *   contention >= pressure_hi, or its worker's run delay, or the queue
  *   delay), and the way home needs the io_cpu's contention <= pressure_lo

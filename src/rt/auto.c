@@ -162,6 +162,17 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	shared = a->place == NVMFD_AUTO_BOUND && a->hot < k->window && shared_cpu(a, s);
 	a->share = shared ? a->share + 1 : 0;
 	if (a->hot >= k->window && !in_hold) {
+		if (percpu && !s->alt_cpu && !s->better_cpu && a->place == NVMFD_AUTO_BOUND &&
+		    shared_cpu(a, s)) {
+			/* as loaded everywhere, but another CPU has idle time
+			 * and the queue is latency bound: unbound, each
+			 * wake-up may take that idle time (session 29's phase
+			 * run: QD 1 phases at CPU contention ~0.5 stayed bound,
+			 * 121k IOPS against unbound's 204k) */
+			depart_backoff(a, s->now_ns);
+			set_place(a, NVMFD_AUTO_UNBOUND, NVMFD_AUTO_R_SHARED_CPU, s->now_ns);
+			return true;
+		}
 		if (percpu && !s->alt_cpu && !s->better_cpu) {
 			/* every CPU is as loaded: a move would gain nothing */
 			a->stays++;

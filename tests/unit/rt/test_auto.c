@@ -869,6 +869,42 @@ static void test_percpu_contention_pins_only_to_a_quiet_cpu(void **state)
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
 }
 
+/* Both CPUs contended alike (no better CPU, no headroom), the other CPU
+ * still idle a fifth of the time: a latency-bound queue goes unbound
+ * (each wake-up may take that idle time; session 29's QD 1 phases stayed
+ * bound at 121k IOPS against unbound's 204k); a deep queue stays. */
+static void test_percpu_contended_everywhere_latency_goes_unbound(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	for (unsigned int lat = 0; lat < 2; lat++) {
+		nvmfd_auto_init(&a, NULL);
+		for (unsigned int i = 0; i < 20; i++) {
+			s = quiet_cpu(i);
+			if (lat)
+				latency(&s);
+			else
+				s.qd = 32;
+			s.cpu.idle = 0.25;
+			s.cpu.others = 0.6;
+			s.cpu.contention = 0.55;
+			s.home = s.cpu;
+			s.spare_cpu = true;
+			nvmfd_auto_update(&a, &s);
+		}
+		if (lat) {
+			assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+			assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+			assert_int_equal(a.moves, 1);
+		} else {
+			assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+			assert_true(a.stays > 0);
+		}
+	}
+}
+
 /* A contention of this CPU that comes and goes with a better CPU around:
  * the placement back-off still damps it (per-CPU rules keep hysteresis). */
 static void test_percpu_flapping_backs_off(void **state)
@@ -1067,19 +1103,30 @@ static void test_percpu_shared_cpu_edges(void **state)
 	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
 	assert_int_equal(a.moves, 0);
 
-	/* contended as well (contention 0.6, no better CPU): the contention
-	 * rule's "stays", not a shared-CPU move */
-	nvmfd_auto_init(&a, NULL);
-	for (i = 0; i < 100; i++) {
-		s = quiet_cpu(i);
-		shared(&s);
-		s.cpu.contention = s.home.contention = 0.6;
-		s.alt_cpu = false;
-		nvmfd_auto_update(&a, &s);
+	/* contended as well (contention 0.6, no better CPU), the other CPU
+	 * idle 0.3 (spare_cpu): since session 29 the shared-CPU move, not
+	 * the contention rule's "stays" (which kept session 29's QD 1 phases
+	 * at 121k IOPS against unbound's 204k); without an idle CPU: stays */
+	for (unsigned int spare = 0; spare < 2; spare++) {
+		nvmfd_auto_init(&a, NULL);
+		for (i = 0; i < 100; i++) {
+			s = quiet_cpu(i);
+			shared(&s);
+			s.cpu.contention = s.home.contention = 0.6;
+			s.alt_cpu = false;
+			s.spare_cpu = spare;
+			nvmfd_auto_update(&a, &s);
+		}
+		if (spare) {
+			assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+			assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+			assert_int_equal(a.moves, 1);
+		} else {
+			assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+			assert_int_equal(a.moves, 0);
+			assert_true(a.stays > 0);
+		}
 	}
-	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
-	assert_int_equal(a.moves, 0);
-	assert_true(a.stays > 0);
 }
 
 /* The shared-CPU rule's condition comes and goes every 2 s for 10 minutes
@@ -1277,6 +1324,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_flapping_backs_off),
 		cmocka_unit_test(test_percpu_hog_alone_keeps_queue_away),
 		cmocka_unit_test(test_percpu_contention_pins_only_to_a_quiet_cpu),
+		cmocka_unit_test(test_percpu_contended_everywhere_latency_goes_unbound),
 		cmocka_unit_test(test_percpu_shared_cpu_goes_unbound),
 		cmocka_unit_test(test_percpu_shared_cpu_edges),
 		cmocka_unit_test(test_percpu_shared_cpu_flapping_backs_off),
