@@ -769,6 +769,31 @@ static void test_percpu_moves_only_for_a_better_cpu(void **state)
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
 }
 
+/* Feed ticks 0..12 (past the first hold, 1 s) of a CPU hogged 80 % by
+ * others (also the io_cpu), with @better/@alt/@quiet for better_cpu,
+ * alt_cpu and alt_quiet and a latency-bound queue if @lat; return the
+ * next tick. */
+static unsigned int feed_hogged(struct nvmfd_auto *a, bool better, bool alt, bool quiet,
+				bool lat)
+{
+	unsigned int i;
+
+	for (i = 0; i < 13; i++) {
+		struct nvmfd_auto_sample s = quiet_cpu(i);
+
+		if (lat)
+			latency(&s);
+		s.cpu.idle = 0;
+		s.cpu.others = s.cpu.contention = 0.8;
+		s.home = s.cpu;
+		s.better_cpu = better;
+		s.alt_cpu = alt;
+		s.alt_quiet = quiet;
+		nvmfd_auto_update(a, &s);
+	}
+	return i;
+}
+
 /*
  * A hog alone on the io_cpu (session 29's starvation runs): once the
  * queue has left, nobody waits there (contention 0) but the hog runs 90 %
@@ -783,14 +808,7 @@ static void test_percpu_hog_alone_keeps_queue_away(void **state)
 
 	(void)state;
 	nvmfd_auto_init(&a, NULL);
-	for (i = 0; i < 13; i++) { /* past the first hold (1 s) */
-		s = quiet_cpu(i);
-		s.cpu.idle = 0;
-		s.cpu.others = s.cpu.contention = 0.8;
-		s.home = s.cpu;
-		s.better_cpu = true;
-		nvmfd_auto_update(&a, &s);
-	}
+	i = feed_hogged(&a, true, false, false, false);
 	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
 	for (unsigned int j = 0; j < 200; j++, i++) {
@@ -813,14 +831,7 @@ static void test_percpu_hog_alone_keeps_queue_away(void **state)
 	/* the knob at 0 turns the check off: back with the hog still there */
 	nvmfd_auto_init(&a, NULL);
 	a.k.home_others_max = 0;
-	for (i = 0; i < 13; i++) {
-		s = quiet_cpu(i);
-		s.cpu.idle = 0;
-		s.cpu.others = s.cpu.contention = 0.8;
-		s.home = s.cpu;
-		s.better_cpu = true;
-		nvmfd_auto_update(&a, &s);
-	}
+	i = feed_hogged(&a, true, false, false, false);
 	for (unsigned int j = 0; j < 20; j++, i++) {
 		s = quiet_cpu(i);
 		s.home.others = 0.9;
@@ -844,17 +855,7 @@ static void test_percpu_contention_pins_only_to_a_quiet_cpu(void **state)
 		bool quiet_alt = v & 1, lat = v & 2;
 
 		nvmfd_auto_init(&a, NULL);
-		for (unsigned int i = 0; i < 13; i++) {
-			s = quiet_cpu(i);
-			if (lat)
-				latency(&s);
-			s.cpu.idle = 0;
-			s.cpu.others = s.cpu.contention = 0.8;
-			s.home = s.cpu;
-			s.alt_cpu = true;
-			s.alt_quiet = quiet_alt;
-			nvmfd_auto_update(&a, &s);
-		}
+		feed_hogged(&a, false, true, quiet_alt, lat);
 		assert_int_equal(a.place,
 				 quiet_alt && lat ? NVMFD_AUTO_MOVED : NVMFD_AUTO_UNBOUND);
 		assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
