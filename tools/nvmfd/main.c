@@ -1142,6 +1142,12 @@ static int run(struct nvmfd_cfg *cfg)
 		goto out_destroy;
 	}
 	log_listeners(cfg, tgt);
+	/* once it runs (a start that fails says only why) */
+	NVMFD_INFO(LOG_COMP, "exec mode %s%s", cfg->exec.exec_auto ? "auto" :
+			     cfg->exec.rt.mode == NVMFD_RT_UNBOUND ? "unbound" : "bound",
+		   !cfg->exec.exec_mode_default ? "" :
+		   cfg->exec.exec_auto ? " (the default; --exec bound for the Linux drivers' model)" :
+					 " (the default with --wq-per-ctrl or --net uring)");
 	/* also without --control: SIGHUP reloads through it */
 	ret = nvmfd_rpc_create(cfd, tgt, cfg, g_nr_config_files == 1 ? g_config_path : NULL,
 			       g_nr_config_files == 1 ? &g_file_cfg : NULL, &rpc);
@@ -1354,11 +1360,6 @@ int main(int argc, char **argv)
 	check_machine(cfg);
 	warn_unused_dhchap(cfg);
 	warn_unused_affinity(cfg, &cli);
-	NVMFD_INFO(LOG_COMP, "exec mode %s%s", cfg->exec.exec_auto ? "auto" :
-			     cfg->exec.rt.mode == NVMFD_RT_UNBOUND ? "unbound" : "bound",
-		   !cfg->exec.exec_mode_default ? "" :
-		   cfg->exec.exec_auto ? " (the default; --exec bound for the Linux drivers' model)" :
-					 " (the default with --wq-per-ctrl or --net uring)");
 	if (cli.used_defaults)
 		NVMFD_INFO(LOG_COMP, "no configuration given: starting the embedded default "
 				     "--listen 127.0.0.1:4420 --subsystem nqn.2026-11.io.nvmfd:demo "
