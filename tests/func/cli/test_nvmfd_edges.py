@@ -300,68 +300,68 @@ def main():
             for x in idle + [c, talker]:
                 x.close()
             check(stop(tgt) == 0, "ctl-idle: nvmfd exits 0")
-        # --- hup-globals --------------------------------------------------
-        hcfg = os.path.join(work, "hup.json")
-        # bound: the edit below adds net uring, which auto does not take
-        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
-                            "--allow-any-host", "--exec", "bound", "--print-config"],
-                           stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-        check(p.returncode == 0, "hup-globals: --print-config: rc %d" % p.returncode)
-        with open(hcfg, "w") as f:
-            f.write(p.stdout)
-        hlog = os.path.join(work, "hup.log")
-        # "control socket at" comes once nvmfd has read the file as the base
-        # of its reloads (after "listening on"): edit it only then
-        tgt = start([nvmfd, "-c", hcfg, "--control", os.path.join(work, "hup.sock")], hlog,
-                    r"control socket at")
-        check(tgt is not None, "hup-globals: nvmfd -c starts")
-        if tgt:
+        # --- hup-globals, hup-default: SIGHUP after an nvmfd -c FILE start --
+        def hup_reload(name, print_args, edit=None):
+            """FILE = nvmfd --print-config of @print_args; nvmfd -c FILE runs,
+            edit(dict) rewrites FILE if given, then SIGHUP. Return (printed
+            config, the "reload" log match, the log) or None if nvmfd did
+            not start; nvmfd is stopped (and checked to exit 0)."""
+            cfgp = os.path.join(work, name + ".json")
+            p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
+                                "--allow-any-host"] + print_args + ["--print-config"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=TIMEOUT)
+            check(p.returncode == 0, "%s: --print-config: rc %d" % (name, p.returncode))
+            with open(cfgp, "w") as f:
+                f.write(p.stdout)
+            logp = os.path.join(work, name + ".log")
+            # "control socket at" comes once nvmfd has read the file as the
+            # base of its reloads (after "listening on"): edit it only then
+            tgt = start([nvmfd, "-c", cfgp, "--control", os.path.join(work, name + ".sock")],
+                        logp, r"control socket at")
+            check(tgt is not None, "%s: nvmfd -c starts" % name)
+            if not tgt:
+                return None
             procs.append(tgt)
-            d = json.loads(p.stdout)
+            if edit:
+                d = json.loads(p.stdout)
+                edit(d)
+                with open(cfgp, "w") as f:
+                    json.dump(d, f)
+            tgt.send_signal(signal.SIGHUP)
+            m = wait_log(logp, r"reload \S+: .*", tgt)
+            with open(logp) as f:
+                text = f.read()
+            check(stop(tgt) == 0, "%s: nvmfd exits 0" % name)
+            return p.stdout, m, text
+
+        def hup_edit_globals(d):
             d.setdefault("nvmfd", {}).setdefault("exec", {})["net"] = "uring"
             d["nvmfd"]["stats_interval"] = 7
-            with open(hcfg, "w") as f:
-                json.dump(d, f)
-            tgt.send_signal(signal.SIGHUP)
-            m = wait_log(hlog, r"reload \S+: .*", tgt)
-            with open(hlog) as f:
-                text = f.read()
+
+        # bound: the edit adds net uring, which auto does not take
+        r = hup_reload("hup-globals", ["--exec", "bound"], hup_edit_globals)
+        if r:
+            _, m, text = r
             check(m and "nvmfd settings changed (exec, stats_interval): they are read at "
                   "start, restart to apply: not applied" in text and
                   "1 not applicable while running" in m.group(0),
                   "hup-globals: a changed exec.net and stats_interval are reported as needing "
                   "a restart (they were silently ignored): %r" % (m.group(0) if m else text))
-            check(stop(tgt) == 0, "hup-globals: nvmfd exits 0")
-        # --- hup-default --------------------------------------------------
         # a file that does not name the exec mode (as --print-config writes
         # a defaulted one): a SIGHUP with the file unchanged reports no
         # changed nvmfd settings (the reload baseline was resolved to the
         # default as each reload is)
-        dcfg = os.path.join(work, "hup-default.json")
-        p = subprocess.run([nvmfd, "-l", "127.0.0.1:0", "-s", NQN, "-n", "ram:1M",
-                            "--allow-any-host", "--print-config"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
-        check(p.returncode == 0 and '"mode"' not in p.stdout,
-              "hup-default: --print-config of the default names no exec mode")
-        with open(dcfg, "w") as f:
-            f.write(p.stdout)
-        dlog = os.path.join(work, "hup-default.log")
-        tgt = start([nvmfd, "-c", dcfg, "--control", os.path.join(work, "hupd.sock")], dlog,
-                    r"control socket at")
-        check(tgt is not None, "hup-default: nvmfd -c starts")
-        if tgt:
-            procs.append(tgt)
-            tgt.send_signal(signal.SIGHUP)
-            m = wait_log(dlog, r"reload \S+: .*", tgt)
-            with open(dlog) as f:
-                text = f.read()
+        r = hup_reload("hup-default", [])
+        if r:
+            printed, m, text = r
+            check('"mode"' not in printed,
+                  "hup-default: --print-config of the default names no exec mode")
             check(m and "nvmfd settings changed" not in text and
                   "exec mode auto (the default" in text and
                   "0 not applicable while running" in m.group(0),
                   "hup-default: an unchanged file without exec mode reloads without a "
                   "change: %r" % (m.group(0) if m else text))
-            check(stop(tgt) == 0, "hup-default: nvmfd exits 0")
         # --- err-len ------------------------------------------------------
         # a bad key file of a long host NQN: the whole message, not cut
         longhost = "nqn.2014-08.org.nvmexpress:uuid:" + "7c9a8d36-2b1e-4f0a-9e55-0d5ec0de0001"
