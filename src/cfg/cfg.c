@@ -705,6 +705,16 @@ int nvmfd_cfg_parse_exec_mode(const char *s)
 }
 
 /**
+ * nvmfd_cfg_exec_mode_name() - the name of the mode @ex runs: "auto",
+ * "bound" or "unbound" (the inverse of nvmfd_cfg_parse_exec_mode()).
+ * Context: any thread.
+ */
+const char *nvmfd_cfg_exec_mode_name(const struct nvmfd_cfg_exec *ex)
+{
+	return mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO : (int)ex->rt.mode];
+}
+
+/**
  * nvmfd_cfg_parse_scope() - "cpu", "smt", "cache", "numa" or "system".
  * @s: text.
  * Return: enum nvmfd_rt_scope value, or -EINVAL.
@@ -2634,9 +2644,8 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 		ret |= jadd(e, "max_active", json_object_new_int64(ex->rt.max_active));
 		/* a defaulted mode is left to the next load's default */
 		if (!ex->exec_mode_default)
-			ret |= jadd(e, "mode", json_object_new_string(
-						       mode_names[ex->exec_auto ? NVMFD_CFG_EXEC_AUTO
-										: (int)ex->rt.mode]));
+			ret |= jadd(e, "mode",
+				    json_object_new_string(nvmfd_cfg_exec_mode_name(ex)));
 		ret |= jadd(e, "net", json_object_new_string(net_names[ex->net]));
 		ret |= jadd(e, "rx_budget_bytes", json_object_new_int64(ex->rx_budget_bytes));
 		ret |= jadd(e, "rx_budget_pdus", json_object_new_int64(ex->rx_budget_pdus));

@@ -395,6 +395,8 @@ int nvmfd_cfg_parse_cpus(cpu_set_t *set, const char *s, char err[NVMFD_CFG_ERRLE
 /** nvmfd_cfg_parse_exec_mode() - "bound"/"unbound" -> enum nvmfd_rt_mode,
  *  "auto" -> NVMFD_CFG_EXEC_AUTO, or -EINVAL. */
 int nvmfd_cfg_parse_exec_mode(const char *s);
+/** nvmfd_cfg_exec_mode_name() - "auto", "bound" or "unbound": what @ex runs. */
+const char *nvmfd_cfg_exec_mode_name(const struct nvmfd_cfg_exec *ex);
 /** nvmfd_cfg_parse_scope() - "cpu|smt|cache|numa|system" -> enum nvmfd_rt_scope, or -EINVAL. */
 int nvmfd_cfg_parse_scope(const char *s);
 /** nvmfd_cfg_parse_place() - "rr|least-loaded|incoming-cpu" -> enum nvmfd_rt_place, or -EINVAL. */

@@ -1143,8 +1143,7 @@ static int run(struct nvmfd_cfg *cfg)
 	}
 	log_listeners(cfg, tgt);
 	/* once it runs (a start that fails says only why) */
-	NVMFD_INFO(LOG_COMP, "exec mode %s%s", cfg->exec.exec_auto ? "auto" :
-			     cfg->exec.rt.mode == NVMFD_RT_UNBOUND ? "unbound" : "bound",
+	NVMFD_INFO(LOG_COMP, "exec mode %s%s", nvmfd_cfg_exec_mode_name(&cfg->exec),
 		   !cfg->exec.exec_mode_default ? "" :
 		   cfg->exec.exec_auto ? " (the default; --exec bound for the Linux drivers' model)" :
 					 " (the default with --wq-per-ctrl or --net uring)");
@@ -1304,7 +1303,7 @@ static void warn_unused_affinity(const struct nvmfd_cfg *cfg, const struct cli *
 	if (cli->affinity_given && (ex->exec_auto || ex->rt.mode != NVMFD_RT_UNBOUND))
 		NVMFD_WARN(LOG_COMP, "--affinity-scope/--affinity-strict apply to --exec unbound "
 				     "only; ignored with exec mode %s%s",
-			   ex->exec_auto ? "auto" : "bound",
+			   nvmfd_cfg_exec_mode_name(ex),
 			   ex->exec_mode_default ? " (the default; give --exec unbound)" : "");
 }
 
