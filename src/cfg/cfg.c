@@ -1647,7 +1647,7 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 		"tx_budget_bytes", "rx_budget_pdus", "tx_budget_pdus", "io_work_deadline_us",
 		"auto_freeze",	  "auto_bound",	     "auto_starve_ms", "auto_no_poll",
 		"auto_no_budget", "auto_no_cq",	     "net",		"uring_recv",
-		"uring_ring",	  NULL
+		"uring_ring",	  "auto_no_follow", NULL
 	};
 	struct nvmfd_cfg_exec *ex = &cfg->exec;
 	json_object *exo;
@@ -1750,7 +1750,8 @@ static int load_nvmfd(struct nvmfd_cfg *cfg, json_object *o, const struct jpath 
 	    j_bool(exo, "auto_bound", &ep, &ex->auto_bound, err) < 0 ||
 	    j_bool(exo, "auto_no_poll", &ep, &ex->auto_no_poll, err) < 0 ||
 	    j_bool(exo, "auto_no_budget", &ep, &ex->auto_no_budget, err) < 0 ||
-	    j_bool(exo, "auto_no_cq", &ep, &ex->auto_no_cq, err) < 0)
+	    j_bool(exo, "auto_no_cq", &ep, &ex->auto_no_cq, err) < 0 ||
+	    j_bool(exo, "auto_no_follow", &ep, &ex->auto_no_follow, err) < 0)
 		return -EINVAL;
 	if (j_u32(exo, "max_active", &ep, false, 1, 1u << 20, &ex->rt.max_active, err) < 0 ||
 	    j_u32(exo, "workers_per_pool", &ep, false, 0, 4096, &ex->rt.workers_per_pool, err) < 0 ||
@@ -2204,9 +2205,9 @@ int nvmfd_cfg_validate(const struct nvmfd_cfg *cfg, char err[NVMFD_CFG_ERRLEN])
 		return cfg_err(err, "exec mode auto does not work with wq_per_ctrl (per-controller "
 				    "pools and auto's moves between shared pools exclude each other)");
 	if (!ex->exec_auto && (ex->auto_freeze || ex->auto_bound || ex->auto_no_poll ||
-			       ex->auto_no_budget || ex->auto_no_cq))
+			       ex->auto_no_budget || ex->auto_no_cq || ex->auto_no_follow))
 		return cfg_err(err, "exec auto_freeze/auto_bound/auto_no_poll/auto_no_budget/"
-				    "auto_no_cq need exec mode auto%s",
+				    "auto_no_cq/auto_no_follow need exec mode auto%s",
 			       ex->exec_mode_default ? " (with wq_per_ctrl or net uring the "
 						       "default mode is bound: auto combines with "
 						       "neither)" :
@@ -2629,6 +2630,7 @@ static json_object *write_nvmfd(const struct nvmfd_cfg *cfg)
 			ret |= jadd(e, "auto_freeze", json_object_new_boolean(ex->auto_freeze));
 			ret |= jadd(e, "auto_no_budget", json_object_new_boolean(ex->auto_no_budget));
 			ret |= jadd(e, "auto_no_cq", json_object_new_boolean(ex->auto_no_cq));
+			ret |= jadd(e, "auto_no_follow", json_object_new_boolean(ex->auto_no_follow));
 			ret |= jadd(e, "auto_no_poll", json_object_new_boolean(ex->auto_no_poll));
 			ret |= jadd(e, "auto_starve_ms", json_object_new_int64(ex->auto_starve_ms));
 		}

@@ -181,6 +181,7 @@ struct nvmfd_cfg_exec {
 			    * that fixed period applies instead) */
 	bool auto_no_budget; /* auto never changes the rx/tx byte budgets */
 	bool auto_no_cq; /* auto keeps cq_pool's completion source per queue */
+	bool auto_no_follow; /* auto never re-homes a queue where its packets arrive */
 	uint32_t auto_starve_ms; /* queued-not-run bound for a rescue (default 50) */
 	bool wq_per_ctrl;
 	uint32_t idle_poll_us; /* 0 = event driven */

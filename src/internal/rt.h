@@ -640,6 +640,19 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  *   CPU shows no contention, yet a queue coming back would share it
  *   (session 29: with the hog of the starvation scenario such queues
  *   left and came back every few seconds).
+ * Incoming CPU (unless no_follow, bound or freeze): a queue at home whose
+ * packets arrive on another runtime CPU that is no more contended for us
+ * (sample.incoming NVMFD_AUTO_IN_OTHER) on the same CPU for @window
+ * samples in a row gets that CPU as its new home and moves there, bound
+ * (a new queue's first such move needs no hold; later ones wait hold_ns
+ * since the last). Linux nvmet queues io_work on the socket's incoming
+ * CPU for the same reason: the wake-up comes from that CPU, so the work
+ * runs where the data is and no wake-up crosses CPUs (measured in session
+ * 30: 4K reads at QD 1, host thread and target queue on one CPU 2.5x the
+ * IOPS of crossed CPUs, at QD 32 1.6x; doc/execution-model.md §8). A
+ * queue whose packets arrive at home is not moved by the shared-CPU rule
+ * (the thread it shares its CPU with is its peer's, which it would only
+ * leave to wake across CPUs).
  * Without per-CPU signals (cpu.known false) the pool/PSI rules above apply.
  *
  * Byte budgets (decide_budget, unless no_budget): a queue whose passes
@@ -657,6 +670,18 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * the CPU and the ones already there take >= cq_share_eps completion
  * events per second; a per-queue ring otherwise.
  */
+
+/* Where the queue's packets arrive (sample.incoming): the CPU the
+ * network stack delivered the last ones on (SO_INCOMING_CPU), as the
+ * owner classified it over the last tick. */
+enum nvmfd_auto_incoming {
+	NVMFD_AUTO_IN_UNKNOWN, /* not measured, no arrivals in the tick, or
+				* not one of the runtime's CPUs */
+	NVMFD_AUTO_IN_HOME, /* the queue's home (io_cpu) */
+	NVMFD_AUTO_IN_OTHER, /* another runtime CPU, no more contended for us
+			      * than home (sample.incoming_cpu names it) */
+	NVMFD_AUTO_IN_BUSY, /* another runtime CPU, more contended */
+};
 
 enum nvmfd_auto_place {
 	NVMFD_AUTO_BOUND, /* on io_cpu's bound pool */
@@ -679,6 +704,7 @@ enum nvmfd_auto_reason {
 	NVMFD_AUTO_R_PEER_CALM, /* budgets eased: the peers' wait is short */
 	NVMFD_AUTO_R_SHARED_CPU, /* unbound: latency bound on a CPU others run
 				  * on (no room to poll), another CPU idle */
+	NVMFD_AUTO_R_INCOMING, /* new home: the CPU its packets arrive on */
 	NVMFD_AUTO__NREASON,
 };
 
@@ -750,6 +776,8 @@ enum nvmfd_auto_cause {
  * @home_others_max: per-CPU signals: the share of the io_cpu others may
  *               run for a queue away from it to come home (default 0.5,
  *               the headroom a move destination needs; 0: not checked).
+ * @no_follow:   never move the home to where the packets arrive (the
+ *               incoming-CPU rule above).
  */
 struct nvmfd_auto_knobs {
 	bool freeze;
@@ -778,6 +806,7 @@ struct nvmfd_auto_knobs {
 	uint64_t cq_share_eps;
 	double spare_idle_min;
 	double home_others_max;
+	bool no_follow;
 };
 
 /**
@@ -837,6 +866,9 @@ struct nvmfd_auto_cpu {
  *                  (it has more work than one pass takes).
  * @peer_delay_ns:  the longest mean queue delay over the tick of the other
  *                  queues on the same worker pool (0: none).
+ * @incoming:       where the queue's packets arrived during the tick
+ *                  (enum nvmfd_auto_incoming; 0: unknown).
+ * @incoming_cpu:   with NVMFD_AUTO_IN_OTHER, that CPU's number.
  */
 struct nvmfd_auto_sample {
 	uint64_t now_ns;
@@ -856,6 +888,8 @@ struct nvmfd_auto_sample {
 	uint64_t peer_delay_ns;
 	bool spare_cpu;
 	bool alt_quiet;
+	enum nvmfd_auto_incoming incoming;
+	int incoming_cpu;
 };
 
 /**
@@ -879,6 +913,12 @@ struct nvmfd_auto_sample {
  *                polling rode out.
  * @poll_cause:   the signal of the last contention that stopped polling
  *                (NONE: never).
+ * @rehomes:      moves of the home to the CPU the packets arrive on.
+ * @home_cpu:     the queue's home CPU: the owner sets it to the io_cpu
+ *                after nvmfd_auto_init() (-1: not set; the rule then
+ *                never fires); after an update that returned true with
+ *                @rehomes grown it is the CPU the packets arrive on, and
+ *                the owner moves the queue there, bound.
  * @staying:      such an episode is going on (its first sample returns
  *                true from nvmfd_auto_update(), for a log line).
  * private: the rest (the stats show hold_ns and poll_hold_ns, the
@@ -901,6 +941,8 @@ struct nvmfd_auto {
 	bool staying;
 	uint64_t poll_blips;
 	enum nvmfd_auto_cause poll_cause;
+	uint64_t rehomes;
+	int home_cpu;
 	/* private */
 	uint64_t last_ns;
 	uint64_t since_ns; /* placement entered */
@@ -914,6 +956,9 @@ struct nvmfd_auto {
 	unsigned int poll_hot; /* consecutive contended samples while polling */
 	unsigned int starving, calm; /* budget: consecutive-sample counters */
 	unsigned int share; /* consecutive samples of the shared-CPU rule */
+	unsigned int follow; /* consecutive samples with packets on follow_cpu */
+	int follow_cpu;
+	uint64_t rehome_ns; /* last move of the home (0: never) */
 	bool shared_away; /* away from home by the shared-CPU rule */
 	bool started;
 };

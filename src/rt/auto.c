@@ -58,6 +58,8 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
 	if (!a->k.poll_stop_window)
 		a->k.poll_stop_window = 1;
 	a->place = NVMFD_AUTO_BOUND;
+	a->home_cpu = -1;
+	a->follow_cpu = -1;
 	a->hold_ns = a->k.hold_ns;
 	a->poll_hold_ns = a->k.hold_ns;
 }
@@ -125,7 +127,37 @@ static bool shared_cpu(const struct nvmfd_auto *a, const struct nvmfd_auto_sampl
 	const struct nvmfd_auto_knobs *k = &a->k;
 
 	return k->spare_idle_min > 0 && s->cpu.known && !a->poll_us && s->spare_cpu &&
-	       s->cpu.others > k->poll_others_max && latency_bound(k, s);
+	       s->incoming != NVMFD_AUTO_IN_HOME && s->cpu.others > k->poll_others_max &&
+	       latency_bound(k, s);
+}
+
+/*
+ * The incoming-CPU rule (rt.h): at home, packets on another CPU that is
+ * no more contended, the same one @window samples in a row. Return: true
+ * when the home moves there (a->home_cpu, a->rehomes).
+ */
+static bool follow_packets(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
+{
+	const struct nvmfd_auto_knobs *k = &a->k;
+
+	if (k->no_follow || s->incoming != NVMFD_AUTO_IN_OTHER || s->incoming_cpu < 0 ||
+	    a->home_cpu < 0 || s->incoming_cpu == a->home_cpu) {
+		a->follow = 0;
+		return false;
+	}
+	a->follow = s->incoming_cpu == a->follow_cpu ? a->follow + 1 : 1;
+	a->follow_cpu = s->incoming_cpu;
+	if (a->follow < k->window)
+		return false;
+	if (a->rehome_ns && s->now_ns - a->rehome_ns < a->hold_ns)
+		return false;
+	a->home_cpu = s->incoming_cpu;
+	a->rehomes++;
+	a->rehome_ns = s->now_ns;
+	a->follow = a->share = a->hot = 0;
+	a->moves++;
+	a->last_reason = NVMFD_AUTO_R_INCOMING;
+	return true;
 }
 
 static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s)
@@ -186,6 +218,8 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		return a->place != before;
 	}
 	if (a->place == NVMFD_AUTO_BOUND) {
+		if (follow_packets(a, s))
+			return true;
 		/* the first decision of a new queue needs no hold: its
 		 * placement was the default, not a choice */
 		if (a->share >= k->window && (!in_hold || !a->moves)) {
@@ -428,7 +462,7 @@ static const char *const reason_names[NVMFD_AUTO__NREASON] = {
 	[NVMFD_AUTO_R_IDLE] = "idle",		  [NVMFD_AUTO_R_CONTENDED] = "contended",
 	[NVMFD_AUTO_R_GAPS] = "gaps",
 	[NVMFD_AUTO_R_STARVING_PEER] = "starving_peer", [NVMFD_AUTO_R_PEER_CALM] = "peer_calm",
-	[NVMFD_AUTO_R_SHARED_CPU] = "shared_cpu",
+	[NVMFD_AUTO_R_SHARED_CPU] = "shared_cpu", [NVMFD_AUTO_R_INCOMING] = "incoming_cpu",
 };
 
 static const char *const cause_names[NVMFD_AUTO__NCAUSE] = {
@@ -478,6 +512,7 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 	json_object_object_add(o, "budget_reason",
 			       json_object_new_string(nvmfd_auto_reason_name(a->budget_reason)));
 	json_object_object_add(o, "stays", json_object_new_uint64(a->stays));
+	json_object_object_add(o, "rehomes", json_object_new_uint64(a->rehomes));
 	json_object_object_add(o, "poll_blips", json_object_new_uint64(a->poll_blips));
 	json_object_object_add(o, "poll_cause",
 			       json_object_new_string(nvmfd_auto_cause_name(a->poll_cause)));

@@ -164,6 +164,10 @@ static const char usage_text[] =
 "                           --cq-pool says (auto otherwise picks the CPU's\n"
 "                           shared ring for a new queue when several queues\n"
 "                           share the CPU and take many completion events)\n"
+"      --auto-no-follow     auto: keep a queue's home on its io_cpu (auto\n"
+"                           otherwise moves the home to the CPU the queue's\n"
+"                           packets arrive on, SO_INCOMING_CPU, as Linux nvmet\n"
+"                           does, when that CPU is no more contended)\n"
 "      --auto-freeze        auto: decide nothing (counters only)\n"
 "      --affinity-scope cpu|smt|cache|numa|system\n"
 "                           unit of an unbound pool (default cache)\n"
@@ -283,6 +287,7 @@ enum {
 	OPT_AUTO_NO_POLL,
 	OPT_AUTO_NO_BUDGET,
 	OPT_AUTO_NO_CQ,
+	OPT_AUTO_NO_FOLLOW,
 	OPT_AFFINITY_SCOPE,
 	OPT_AFFINITY_STRICT,
 	OPT_MAX_ACTIVE,
@@ -331,6 +336,7 @@ static const struct option long_opts[] = {
 	{ "auto-no-poll", no_argument, NULL, OPT_AUTO_NO_POLL },
 	{ "auto-no-budget", no_argument, NULL, OPT_AUTO_NO_BUDGET },
 	{ "auto-no-cq", no_argument, NULL, OPT_AUTO_NO_CQ },
+	{ "auto-no-follow", no_argument, NULL, OPT_AUTO_NO_FOLLOW },
 	{ "affinity-scope", required_argument, NULL, OPT_AFFINITY_SCOPE },
 	{ "affinity-strict", no_argument, NULL, OPT_AFFINITY_STRICT },
 	{ "max-active", required_argument, NULL, OPT_MAX_ACTIVE },
@@ -830,6 +836,9 @@ static void parse_pass2(struct nvmfd_cfg *cfg, struct cli *cli, int argc, char *
 			break;
 		case OPT_AUTO_NO_CQ:
 			ex->auto_no_cq = true;
+			break;
+		case OPT_AUTO_NO_FOLLOW:
+			ex->auto_no_follow = true;
 			break;
 		case OPT_AFFINITY_SCOPE:
 			v = nvmfd_cfg_parse_scope(optarg);

@@ -63,6 +63,7 @@
 
 #include "internal/log.h"
 #include "internal/proc.h"
+#include "net/sock.h"
 #include "target/tcp/tcp_int.h"
 
 static bool tcp_auto_on(const struct tcp_port *port)
@@ -98,7 +99,9 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	k.no_poll = ex->auto_no_poll || ex->idle_poll_us;
 	k.no_budget = ex->auto_no_budget;
 	k.no_cq = tcp_auto_keep_cq(ex);
+	k.no_follow = ex->auto_no_follow;
 	nvmfd_auto_init(&q->ctl, &k);
+	q->ctl.home_cpu = q->io_cpu; /* moves to where the packets arrive */
 	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->auto_budget = ex->exec_auto && !k.no_budget && !k.freeze;
 	q->auto_apply = q->auto_poll || q->auto_budget;
@@ -580,13 +583,20 @@ static bool tcp_auto_better_cpu(struct tcp_port *port, unsigned int cur, double 
 	return false;
 }
 
-/* The apools index @q runs on now, and its io_cpu's (*@home). */
+/* The CPU @q calls home: its io_cpu, until the packets arrive elsewhere
+ * (the controller's incoming-CPU rule moves it). */
+static int tcp_auto_home_cpu(const struct tcp_queue *q)
+{
+	return q->ctl.home_cpu >= 0 ? q->ctl.home_cpu : q->io_cpu;
+}
+
+/* The apools index @q runs on now, and its home CPU's (*@home). */
 static unsigned int tcp_auto_cur_pool(struct tcp_queue *q, unsigned int *home)
 {
 	struct tcp_port *port = q->port;
 	struct nvmfd_rt *esc = nvmfd__tgt_rt_escape(port->tgt);
 
-	*home = nvmfd_rt_pool_of_cpu(port->rt, q->io_cpu);
+	*home = nvmfd_rt_pool_of_cpu(port->rt, tcp_auto_home_cpu(q));
 	if (q->run_rt == esc)
 		return port->nbound + nvmfd_rt_pool_of_cpu(esc, q->run_cpu);
 	return nvmfd_rt_pool_of_cpu(port->rt, q->run_cpu);
@@ -663,6 +673,40 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 }
 
 /*
+ * Where @q's packets arrive (the incoming-CPU rule, rt.h): the socket's
+ * SO_INCOMING_CPU, the CPU the network stack delivered the last segment
+ * on, if the queue received commands this tick (@arrivals) and it is a
+ * CPU of the port's runtime; "other" when that CPU is no more contended
+ * for a queue of ours than the home one (tcp_auto_level(), the better_cpu
+ * measure, with @margin of slack). Context: housekeeping thread,
+ * port->lock (q->fd is closed under it).
+ */
+static enum nvmfd_auto_incoming tcp_auto_incoming(struct tcp_queue *q, bool arrivals,
+						  unsigned int home, double margin, int *cpu)
+{
+	struct tcp_port *port = q->port;
+	unsigned int pool;
+	int in;
+
+	*cpu = -1;
+	if (!arrivals || q->fd < 0 || __atomic_load_n(&q->closing, __ATOMIC_RELAXED))
+		return NVMFD_AUTO_IN_UNKNOWN;
+	in = nvmfd__sock_incoming_cpu(q->fd);
+	if (in < 0)
+		return NVMFD_AUTO_IN_UNKNOWN;
+	/* a CPU the runtime does not use maps to one it does: not ours */
+	pool = nvmfd_rt_pool_of_cpu(port->rt, in);
+	if (pool >= port->nbound || tcp_pool_cpu(port->rt, pool) != in)
+		return NVMFD_AUTO_IN_UNKNOWN;
+	if (pool == home)
+		return NVMFD_AUTO_IN_HOME;
+	if (tcp_auto_level(port, pool) > tcp_auto_level(port, home) + margin)
+		return NVMFD_AUTO_IN_BUSY;
+	*cpu = in;
+	return NVMFD_AUTO_IN_OTHER;
+}
+
+/*
  * Step 2: one controller sample for @q; a queue whose placement changed
  * is pushed on *@rescue with its destination. Context: housekeeping
  * thread, port->lock.
@@ -674,6 +718,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	struct nvmfd_rt *esc = nvmfd__tgt_rt_escape(port->tgt);
 	struct nvmfd_auto_sample s = { .now_ns = now_ns, .pending_ns = pending_ns };
 	enum nvmfd_auto_place before = q->ctl.place;
+	uint64_t rehomes = q->ctl.rehomes;
 	bool staying = q->ctl.staying;
 	unsigned int shift = q->ctl.budget_shift;
 	uint64_t runs = __atomic_load_n(&q->io_work.runs, __ATOMIC_RELAXED);
@@ -726,6 +771,8 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	s.heavy = q->ctl_ns && passes > q->ctl_passes && dl >= q->ctl_dl + 2 &&
 		  4 * (dl - q->ctl_dl) >= passes - q->ctl_passes;
 	s.peer_delay_ns = ap->qd1_q == q ? ap->qd2 : ap->qd1;
+	s.incoming = tcp_auto_incoming(q, q->ctl_ns && cmds > q->ctl_cmds, home,
+				       q->ctl.k.better_margin, &s.incoming_cpu);
 	q->ctl_runs = runs;
 	q->ctl_qdelay = qdelay;
 	q->ctl_cmds = cmds;
@@ -778,12 +825,22 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 					     nvmfd_auto_reason_name(q->ctl.last_reason));
 		tcp_queue_kick(q); /* a sleeping queue starts polling now */
 	}
+	if (q->ctl.rehomes != rehomes) {
+		q->mv_rt = port->rt;
+		q->mv_cpu = q->ctl.home_cpu;
+		NVMFD_INFO_RATELIMIT(TCP_COMP,
+				     "queue %u peer %s: home cpu %d -> %d: its packets arrive there "
+				     "(%s)",
+				     q->id, q->qp.peer_addr, q->run_cpu, q->mv_cpu,
+				     nvmfd_auto_reason_name(q->ctl.last_reason));
+		goto move;
+	}
 	if (q->ctl.place == before)
 		return;
 	switch (q->ctl.place) {
 	case NVMFD_AUTO_BOUND:
 		q->mv_rt = port->rt;
-		q->mv_cpu = q->io_cpu;
+		q->mv_cpu = tcp_auto_home_cpu(q);
 		break;
 	case NVMFD_AUTO_MOVED:
 		q->mv_rt = port->rt;
@@ -791,7 +848,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		break;
 	default:
 		q->mv_rt = esc;
-		q->mv_cpu = q->io_cpu; /* a hint only: the scheduler picks */
+		q->mv_cpu = tcp_auto_home_cpu(q); /* a hint only: the scheduler picks */
 		break;
 	}
 	NVMFD_INFO_RATELIMIT(TCP_COMP, "queue %u peer %s: exec %s -> %s (cpu %d -> %d%s): %s",
@@ -799,6 +856,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 			     nvmfd_auto_place_name(q->ctl.place), q->run_cpu, q->mv_cpu,
 			     q->mv_rt == esc ? ", unbound" : "",
 			     nvmfd_auto_reason_name(q->ctl.last_reason));
+move:
 	q->rescuing++;
 	q->rescue_next = *rescue;
 	*rescue = q;
@@ -893,6 +951,7 @@ void tcp_auto_queue_json(struct tcp_queue *q, json_object *o)
 		return;
 	json_object_object_add(e, "cpu", json_object_new_int(
 						 __atomic_load_n(&q->run_cpu, __ATOMIC_RELAXED)));
+	json_object_object_add(e, "home_cpu", json_object_new_int(tcp_auto_home_cpu(q)));
 	json_object_object_add(e, "cpl_events_s", json_object_new_uint64(q->cpl_eps));
 	/* the completion source, chosen at creation (or as configured) */
 	json_object_object_add(e, "cq", json_object_new_string(q->cq_shared ? "shared" : "per-queue"));

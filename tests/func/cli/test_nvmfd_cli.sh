@@ -31,7 +31,7 @@ for opt in --listen --subsystem --namespace --allow-host --allow-any-host --conf
 	--net --uring-recv --uring-ring \
 	--rx-budget --tx-budget --rx-budget-pdus --tx-budget-pdus --io-work-deadline-us \
 	--io-cpu --cpus --auto-starve-ms --auto-bound --auto-no-poll --auto-no-budget --auto-no-cq \
-	--auto-freeze --version --help; do
+	--auto-no-follow --auto-freeze --version --help; do
 	grep -q -- "$opt\\b" "$TMP/help" || fail "--help does not mention $opt"
 done
 for short in "-l, --listen" "-s, --subsystem" "-n, --namespace" "-c, --config" \

@@ -1086,10 +1086,12 @@ static void test_round_trip(void **state)
 	a->exec.auto_starve_ms = 80;
 	a->exec.auto_no_budget = true;
 	a->exec.auto_no_cq = true;
+	a->exec.auto_no_follow = true;
 	if (nvmfd_cfg_validate(a, err))
 		fail_msg("auto config invalid: %s", err);
 	round_trip(a, &cfg_b, "rt4.json");
 	assert_true(cfg_b.exec.auto_no_budget && cfg_b.exec.auto_no_cq);
+	assert_true(cfg_b.exec.auto_no_follow);
 	assert_false(cfg_b.exec.auto_no_poll);
 	{
 		char p4[300];

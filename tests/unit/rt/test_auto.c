@@ -959,6 +959,155 @@ static unsigned int feed_shared(struct nvmfd_auto *a, unsigned int from, unsigne
 	return to;
 }
 
+/*
+ * The incoming-CPU rule: a queue at home whose packets arrive on another,
+ * no more contended runtime CPU moves its home there after @window
+ * samples on the same CPU (a new queue: no hold), bound; a later move
+ * waits the hold; a CPU that changes every sample, a busy one, or the
+ * knobs (no_follow, bound, freeze) keep it; at its incoming home the
+ * shared-CPU rule leaves it alone.
+ */
+static struct nvmfd_auto_sample arriving(unsigned int i, enum nvmfd_auto_incoming in, int cpu)
+{
+	struct nvmfd_auto_sample s = quiet_cpu(i);
+
+	s.incoming = in;
+	s.incoming_cpu = in == NVMFD_AUTO_IN_OTHER ? cpu : -1;
+	return s;
+}
+
+static void test_percpu_follows_incoming_cpu(void **state)
+{
+	struct nvmfd_auto_knobs k;
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	/* no home set by the owner: the rule never fires */
+	for (i = 0; i < 10; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.rehomes, 0);
+
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	for (i = 0; i < 3; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	}
+	assert_int_equal(a.rehomes, 1);
+	assert_int_equal(a.home_cpu, 1);
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_INCOMING);
+	assert_int_equal(a.moves, 1);
+	assert_string_equal(nvmfd_auto_reason_name(a.last_reason), "incoming_cpu");
+	/* at its new home: nothing more */
+	for (; i < 20; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_HOME, -1);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	/* the packets move to CPU 2: not within the hold (1 s = 10 ticks
+	 * since the last move, at tick 2 -> from tick 12 on), then after a
+	 * window; i is 20 here, well past it */
+	for (unsigned int n = 0; n < 3; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 2);
+		assert_int_equal(nvmfd_auto_update(&a, &s), n == 2);
+	}
+	assert_int_equal(a.home_cpu, 2);
+	assert_int_equal(a.rehomes, 2);
+	/* back to CPU 1 at once: the hold keeps the home for 10 ticks */
+	for (unsigned int n = 0; n < 9; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	s = arriving(i++, NVMFD_AUTO_IN_OTHER, 1);
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.home_cpu, 1);
+
+	/* a CPU that changes every sample never reaches the window */
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	for (i = 0; i < 30; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1 + (int)(i % 2));
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	/* a busy incoming CPU, or an unknown one in between, resets it */
+	for (i = 30; i < 60; i++) {
+		s = arriving(i, i % 3 == 2 ? NVMFD_AUTO_IN_BUSY : NVMFD_AUTO_IN_OTHER, 1);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	for (i = 60; i < 90; i++) {
+		s = arriving(i, i % 3 == 2 ? NVMFD_AUTO_IN_UNKNOWN : NVMFD_AUTO_IN_OTHER, 1);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.rehomes, 0);
+	assert_int_equal(a.home_cpu, 0);
+
+	/* the knobs: no_follow, bound and freeze keep the home */
+	for (unsigned int knob = 0; knob < 3; knob++) {
+		nvmfd_auto_knobs_init(&k);
+		k.no_follow = knob == 0;
+		k.bound = knob == 1;
+		k.freeze = knob == 2;
+		nvmfd_auto_init(&a, &k);
+		a.home_cpu = 0;
+		for (i = 0; i < 30; i++) {
+			s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+			nvmfd_auto_update(&a, &s);
+		}
+		assert_int_equal(a.rehomes, 0);
+		assert_int_equal(a.home_cpu, 0);
+		assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	}
+
+	/* away from home (a starvation moved it): no rehome while away */
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	s = arriving(0, NVMFD_AUTO_IN_UNKNOWN, -1);
+	s.pending_ns = 60 * MS;
+	s.alt_cpu = true;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.place, NVMFD_AUTO_MOVED);
+	for (i = 1; i < 6; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		s.home.contention = 0.9; /* the io_cpu stays bad */
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.rehomes, 0);
+}
+
+/* The shared-CPU rule leaves a queue whose packets arrive at home where
+ * it is (the others on its CPU are, typically, its own peer's thread);
+ * the same samples with the packets from elsewhere move it. */
+static void test_percpu_incoming_home_is_not_shared(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+
+	(void)state;
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	for (unsigned int i = 0; i < 50; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_HOME, -1);
+		shared(&s);
+		assert_false(nvmfd_auto_update(&a, &s));
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	assert_int_equal(a.moves, 0);
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	for (unsigned int i = 0; i < 3; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_UNKNOWN, -1);
+		shared(&s);
+		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+}
+
 static void test_percpu_shared_cpu_goes_unbound(void **state)
 {
 	struct nvmfd_auto_knobs k;
@@ -1332,6 +1481,8 @@ int main(void)
 		cmocka_unit_test(test_budget_tighten_and_ease),
 		cmocka_unit_test(test_cq_source),
 		cmocka_unit_test(test_qd_measure),
+		cmocka_unit_test(test_percpu_follows_incoming_cpu),
+		cmocka_unit_test(test_percpu_incoming_home_is_not_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
