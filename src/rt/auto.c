@@ -180,6 +180,11 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		depart(a, s, NVMFD_AUTO_R_STARVED);
 		return a->place != before;
 	}
+	/* before the contention rules: the CPU the packets arrive on is no
+	 * more contended than home (else the owner says IN_BUSY), and a
+	 * contended home judges the queue at its new home from then on */
+	if (a->place == NVMFD_AUTO_BOUND && follow_packets(a, s))
+		return true;
 	if (percpu) {
 		/* the CPU the queue runs on: its worker waits, or others wait
 		 * there (the contention of this CPU, not the machine's) */
@@ -218,8 +223,6 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		return a->place != before;
 	}
 	if (a->place == NVMFD_AUTO_BOUND) {
-		if (follow_packets(a, s))
-			return true;
 		/* the first decision of a new queue needs no hold: its
 		 * placement was the default, not a choice */
 		if (a->share >= k->window && (!in_hold || !a->moves)) {
