@@ -644,15 +644,22 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * packets arrive on another runtime CPU that is no more contended for us
  * (sample.incoming NVMFD_AUTO_IN_OTHER) on the same CPU for @window
  * samples in a row gets that CPU as its new home and moves there, bound
- * (a new queue's first such move needs no hold; later ones wait hold_ns
- * since the last). Linux nvmet queues io_work on the socket's incoming
+ * (a new queue's first such move needs no hold; later ones wait the
+ * rehome hold since the last: hold_ns at first, doubled by a move within
+ * 4 rehome holds of the previous one, up to 64 x hold_ns, halved by a
+ * move after a longer calm). Linux nvmet queues io_work on the socket's incoming
  * CPU for the same reason: the wake-up comes from that CPU, so the work
  * runs where the data is and no wake-up crosses CPUs (measured in session
  * 30: 4K reads at QD 1, host thread and target queue on one CPU 2.5x the
  * IOPS of crossed CPUs, at QD 32 1.6x; doc/execution-model.md §8). A
  * queue whose packets arrive at home is not moved by the shared-CPU rule
  * (the thread it shares its CPU with is its peer's, which it would only
- * leave to wake across CPUs).
+ * leave to wake across CPUs); when that peer is on this machine
+ * (sample.local_peer) the contention rule leaves it too: the peer's
+ * thread waits on the same CPU, so the queue would leave the contention
+ * behind only to wait for a starved peer from across CPUs (session 30:
+ * co-located queues that left a CPU a nice -20 load took made the other
+ * CPU's pair 10-20 % slower). A starvation still moves it at once.
  * Without per-CPU signals (cpu.known false) the pool/PSI rules above apply.
  *
  * Byte budgets (decide_budget, unless no_budget): a queue whose passes
@@ -869,6 +876,9 @@ struct nvmfd_auto_cpu {
  * @incoming:       where the queue's packets arrived during the tick
  *                  (enum nvmfd_auto_incoming; 0: unknown).
  * @incoming_cpu:   with NVMFD_AUTO_IN_OTHER, that CPU's number.
+ * @local_peer:     the peer runs on this machine (loopback, or one of its
+ *                  own addresses): the CPU its packets arrive on is the one
+ *                  its sending thread ran on.
  */
 struct nvmfd_auto_sample {
 	uint64_t now_ns;
@@ -890,6 +900,7 @@ struct nvmfd_auto_sample {
 	bool alt_quiet;
 	enum nvmfd_auto_incoming incoming;
 	int incoming_cpu;
+	bool local_peer;
 };
 
 /**
@@ -959,6 +970,7 @@ struct nvmfd_auto {
 	unsigned int follow; /* consecutive samples with packets on follow_cpu */
 	int follow_cpu;
 	uint64_t rehome_ns; /* last move of the home (0: never) */
+	uint64_t rehome_hold_ns; /* least time between two (backs off) */
 	bool shared_away; /* away from home by the shared-CPU rule */
 	bool started;
 };

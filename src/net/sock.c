@@ -293,6 +293,39 @@ int nvmfd__sock_incoming_cpu(int fd)
 	return cpu < 0 ? -ENOENT : cpu;
 }
 
+/* @ss is a loopback address (127/8, ::1, ::ffff:127/8). */
+static bool sock_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+int nvmfd__sock_peer_is_local(int fd)
+{
+	struct sockaddr_storage l, p;
+	socklen_t ll = sizeof(l), pl = sizeof(p);
+
+	if (getsockname(fd, (struct sockaddr *)&l, &ll) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&p, &pl) < 0)
+		return -errno;
+	if (l.ss_family != p.ss_family ||
+	    (p.ss_family != AF_INET && p.ss_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	if (sock_is_loopback(&p))
+		return 1;
+	if (p.ss_family == AF_INET)
+		return ((struct sockaddr_in *)&l)->sin_addr.s_addr ==
+		       ((struct sockaddr_in *)&p)->sin_addr.s_addr;
+	return !memcmp(&((struct sockaddr_in6 *)&l)->sin6_addr,
+		       &((struct sockaddr_in6 *)&p)->sin6_addr, sizeof(struct in6_addr));
+}
+
 /* Format @sa as a numeric address, optionally with ":port". */
 static int sock_format(const struct sockaddr_storage *ss, bool with_port, char *buf, size_t len)
 {

@@ -104,6 +104,18 @@ int nvmfd__sock_connect_timeout(const char *host, const char *port, int family, 
 int nvmfd__sock_incoming_cpu(int fd);
 
 /**
+ * nvmfd__sock_peer_is_local() - is the peer of the connected TCP socket @fd
+ * on this machine: a loopback address (127.0.0.0/8, ::1, or 127/8 mapped
+ * into IPv6), or the same address as the local end (a connection to one
+ * of the machine's own addresses goes through the loopback device)?
+ * Then the kernel processes the peer's segments on the CPU its sending
+ * thread runs on, so SO_INCOMING_CPU names that thread's CPU.
+ * Return: 1 local, 0 not (or another address of this machine), -errno
+ *         from getsockname/getpeername, -EAFNOSUPPORT.
+ */
+int nvmfd__sock_peer_is_local(int fd);
+
+/**
  * nvmfd__sock_local_addr() - numeric local address (no port) of @fd.
  * @buf: out: NUL-terminated string, @len bytes (>= INET6_ADDRSTRLEN advised).
  * Return: 0, -ENOSPC (@buf too small), -EAFNOSUPPORT, -errno from getsockname.

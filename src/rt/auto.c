@@ -62,6 +62,7 @@ void nvmfd_auto_init(struct nvmfd_auto *a, const struct nvmfd_auto_knobs *k)
 	a->follow_cpu = -1;
 	a->hold_ns = a->k.hold_ns;
 	a->poll_hold_ns = a->k.hold_ns;
+	a->rehome_hold_ns = a->k.hold_ns;
 }
 
 static void set_place(struct nvmfd_auto *a, enum nvmfd_auto_place p, enum nvmfd_auto_reason r,
@@ -149,8 +150,17 @@ static bool follow_packets(struct nvmfd_auto *a, const struct nvmfd_auto_sample 
 	a->follow_cpu = s->incoming_cpu;
 	if (a->follow < k->window)
 		return false;
-	if (a->rehome_ns && s->now_ns - a->rehome_ns < a->hold_ns)
+	if (a->rehome_ns && s->now_ns - a->rehome_ns < a->rehome_hold_ns)
 		return false;
+	/* a home that moves again soon (a peer thread the scheduler
+	 * migrates, or one that follows us) holds twice as long next time;
+	 * 4 calm holds halve it */
+	if (a->rehome_ns && s->now_ns - a->rehome_ns < 4 * a->rehome_hold_ns) {
+		if (a->rehome_hold_ns < k->hold_ns * AUTO_HOLD_MAX_FACTOR)
+			a->rehome_hold_ns *= 2;
+	} else if (a->rehome_ns && a->rehome_hold_ns > k->hold_ns) {
+		a->rehome_hold_ns /= 2;
+	}
 	a->home_cpu = s->incoming_cpu;
 	a->rehomes++;
 	a->rehome_ns = s->now_ns;
@@ -191,6 +201,10 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 		pressed = pressed || s->cpu.contention >= k->pressure_hi;
 		home_calm = home_calm && s->home.known && s->home.contention <= k->pressure_lo;
 	}
+	/* beside its peer (the incoming-CPU rule, rt.h): contention is the
+	 * peer's too, so none counts for leaving */
+	if (a->place == NVMFD_AUTO_BOUND && s->local_peer && s->incoming == NVMFD_AUTO_IN_HOME)
+		qdelay = pressed = false;
 	a->hot = qdelay || pressed ? a->hot + 1 : 0;
 	if (!a->hot)
 		a->staying = false;
@@ -516,6 +530,7 @@ json_object *nvmfd_auto_stats_obj(const struct nvmfd_auto *a)
 			       json_object_new_string(nvmfd_auto_reason_name(a->budget_reason)));
 	json_object_object_add(o, "stays", json_object_new_uint64(a->stays));
 	json_object_object_add(o, "rehomes", json_object_new_uint64(a->rehomes));
+	json_object_object_add(o, "rehome_hold_ms", json_object_new_uint64(a->rehome_hold_ns / MS));
 	json_object_object_add(o, "poll_blips", json_object_new_uint64(a->poll_blips));
 	json_object_object_add(o, "poll_cause",
 			       json_object_new_string(nvmfd_auto_cause_name(a->poll_cause)));

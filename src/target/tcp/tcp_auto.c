@@ -102,6 +102,7 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	k.no_follow = ex->auto_no_follow;
 	nvmfd_auto_init(&q->ctl, &k);
 	q->ctl.home_cpu = q->io_cpu; /* moves to where the packets arrive */
+	q->auto_local_peer = nvmfd__sock_peer_is_local(q->fd) == 1;
 	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->auto_budget = ex->exec_auto && !k.no_budget && !k.freeze;
 	q->auto_apply = q->auto_poll || q->auto_budget;
@@ -773,6 +774,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	s.peer_delay_ns = ap->qd1_q == q ? ap->qd2 : ap->qd1;
 	s.incoming = tcp_auto_incoming(q, q->ctl_ns && cmds > q->ctl_cmds, home,
 				       q->ctl.k.better_margin, &s.incoming_cpu);
+	s.local_peer = q->auto_local_peer;
 	q->ctl_runs = runs;
 	q->ctl_qdelay = qdelay;
 	q->ctl_cmds = cmds;
@@ -952,6 +954,7 @@ void tcp_auto_queue_json(struct tcp_queue *q, json_object *o)
 	json_object_object_add(e, "cpu", json_object_new_int(
 						 __atomic_load_n(&q->run_cpu, __ATOMIC_RELAXED)));
 	json_object_object_add(e, "home_cpu", json_object_new_int(tcp_auto_home_cpu(q)));
+	json_object_object_add(e, "local_peer", json_object_new_boolean(q->auto_local_peer));
 	json_object_object_add(e, "cpl_events_s", json_object_new_uint64(q->cpl_eps));
 	/* the completion source, chosen at creation (or as configured) */
 	json_object_object_add(e, "cq", json_object_new_string(q->cq_shared ? "shared" : "per-queue"));

@@ -5,7 +5,8 @@
  * TCP_NODELAY), IPv6 when the machine has ::1, refused, unresolvable
  * service, bad arguments, and the deadline against a listener whose
  * accept queue is full (its SYNs are dropped, so the connect can only end
- * by the deadline).
+ * by the deadline); nvmfd__sock_peer_is_local() on loopback peers and
+ * on sockets without a TCP/IP peer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,11 @@ static void roundtrip(const char *addr, int family)
 		usleep(10000);
 	assert_int_equal(ret, 4);
 	assert_memory_equal(buf, "ping", 4);
+	/* a loopback peer is on this machine, from both ends; a listener
+	 * has no peer */
+	assert_int_equal(nvmfd__sock_peer_is_local(afd), 1);
+	assert_int_equal(nvmfd__sock_peer_is_local(cfd), 1);
+	assert_int_equal(nvmfd__sock_peer_is_local(lfd), -ENOTCONN);
 	close(afd);
 	close(cfd);
 	close(lfd);
@@ -75,6 +81,18 @@ static void test_connect_ipv4(void **state)
 static void test_connect_ipv6(void **state)
 {
 	roundtrip("::1", AF_INET6);
+}
+
+/* nvmfd__sock_peer_is_local() on what is not a TCP/IP socket. */
+static void test_peer_is_local_other_families(void **state)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(nvmfd__sock_peer_is_local(sv[0]), -EAFNOSUPPORT);
+	close(sv[0]);
+	close(sv[1]);
+	assert_int_equal(nvmfd__sock_peer_is_local(-1), -EBADF);
 }
 
 /* A port held by a bound socket that does not listen: refused. */
@@ -144,6 +162,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_ipv4),
 		cmocka_unit_test(test_connect_ipv6),
+		cmocka_unit_test(test_peer_is_local_other_families),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_connect_bad_args),
 		cmocka_unit_test(test_connect_deadline),

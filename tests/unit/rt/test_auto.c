@@ -1018,14 +1018,35 @@ static void test_percpu_follows_incoming_cpu(void **state)
 	}
 	assert_int_equal(a.home_cpu, 2);
 	assert_int_equal(a.rehomes, 2);
-	/* back to CPU 1 at once: the hold keeps the home for 10 ticks */
-	for (unsigned int n = 0; n < 9; n++, i++) {
+	/* that move came within 4 rehome holds of the first: the rehome
+	 * hold doubled to 2 s, so back to CPU 1 at once waits 20 ticks */
+	assert_int_equal(a.rehome_hold_ns, 2000 * MS);
+	for (unsigned int n = 0; n < 19; n++, i++) {
 		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
 		assert_false(nvmfd_auto_update(&a, &s));
 	}
 	s = arriving(i++, NVMFD_AUTO_IN_OTHER, 1);
 	assert_true(nvmfd_auto_update(&a, &s));
 	assert_int_equal(a.home_cpu, 1);
+	assert_int_equal(a.rehome_hold_ns, 4000 * MS);
+	/* a peer that keeps moving is followed less and less often (64 s
+	 * at most) */
+	for (unsigned int n = 0; n < 6000; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, a.home_cpu == 1 ? 2 : 1);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.rehome_hold_ns, 64000 * MS);
+	assert_true(a.rehomes < 20);
+	/* calm, then a move: the hold halves */
+	for (unsigned int n = 0; n < 3000; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_HOME, -1);
+		nvmfd_auto_update(&a, &s);
+	}
+	for (unsigned int n = 0; n < 3; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, a.home_cpu == 1 ? 2 : 1);
+		assert_int_equal(nvmfd_auto_update(&a, &s), n == 2);
+	}
+	assert_int_equal(a.rehome_hold_ns, 32000 * MS);
 
 	/* a CPU that changes every sample never reaches the window */
 	nvmfd_auto_init(&a, NULL);
@@ -1106,6 +1127,48 @@ static void test_percpu_incoming_home_is_not_shared(void **state)
 	}
 	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
 	assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+}
+
+/* Beside a local peer (packets at home, the host on this machine) the
+ * contention rule leaves the queue where it is; a starvation still moves
+ * it; a remote peer (a NIC's interrupt CPU) or packets from elsewhere do
+ * not hold it. */
+static void test_percpu_local_peer_keeps_queue(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
+	for (unsigned int c = 0; c < 3; c++) {
+		nvmfd_auto_init(&a, NULL);
+		a.home_cpu = 0;
+		for (i = 0; i < 40; i++) {
+			s = arriving(i, c == 2 ? NVMFD_AUTO_IN_UNKNOWN : NVMFD_AUTO_IN_HOME, -1);
+			s.local_peer = c != 1;
+			s.pressure = 0.6; /* the worker waits more than half */
+			s.cpu.contention = 0.6;
+			s.alt_cpu = true;
+			s.better_cpu = true;
+			nvmfd_auto_update(&a, &s);
+		}
+		if (c == 0) {
+			assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+			assert_int_equal(a.moves, 0);
+		} else {
+			assert_int_not_equal(a.place, NVMFD_AUTO_BOUND);
+			assert_int_equal(a.last_reason, NVMFD_AUTO_R_PRESSURE);
+		}
+	}
+	/* a starvation beside the peer still moves it at once */
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	s = arriving(0, NVMFD_AUTO_IN_HOME, -1);
+	s.local_peer = true;
+	s.pending_ns = 60 * MS;
+	s.alt_cpu = true;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_equal(a.last_reason, NVMFD_AUTO_R_STARVED);
 }
 
 static void test_percpu_shared_cpu_goes_unbound(void **state)
@@ -1483,6 +1546,7 @@ int main(void)
 		cmocka_unit_test(test_qd_measure),
 		cmocka_unit_test(test_percpu_follows_incoming_cpu),
 		cmocka_unit_test(test_percpu_incoming_home_is_not_shared),
+		cmocka_unit_test(test_percpu_local_peer_keeps_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
