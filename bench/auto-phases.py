@@ -163,7 +163,10 @@ def run_timeline(cfg, mode, args, rdir, rnd):
             smp.phase = ph["name"]
             pcmd = [os.path.join(args.bin, "nvmf-perf"), "-r", trid, "-q", str(ph["qd"]),
                     "-o", cfg["perf"]["io_size"], "-w", cfg["perf"]["pattern"],
-                    "-P", str(cfg["perf"]["queues"]), "-t", str(secs), "--json"]
+                    "-P", str(cfg["perf"]["queues"]), "-t", str(secs), "--json",
+                    # the host's mode: the file's (bound, as measured since
+                    # session 26; nvmf-perf's default is auto since 30)
+                    "--exec", cfg["perf"].get("exec", "bound")]
             if ph.get("rate"):
                 pcmd += ["--rate", str(ph["rate"])]
             timers, load = [], {}

@@ -101,7 +101,7 @@ for wl in "${WLS[@]}"; do
 	fi
 	sleep 0.3 # let the tracer attach
 	# shellcheck disable=SC2086
-	if ! ${PRIO:-} "$BIN/nvmf-perf" -r "$trid" $args -t "$SECS" --cpus 1 --json ${DIG:+--digest $DIG} >"$OUT/$wl.json" 2>"$OUT/$wl.err"; then
+	if ! ${PRIO:-} "$BIN/nvmf-perf" -r "$trid" $args -t "$SECS" --cpus 1 --exec bound --json ${DIG:+--digest $DIG} >"$OUT/$wl.json" 2>"$OUT/$wl.err"; then
 		echo "$wl: nvmf-perf failed: $(tail -2 "$OUT/$wl.err" | tr '\n' ' ')" >&2
 	fi
 	[ -n "$rpid" ] && { kill -INT "$rpid"; wait "$rpid" 2>/dev/null || true; }

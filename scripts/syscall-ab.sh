@@ -80,7 +80,7 @@ one_run() {
 	sleep 0.3 # let perf attach
 	stats "$p.sock" "$p.s0"
 	# shellcheck disable=SC2046
-	"$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") -t "$SECS" --cpus 1 --json >"$p.json" 2>"$p.err" ||
+	"$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") -t "$SECS" --cpus 1 --exec bound --json >"$p.json" 2>"$p.err" ||
 		echo "$side $wl: nvmf-perf failed: $(tail -2 "$p.err" | tr '\n' ' ')" >&2
 	stats "$p.sock" "$p.s1"
 	kill -INT "$ppid"; wait "$ppid" 2>/dev/null || true

@@ -34,7 +34,7 @@ run_one() { # mode(plain|tls) pattern size qd -> prints MiB/s and IOPS
 	local tls=() v
 	[ "$1" = tls ] && tls=(--tls --psk "@$work/psk.key")
 	if "$BIN/nvmf-perf" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$NQN" \
-		-q "$4" -o "$3" -w "$2" -t "$SECS" --warmup 1 --cpus 1 --json "${tls[@]}" \
+		-q "$4" -o "$3" -w "$2" -t "$SECS" --warmup 1 --cpus 1 --exec bound --json "${tls[@]}" \
 		>"$work/perf.json" 2>"$work/perf.err"; then
 		v=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(round(t["iops"]), round(t["mib_per_s"], 1))' "$work/perf.json")
 	else

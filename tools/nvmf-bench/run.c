@@ -456,6 +456,18 @@ static void append_workload_args(const struct bench_cell *c, long port, long nr_
 	append_arg(argv, argc, store, off, cap, "%ld", lround(c->duration));
 }
 
+/* Does the cell's extra nvmf-perf arguments hold option @opt (as its own
+ * argument, or "@opt=...")? */
+static bool perf_extra_has(const struct bench_perf *p, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 0; i < p->nr_extra; i++)
+		if (!strncmp(p->extra[i], opt, n) && (!p->extra[i][n] || p->extra[i][n] == '='))
+			return true;
+	return false;
+}
+
 /* nvmf-perf's arguments; @nr_r controllers (-r each) in this process. */
 static int build_perf_argv(const struct bench_cell *c, const char *perf, long port, long queues, long nr_r,
 			   const struct bench_cpuset *pcpus, char **argv, char *store, size_t cap)
@@ -489,6 +501,13 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 		bench_cpuset_format(pcpus, cpus, sizeof(cpus));
 		append_arg(argv, &argc, store, &off, cap, "--cpus");
 		append_arg(argv, &argc, store, &off, cap, "%s", cpus);
+	}
+	/* the host's execution mode is the scenario's: bound (what every
+	 * scenario was measured with; nvmf-perf's own default is auto since
+	 * session 30) unless the cell's extra arguments name one */
+	if (!perf_extra_has(p, "--exec")) {
+		append_arg(argv, &argc, store, &off, cap, "--exec");
+		append_arg(argv, &argc, store, &off, cap, "bound");
 	}
 	for (i = 0; i < p->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);

@@ -79,7 +79,8 @@ static const char usage_text[] =
 "                    queues; the total line has the process's CPU); a\n"
 "                    --reauth-interval transaction holds up the\n"
 "                    other queues of its thread while it runs. Not with\n"
-"                    --exec auto (it moves one thread per queue).\n"
+"                    --exec auto (it moves one thread per queue): the\n"
+"                    default mode is then bound.\n"
 "                    1..4096.\n"
 "      --ns NSID     namespace (default: the first active one).\n"
 "      --warmup S    run S seconds before measuring (default 0).\n"
@@ -118,10 +119,11 @@ static const char usage_text[] =
 "      --disable-sqflow  ask for SQ flow control disable (Connect CATTR\n"
 "                    bit 2) on I/O queues; targets may then complete reads\n"
 "                    with the C2HData SUCCESS flag instead of a CapsuleResp.\n"
-"      --exec MODE   bound (default): the queue thread is pinned to its\n"
-"                    io_cpu; unbound: it may run on the CPUs of the\n"
-"                    --affinity-scope unit that contains its io_cpu; auto:\n"
-"                    starts at its home (--auto-home: every --cpus CPU by\n"
+"      --exec MODE   bound: the queue thread is pinned to its io_cpu (the\n"
+"                    Linux host's model; the default with --threads);\n"
+"                    unbound: it may run on the CPUs of the\n"
+"                    --affinity-scope unit that contains its io_cpu; auto\n"
+"                    (the default): starts at its home (--auto-home: every --cpus CPU by\n"
 "                    default, its io_cpu with bound), and a monitor thread\n"
 "                    (not a queue thread, on the process's own CPUs)\n"
 "                    samples every 100 ms each queue thread's schedstat\n"
@@ -522,7 +524,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 	o->queues = 1;
 	o->timeout_ms = 10000;
 	o->tls_identity = NVMFD_HOST_TLS_ID_V1;
-	o->exec = PERF_EXEC_BOUND;
+	o->exec = PERF_EXEC_AUTO; /* resolved after the options (--threads) */
+	o->exec_default = true;
 	nvmfd_auto_knobs_init(&o->auto_knobs);
 	o->scope = NVMFD_RT_SCOPE_CACHE;
 	o->io_cpu = PERF_IO_CPU_RR;
@@ -632,6 +635,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 				return seterr(err, len, "--timeout: 1 .. 3600000 ms");
 			break;
 		case OPT_EXEC:
+			o->exec_default = false;
 			if (!strcmp(optarg, "bound"))
 				o->exec = PERF_EXEC_BOUND;
 			else if (!strcmp(optarg, "unbound"))
@@ -783,9 +787,14 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		return seterr(err, len, "%s is for I/O runs, not discover (discover takes -r, "
 					"--digest, --json, --timeout and the DH-HMAC-CHAP and TLS "
 					"options)", io_only);
+	/* the default: auto, or bound with --threads (auto moves and tunes
+	 * one thread per queue) */
+	if (o->exec_default && o->threads)
+		o->exec = PERF_EXEC_BOUND;
 	if (auto_knob && o->exec != PERF_EXEC_AUTO)
 		return seterr(err, len, "--auto-starve-ms, --auto-bound, --auto-no-poll, "
-					"--auto-freeze and --auto-home need --exec auto");
+					"--auto-freeze and --auto-home need --exec auto%s",
+			      o->exec_default ? " (the default is bound with --threads)" : "");
 	if (o->threads && o->exec == PERF_EXEC_AUTO)
 		return seterr(err, len, "--threads does not combine with --exec auto (its monitor "
 					"moves and tunes one thread per queue); use --exec bound or "

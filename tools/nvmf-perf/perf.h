@@ -70,7 +70,9 @@ enum perf_pattern {
  * @busy_poll: --busy-poll: never sleep in poll() (SPDK style).
  * @timeout_ms: --timeout for every wait.
  * @disable_sqflow: --disable-sqflow: Connect CATTR bit 2 on I/O queues.
- * @exec:     --exec bound|unbound|auto.
+ * @exec:     --exec bound|unbound|auto; without --exec auto, or bound with
+ *            --threads (which auto does not combine with).
+ * @exec_default: no --exec was given (@exec is the default).
  * @auto_knobs: --auto-starve-ms, --auto-bound, --auto-no-poll,
  *            --auto-freeze (--exec auto only; the controller's defaults
  *            otherwise).
@@ -115,6 +117,7 @@ struct perf_opts {
 	uint32_t timeout_ms;
 	bool disable_sqflow;
 	enum perf_exec exec;
+	bool exec_default;
 	struct nvmfd_auto_knobs auto_knobs;
 	bool auto_home_bound;
 	enum nvmfd_rt_scope scope;

@@ -71,6 +71,16 @@ for cell in bound unbound-hog; do
 	ge "$ev" 1 && ge "$cpe" 1 && ok "$cell: $ev completion events/s, $cpe per event" ||
 		bad "$cell: cq_events_s '$ev' compl_per_event '$cpe'"
 done
+# the host's mode: bound unless the cell's extra_args name one (nvmf-perf's
+# own default is auto)
+python3 - "$out/raw/smoke" <<'EOF_PY' && ok "host exec: bound by default, the cell's own otherwise" || bad "host exec"
+import json, sys
+for cell, want in (("bound", "bound"), ("unbound-hog", "unbound")):
+    d = json.load(open("%s/%s/rep1/perf-0.json" % (sys.argv[1], cell)))
+    if d["config"]["exec"] != want:
+        print("  %s: nvmf-perf config.exec %s, want %s" % (cell, d["config"]["exec"], want))
+        sys.exit(1)
+EOF_PY
 [ "$(col "$csv" bound ratio)" = "1.0000" ] && ok "baseline ratio 1" || bad "baseline ratio $(col "$csv" bound ratio)"
 ge "$(col "$csv" unbound-hog ratio)" 0.0001 && ok "ratio of unbound-hog" || bad "no ratio for unbound-hog"
 grep -q '^| bound | 1/1 |' "$out/report.md" && grep -q '^| unbound-hog | 1/1 |' "$out/report.md" &&

@@ -16,8 +16,10 @@
   auto-knobs   --auto-bound: every queue ends bound on its io_cpu with no
                move; --auto-freeze: no move, no poll change;
                --auto-no-poll: no poll change; the knobs are echoed in
-               config.auto. --auto-bound without --exec auto and
-               --auto-starve-ms 0: exit 2.
+               config.auto. --auto-* with --exec bound or unbound, or
+               with --threads and no --exec (bound is the default there),
+               and --auto-starve-ms 0: exit 2. Without --exec a run is
+               auto (config.exec "auto": the default since session 30).
   auto-fixed   --exec auto --idle-poll-us 50 and --busy-poll: the given
                polling is kept (no poll change by the controller).
   auto-hog     a real hog: a SCHED_FIFO busy loop pinned for 2 s to the
@@ -199,7 +201,10 @@ def main():
             for q in d["queues"]:
                 if q["exec"]["auto"]["poll_changes"] or q["exec"]["auto"]["poll_us"]:
                     fails.append("auto-no-poll: q%d polled" % q["qid"])
-        for args in (["--auto-bound"], ["--auto-home", "bound"],
+        # without --exec the mode is auto (the knobs apply), but bound
+        # with --threads (they are refused)
+        for args in (["--exec", "bound", "--auto-bound"], ["--threads", "1", "--auto-home", "bound"],
+                     ["--exec", "unbound", "--auto-no-poll"],
                      ["--exec", "auto", "--auto-starve-ms", "0"],
                      ["--exec", "bound", "--auto-freeze"]):
             rc, out, err = run(perf, ["-r", trid, "-t", "1"] + args)

@@ -7,7 +7,8 @@
 #
 # Starts nvmfd (RAM namespace) on a free 127.0.0.1 port, then runs
 # nvmf-perf --verify -w randrw --json for 1 s with each execution flag
-# combination (--exec bound|unbound, every --affinity-scope, strict or not,
+# combination (--exec bound|unbound and the default auto, every
+# --affinity-scope, strict or not,
 # --io-cpu rr|least-loaded, --cpus, --idle-poll-us, --busy-poll,
 # --rx-budget/--tx-budget) and checks the JSON report: the flags are echoed,
 # every queue's io_cpu follows the placement rule, its thread's CPUs follow
@@ -95,7 +96,9 @@ def check(cond, what):
     if not cond:
         errors.append(what)
 
-exec_ = opt("--exec", "bound")
+# the default: auto (bound with --threads); auto's placement is
+# test_perf_auto.py's
+exec_ = opt("--exec", "bound" if "--threads" in args else "auto")
 scope = opt("--affinity-scope", "cache")
 strict = "--affinity-strict" in args
 policy = opt("--io-cpu", "rr")
@@ -136,7 +139,7 @@ for q in d["queues"]:
         check(cpu in group, "q%d least-loaded io_cpu %d not in group %s" % (qid, cpu, group))
     if exec_ == "bound":
         check(unit == {cpu} and allowed == {cpu}, "q%d bound: unit %s allowed %s" % (qid, unit, allowed))
-    else:
+    elif exec_ == "unbound":
         check(cpu in unit and unit <= want_cpus, "q%d unbound unit %s" % (qid, unit))
         if scope == "cpu":
             check(unit == {cpu}, "q%d scope cpu: unit %s" % (qid, unit))
@@ -145,6 +148,8 @@ for q in d["queues"]:
         check(allowed == (unit if strict else want_cpus), "q%d allowed %s" % (qid, allowed))
         if strict:
             check(e["repatriations"] == 0, "q%d strict repatriated" % qid)
+    else:
+        check("auto" in e, "q%d auto: no exec.auto" % qid)
     check(e["last_cpu"] in allowed, "q%d last_cpu %d outside %s" % (qid, e["last_cpu"], allowed))
     check(e["tid"] > 0, "q%d tid" % qid)
     check(q["ios"] > 0 and q["reads"] + q["writes"] == q["ios"], "q%d ios" % qid)
@@ -196,7 +201,7 @@ run busy-poll -q 8 --busy-poll
 run budgets -q 4 -o 128k --rx-budget 4096 --tx-budget 8192
 run budgets-unbound-idle -q 8 -P 2 -o 16k --exec unbound --idle-poll-us 20 --rx-budget 65536 \
 	--tx-budget 65536 --io-cpu least-loaded
-run digest-bound-ll -q 8 -P 2 --digest hdr,data --io-cpu least-loaded
+run digest-bound-ll -q 8 -P 2 --digest hdr,data --io-cpu least-loaded --exec bound
 
 kill -0 "$TGT" 2>/dev/null || { echo "FAIL: nvmfd died"; exit 1; }
 echo "$((N - FAILS))/$N passed"

@@ -8,11 +8,14 @@
 # nvmfd serves two subsystems (a RAM namespace each, so that --verify of
 # two controllers never sees the other's writes); nvmf-perf drives both
 # (-r twice, -P 4: 8 queues) from N queue threads. Checks, from --json:
-# exit 0, config.threads = min(N, 8), every queue completed I/O without
+# exit 0, config.threads = min(N, 8), config.exec bound unless --exec
+# says otherwise (auto, the default elsewhere, does not combine with
+# --threads), every queue completed I/O without
 # an error, --verify checked blocks, and queue k (counted across the -r
 # list) ran on thread k mod N (its tid). Forms: closed loop, --rate,
 # --busy-poll, --idle-poll-us with --exec unbound, N above the queue
-# count. Refusals: --threads 0, --threads with --exec auto.
+# count. Refusals: --threads 0, --threads with --exec auto, an --auto-*
+# option with --threads and no --exec (the default there is bound).
 # Exit: 0 pass, 1 fail, 77 skip (python3 missing).
 set -uo pipefail
 
@@ -64,7 +67,9 @@ run() {
 		FAILS=$((FAILS + 1))
 		return
 	fi
-	if python3 - "$WORK/$name.json" "$threads" <<'EOF_PY'
+	local exec_=bound prev=
+	for a in "$@"; do [ "$prev" = --exec ] && exec_=$a; prev=$a; done
+	if python3 - "$WORK/$name.json" "$threads" "$exec_" <<'EOF_PY'
 import json, sys
 
 d = json.load(open(sys.argv[1]))
@@ -76,6 +81,11 @@ if len(qs) != 8:
 want = min(n, len(qs))
 if d["config"]["threads"] != want:
     bad.append("config.threads %s, want %d" % (d["config"]["threads"], want))
+# without --exec the mode is bound with --threads (auto is the default
+# otherwise, and refuses --threads)
+want_exec = sys.argv[3]
+if d["config"]["exec"] != want_exec:
+    bad.append("config.exec %s, want %s" % (d["config"]["exec"], want_exec))
 tids = {}
 for k, q in enumerate(qs):  # report order: controller 1's queues, then 2's
     name = "c%dq%d" % (q["ctrl"], q["qid"])
@@ -124,6 +134,7 @@ refuse() { # refuse NAME EXPECTED-TEXT ARGS...
 }
 refuse zero "--threads: 1 .. 4096" --threads 0
 refuse auto "does not combine with --exec auto" --threads 2 --exec auto
+refuse auto-knob "the default is bound with --threads" --threads 2 --auto-bound
 
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failures"; exit 1; }
 echo "PASS"

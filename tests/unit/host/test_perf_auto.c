@@ -629,10 +629,33 @@ static void test_cli(void **state)
 		assert_true(o.auto_knobs.bound && o.auto_knobs.freeze && o.auto_knobs.no_poll);
 	}
 	{
+		/* auto is the default: its knobs need no --exec */
 		const char *argv[] = { "nvmf-perf", "-r", TRID, "--auto-bound" };
 
-		assert_int_equal(parse(&o, err, sizeof(err), 4, argv), -EINVAL);
+		assert_int_equal(parse(&o, err, sizeof(err), 4, argv), 0);
+		assert_int_equal(o.exec, PERF_EXEC_AUTO);
+		assert_true(o.exec_default && o.auto_knobs.bound);
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "bound", "--auto-bound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 6, argv), -EINVAL);
 		assert_non_null(strstr(err, "need --exec auto"));
+		assert_null(strstr(err, "the default is bound"));
+	}
+	{
+		/* with --threads the default is bound, and the knobs are refused */
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--threads", "2", "--auto-bound" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 6, argv), -EINVAL);
+		assert_non_null(strstr(err, "the default is bound with --threads"));
+	}
+	{
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--threads", "2" };
+
+		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), 0);
+		assert_int_equal(o.exec, PERF_EXEC_BOUND);
+		assert_true(o.exec_default);
 	}
 	{
 		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "auto", "--auto-starve-ms",
@@ -667,9 +690,10 @@ static void test_cli(void **state)
 		assert_non_null(strstr(err, "--auto-home: bound or unbound"));
 	}
 	{
-		const char *argv[] = { "nvmf-perf", "-r", TRID, "--auto-home", "unbound" };
+		const char *argv[] = { "nvmf-perf", "-r", TRID, "--exec", "unbound", "--auto-home",
+				       "unbound" };
 
-		assert_int_equal(parse(&o, err, sizeof(err), 5, argv), -EINVAL);
+		assert_int_equal(parse(&o, err, sizeof(err), 7, argv), -EINVAL);
 		assert_non_null(strstr(err, "need --exec auto"));
 	}
 	assert_non_null(strstr(perf_usage(), "--auto-freeze"));

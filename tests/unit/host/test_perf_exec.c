@@ -76,7 +76,8 @@ static void test_exec_args(void **state)
 	assert_int_equal(o.tx_budget, 4096);
 
 	assert_int_equal(parse(&o, err, sizeof(err), 3, defaults), 0);
-	assert_int_equal(o.exec, PERF_EXEC_BOUND);
+	assert_int_equal(o.exec, PERF_EXEC_AUTO); /* the default since session 30 */
+	assert_true(o.exec_default);
 	assert_int_equal(o.scope, NVMFD_RT_SCOPE_CACHE);
 	assert_false(o.strict);
 	assert_int_equal(o.io_cpu, PERF_IO_CPU_RR);
