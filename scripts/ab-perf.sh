@@ -65,7 +65,7 @@ run_one() { # bindir workload A|B -> prints "IOPS CPU_US_PER_IO P50_US"
 	"$bin/nvmf-perf" -r "$trid" -w write -o 131072 -q 16 -t 1 --cpus 1 >/dev/null 2>&1 || true
 	c0=$(cpu_ns $pid)
 	# shellcheck disable=SC2046
-	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") ${PERF_ARGS:-} -t "$SECS" --warmup 1 --cpus 1 --exec bound --json \
+	if ${PRIO:-} "$bin/nvmf-perf" -r "$trid" $(wl_args "$wl") --exec bound ${PERF_ARGS:-} -t "$SECS" --warmup 1 --cpus 1 --json \
 		${dig:+--digest $dig} >"$work/perf.json" 2>"$work/perf.err"; then
 		c1=$(cpu_ns $pid)
 		iops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["total"]; ios=d["iops"] * (d["seconds"] + 1); print(round(d["iops"]), round((int(sys.argv[3]) - int(sys.argv[2])) / 1e3 / ios, 2), round((d.get("latency_us") or {}).get("p50", 0), 1), round((d.get("cpu_user_pct", 0) + d.get("cpu_sys_pct", 0)) * 1e4 / d["iops"], 2)) if ios > 0 else print("FAILED FAILED FAILED FAILED")' "$work/perf.json" "$c0" "$c1")

@@ -643,23 +643,26 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
  * Incoming CPU (unless no_follow, bound or freeze): a queue at home whose
  * packets arrive on another runtime CPU that is no more contended for us
  * (sample.incoming NVMFD_AUTO_IN_OTHER) on the same CPU for @window
- * samples in a row gets that CPU as its new home and moves there, bound
- * (a new queue's first such move needs no hold; later ones wait the
- * rehome hold since the last: hold_ns at first, doubled by a move within
- * 4 rehome holds of the previous one, up to 64 x hold_ns, halved by a
- * move after a longer calm). Linux nvmet queues io_work on the socket's incoming
- * CPU for the same reason: the wake-up comes from that CPU, so the work
- * runs where the data is and no wake-up crosses CPUs (measured in session
- * 30: 4K reads at QD 1, host thread and target queue on one CPU 2.5x the
- * IOPS of crossed CPUs, at QD 32 1.6x; doc/execution-model.md §8). A
- * queue whose packets arrive at home is not moved by the shared-CPU rule
- * (the thread it shares its CPU with is its peer's, which it would only
- * leave to wake across CPUs); when that peer is on this machine
- * (sample.local_peer) the contention rule leaves it too: the peer's
- * thread waits on the same CPU, so the queue would leave the contention
- * behind only to wait for a starved peer from across CPUs (session 30:
- * co-located queues that left a CPU a nice -20 load took made the other
- * CPU's pair 10-20 % slower). A starvation still moves it at once.
+ * samples in a row gets that CPU as its new home and moves there, bound,
+ * and stops polling (the new CPU decides afresh). A new queue's first
+ * such move needs no hold; later ones wait the rehome hold since the
+ * last: hold_ns at first, doubled by a move within 4 rehome holds of the
+ * previous one, up to 64 x hold_ns, halved by a move after a longer calm.
+ * Linux nvmet queues io_work on the socket's incoming CPU for the same
+ * reason: the wake-up comes from that CPU, so the work runs where the
+ * data is and no wake-up crosses CPUs (measured in session 30: 4K reads
+ * at QD 1, host thread and target queue on one CPU 2.5x the IOPS of
+ * crossed CPUs, at QD 32 1.6x; doc/execution-model.md §8).
+ * A queue whose packets arrive at home from a peer on this machine
+ * (sample.local_peer) is moved neither by the shared-CPU rule nor by the
+ * contention rule: the thread it shares its CPU with is, typically, the
+ * peer's, which waits on the same CPU, so leaving would only add a
+ * wake-up across CPUs per command and leave the contention to a peer as
+ * starved as before (session 30: co-located queues that left a CPU a
+ * nice -20 load took made the other CPU's pair 10-20 % slower). A
+ * starvation still moves it at once. For a NIC's flow the incoming CPU
+ * is where its interrupt is steered, and whoever runs there is not the
+ * peer: the rules apply as everywhere.
  * Without per-CPU signals (cpu.known false) the pool/PSI rules above apply.
  *
  * Byte budgets (decide_budget, unless no_budget): a queue whose passes
@@ -684,14 +687,16 @@ bool nvmfd_budget_expired(const struct nvmfd_budget *b, uint64_t now_ns);
 enum nvmfd_auto_incoming {
 	NVMFD_AUTO_IN_UNKNOWN, /* not measured, no arrivals in the tick, or
 				* not one of the runtime's CPUs */
-	NVMFD_AUTO_IN_HOME, /* the queue's home (io_cpu) */
+	NVMFD_AUTO_IN_HOME, /* the queue's home CPU (io_cpu, or where the rule
+			     * below moved it) */
 	NVMFD_AUTO_IN_OTHER, /* another runtime CPU, no more contended for us
 			      * than home (sample.incoming_cpu names it) */
 	NVMFD_AUTO_IN_BUSY, /* another runtime CPU, more contended */
 };
 
 enum nvmfd_auto_place {
-	NVMFD_AUTO_BOUND, /* on io_cpu's bound pool */
+	NVMFD_AUTO_BOUND, /* on the home CPU's bound pool (io_cpu until the
+			   * incoming-CPU rule moves the home) */
 	NVMFD_AUTO_MOVED, /* on another CPU's bound pool */
 	NVMFD_AUTO_UNBOUND, /* on an unbound pool */
 	NVMFD_AUTO__NPLACE,

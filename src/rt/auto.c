@@ -72,7 +72,7 @@ static void set_place(struct nvmfd_auto *a, enum nvmfd_auto_place p, enum nvmfd_
 	a->last_reason = r;
 	a->moves++;
 	a->since_ns = now;
-	a->hot = a->cool = a->share = 0;
+	a->hot = a->cool = a->share = a->follow = 0;
 	a->shared_away = r == NVMFD_AUTO_R_SHARED_CPU;
 }
 
@@ -128,8 +128,8 @@ static bool shared_cpu(const struct nvmfd_auto *a, const struct nvmfd_auto_sampl
 	const struct nvmfd_auto_knobs *k = &a->k;
 
 	return k->spare_idle_min > 0 && s->cpu.known && !a->poll_us && s->spare_cpu &&
-	       s->incoming != NVMFD_AUTO_IN_HOME && s->cpu.others > k->poll_others_max &&
-	       latency_bound(k, s);
+	       !(s->local_peer && s->incoming == NVMFD_AUTO_IN_HOME) &&
+	       s->cpu.others > k->poll_others_max && latency_bound(k, s);
 }
 
 /*
@@ -167,6 +167,12 @@ static bool follow_packets(struct nvmfd_auto *a, const struct nvmfd_auto_sample 
 	a->follow = a->share = a->hot = 0;
 	a->moves++;
 	a->last_reason = NVMFD_AUTO_R_INCOMING;
+	/* polling was judged on the old CPU; the new one decides afresh
+	 * (beside the peer it would take the peer's CPU) */
+	if (a->poll_us) {
+		a->poll_us = 0;
+		a->poll_changes++;
+	}
 	return true;
 }
 

@@ -101,6 +101,9 @@ for p in $(seq "$NPROC"); do
 		args+=(-r "$(trid "$TGT_PORT" "nqn.2014-08.org.nvmexpress:uuid:5ca1e000-0000-4000-8000-$(printf '%06x%06x' "$p" "$c")")")
 	done
 	[ "$THREADS" -gt 0 ] && args+=(--threads "$THREADS")
+	# the host bound (its default with --threads; -T 0 would otherwise
+	# run nvmf-perf's default auto), as measured in doc/scale.md
+	args+=(--exec bound)
 	# connect timeout 30 s: hundreds of connects share two CPUs
 	"$PERF" "${args[@]}" -P "$QUEUES" -q "$DEPTH" -o 4096 -w randrw -M 70 -t "$SECS" \
 		--timeout 30000 >"$WORK/perf.$p.out" 2>&1 &

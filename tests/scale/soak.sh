@@ -64,7 +64,7 @@ declare -A killed
 	while [ "$(date +%s)" -lt "$t_end" ]; do
 		i=$((i + 1))
 		echo "$(date +%s%N) start $i" >>"$WORK/steady.times"
-		"$PERF" -r "$(trid "$PORT")" -P 2 -q 8 -o 4096 -w randrw -M 50 -t 4 --verify-state "$WORK/steady.state" \
+		"$PERF" -r "$(trid "$PORT")" -P 2 -q 8 -o 4096 -w randrw -M 50 -t 4 --exec bound --verify-state "$WORK/steady.state" \
 			--ns 1 \
 			--timeout 15000 >"$WORK/steady.$i.out" 2>&1
 		echo $? >"$WORK/steady.$i.rc"
@@ -84,7 +84,7 @@ while [ "$(date +%s)" -lt "$t_end" ]; do
 			echo $? >"$WORK/victim.$v.rc"
 		fi
 		v=$((v + 1))
-		"$PERF" -r "$(trid "$PPORT")" -P 4 -q 8 -o 4096 -w randrw -M 50 -t 8 --verify-state "$WORK/victim.state" \
+		"$PERF" -r "$(trid "$PPORT")" -P 4 -q 8 -o 4096 -w randrw -M 50 -t 8 --exec bound --verify-state "$WORK/victim.state" \
 			--ns 2 \
 			--timeout 15000 >"$WORK/victim.$v.out" 2>&1 &
 		vpid=$!

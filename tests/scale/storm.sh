@@ -37,8 +37,9 @@ base_fds=$(nfds "$TGT_PID")
 total_fail=0
 
 short_run() { # short_run OUT [HOSTNQN]
+	# the host bound, as measured before nvmf-perf's default became auto
 	"$PERF" -r "$(trid "$TGT_PORT" "${2:-}")" -P 4 -q 4 -o 4096 -w randread -t 1 \
-		--timeout 30000 >"$1" 2>&1
+		--exec bound --timeout 30000 >"$1" 2>&1
 }
 
 # 1. sequential short runs under CPU load
@@ -72,7 +73,7 @@ while [ "$left" -gt 0 ]; do
 	for c in $(seq "$n"); do
 		args+=(-r "$(trid "$TGT_PORT" "nqn.2014-08.org.nvmexpress:uuid:5707e000-0000-4000-8000-$(printf '%06x%06x' "$p" "$c")")")
 	done
-	"$PERF" "${args[@]}" -P 1 -q 2 -o 4096 -w randread -t 3 --timeout 30000 \
+	"$PERF" "${args[@]}" -P 1 -q 2 -o 4096 -w randread -t 3 --exec bound --timeout 30000 \
 		>"$WORK/many.$p.out" 2>&1 &
 	pids+=($!)
 	BG_PIDS+=($!)

@@ -656,6 +656,9 @@ static int tcp_rx(struct tcp_queue *q, bool *progress)
 		*progress = true;
 		TCP_STAT_ADD(q, bytes_rx, n);
 		nvmfd_budget_charge(&q->rx_budget, (uint64_t)n, 0);
+		/* --exec auto asked where the host's data comes from */
+		if (__atomic_load_n(&q->in_want, __ATOMIC_RELAXED))
+			tcp_auto_note_incoming(q);
 		if (ptr && want >= TCP_RX_DIRECT_MIN) {
 			ev = nvmfd_pdu_rx_advance(&q->rx, (size_t)n);
 			ret = tcp_rx_event(q, ev, &pdu_done);

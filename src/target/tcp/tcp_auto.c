@@ -102,6 +102,7 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	k.no_follow = ex->auto_no_follow;
 	nvmfd_auto_init(&q->ctl, &k);
 	q->ctl.home_cpu = q->io_cpu; /* moves to where the packets arrive */
+	q->in_cpu = -1;
 	q->auto_local_peer = nvmfd__sock_peer_is_local(q->fd) == 1;
 	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->auto_budget = ex->exec_auto && !k.no_budget && !k.freeze;
@@ -674,30 +675,48 @@ void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns)
 }
 
 /*
- * Where @q's packets arrive (the incoming-CPU rule, rt.h): the socket's
- * SO_INCOMING_CPU, the CPU the network stack delivered the last segment
- * on, if the queue received commands this tick (@arrivals) and it is a
- * CPU of the port's runtime; "other" when that CPU is no more contended
- * for a queue of ours than the home one (tcp_auto_level(), the better_cpu
- * measure, with @margin of slack). Context: housekeeping thread,
- * port->lock (q->fd is closed under it).
+ * The owner, after a recv() that returned bytes while the watchdog asked
+ * (q->in_want): the socket's SO_INCOMING_CPU now names the CPU that
+ * delivered a data segment. Read at an arbitrary time it may name the
+ * one that delivered a pure ACK (on loopback: the CPU of our own send,
+ * whose ACK the peer's receive path sends back at once), so it is read
+ * here, once per tick at most. Context: the queue's io_work.
+ */
+void tcp_auto_note_incoming(struct tcp_queue *q)
+{
+	int cpu = nvmfd__sock_incoming_cpu(q->fd);
+
+	__atomic_store_n(&q->in_cpu, cpu < 0 ? -1 : cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->in_want, false, __ATOMIC_RELAXED);
+}
+
+/*
+ * Where @q's packets arrive (the incoming-CPU rule, rt.h): the CPU the
+ * owner saw its data come from since the last tick
+ * (tcp_auto_note_incoming()), if the queue received commands this tick
+ * (@arrivals) and it is a CPU of the port's runtime; "other" when that
+ * CPU is no more contended for a queue of ours than the home one
+ * (tcp_auto_level(), the better_cpu measure, with @margin of slack).
+ * Asks the owner for the next tick's. A queue with a shared completion
+ * ring stays where it is: the ring, and its completion work, belong to
+ * the io_cpu, so a move would add the cross-CPU hop the rule removes.
+ * Context: housekeeping thread, port->lock.
  */
 static enum nvmfd_auto_incoming tcp_auto_incoming(struct tcp_queue *q, bool arrivals,
 						  unsigned int home, double margin, int *cpu)
 {
 	struct tcp_port *port = q->port;
 	unsigned int pool;
-	int in;
+	int in = __atomic_exchange_n(&q->in_cpu, -1, __ATOMIC_RELAXED);
 
 	*cpu = -1;
-	if (!arrivals || q->fd < 0 || __atomic_load_n(&q->closing, __ATOMIC_RELAXED))
-		return NVMFD_AUTO_IN_UNKNOWN;
-	in = nvmfd__sock_incoming_cpu(q->fd);
-	if (in < 0)
+	__atomic_store_n(&q->in_want, !(q->ctl.k.no_follow || q->ctl.k.freeze || q->ctl.k.bound),
+			 __ATOMIC_RELAXED);
+	if (!arrivals || in < 0 || q->cq_shared || __atomic_load_n(&q->closing, __ATOMIC_RELAXED))
 		return NVMFD_AUTO_IN_UNKNOWN;
 	/* a CPU the runtime does not use maps to one it does: not ours */
 	pool = nvmfd_rt_pool_of_cpu(port->rt, in);
-	if (pool >= port->nbound || tcp_pool_cpu(port->rt, pool) != in)
+	if (pool >= port->nbound || port->apools[pool].cpu != in)
 		return NVMFD_AUTO_IN_UNKNOWN;
 	if (pool == home)
 		return NVMFD_AUTO_IN_HOME;
@@ -846,7 +865,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		break;
 	case NVMFD_AUTO_MOVED:
 		q->mv_rt = port->rt;
-		q->mv_cpu = tcp_pool_cpu(port->rt, (unsigned int)alt);
+		q->mv_cpu = port->apools[alt].cpu; /* no /proc read under the lock */
 		break;
 	default:
 		q->mv_rt = esc;

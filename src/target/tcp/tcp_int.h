@@ -229,6 +229,8 @@ struct tcp_queue {
 	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
 	unsigned int t_pool; /* the apools index it runs on now */
 	bool auto_local_peer; /* the host is on this machine (set at accept) */
+	bool in_want; /* atomic: the watchdog asks where the next data comes from */
+	int in_cpu; /* atomic: the owner's answer (-1: none since the last tick) */
 	uint64_t ctl_passes, ctl_work, ctl_dl, ctl_cpl_ev; /* the previous sample */
 	uint64_t cpl_eps; /* cqe_events per second, last tick (port->lock) */
 	bool cq_auto; /* auto chose the completion source at creation */
@@ -414,6 +416,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 void tcp_auto_rescue(struct tcp_port *port, struct tcp_queue *list);
 void tcp_auto_queue_json(struct tcp_queue *q, json_object *o);
 void tcp_auto_apply(struct tcp_queue *q);
+void tcp_auto_note_incoming(struct tcp_queue *q);
 void tcp_auto_port_tick(struct tcp_port *port, uint64_t now_ns);
 enum nvmfd_cq_src tcp_auto_cq_source(struct tcp_queue *q);
 uint64_t tcp_queue_stall_ns(struct nvmfd_tgt_qp *qp);

@@ -10,7 +10,8 @@
                unbound, counters, time in the modes at most the run) and
                allowed_cpus matching the mode (bound = at home: every
                --cpus CPU by default, home_cpus); the text report
-               has an "auto:" line per queue.
+               has an "auto:" line per queue. The same checks on a run
+               without --exec (auto-default: the default mode).
   auto-home    --auto-home bound: home_cpus is the io_cpu, a queue at home
                is pinned there; --auto-home bad: exit 2; config.auto.home.
   auto-knobs   --auto-bound: every queue ends bound on its io_cpu with no
@@ -103,9 +104,9 @@ def check_auto_queues(d, fails, name, run_s):
             fails.append("%s: q%d move errors %d" % (name, q["qid"], a["move_errors"]))
 
 
-def verify_run(perf, trid, name, fails, extra, seconds=2, queues=2):
+def verify_run(perf, trid, name, fails, extra, seconds=2, queues=2, exec_args=("--exec", "auto")):
     rc, out, err = run(perf, ["-r", trid, "-t", str(seconds), "-P", str(queues), "-q", "4",
-                              "-w", "randrw", "--verify", "--json", "--exec", "auto"] + extra)
+                              "-w", "randrw", "--verify", "--json"] + list(exec_args) + extra)
     if rc != 0:
         fails.append("%s: exit %d: %s" % (name, rc, err.strip()[-400:]))
         return None
@@ -153,6 +154,8 @@ def main():
     try:
         # auto-verify
         d = verify_run(perf, trid, "auto-verify", fails, [])
+        # no --exec: auto is the default
+        verify_run(perf, trid, "auto-default", fails, [], exec_args=[])
         if d:
             k = d["config"].get("auto", {})
             if k != {"starve_ms": 50, "bound": False, "no_poll": False, "freeze": False,

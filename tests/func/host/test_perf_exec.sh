@@ -194,11 +194,12 @@ run unbound-smt-strict -q 8 -P 2 --exec unbound --affinity-scope smt --affinity-
 run unbound-cache -q 8 -P 2 --exec unbound --affinity-scope cache
 run unbound-numa-strict -q 8 --exec unbound --affinity-scope numa --affinity-strict
 run unbound-system-ll -q 8 -P 2 --exec unbound --affinity-scope system --io-cpu least-loaded
-run cpus-first -q 8 -P 2 --cpus "$FIRST" --io-cpu least-loaded
+run cpus-first -q 8 -P 2 --cpus "$FIRST" --io-cpu least-loaded --exec bound
 run cpus-unbound-strict -q 4 -P 3 --cpus "$CPUS" --exec unbound --affinity-strict --io-cpu rr
-run idle-poll -q 8 --idle-poll-us 100
-run busy-poll -q 8 --busy-poll
-run budgets -q 4 -o 128k --rx-budget 4096 --tx-budget 8192
+run idle-poll -q 8 --idle-poll-us 100 --exec bound
+run busy-poll -q 8 --busy-poll --exec bound
+run auto-busy-poll -q 8 --busy-poll
+run budgets -q 4 -o 128k --rx-budget 4096 --tx-budget 8192 --exec bound
 run budgets-unbound-idle -q 8 -P 2 -o 16k --exec unbound --idle-poll-us 20 --rx-budget 65536 \
 	--tx-budget 65536 --io-cpu least-loaded
 run digest-bound-ll -q 8 -P 2 --digest hdr,data --io-cpu least-loaded --exec bound

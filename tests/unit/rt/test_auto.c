@@ -1100,9 +1100,10 @@ static void test_percpu_follows_incoming_cpu(void **state)
 	assert_int_equal(a.rehomes, 0);
 }
 
-/* The shared-CPU rule leaves a queue whose packets arrive at home where
- * it is (the others on its CPU are, typically, its own peer's thread);
- * the same samples with the packets from elsewhere move it. */
+/* The shared-CPU rule leaves a queue whose packets arrive at home from a
+ * local peer where it is (the others on its CPU are, typically, that
+ * peer's thread); the same samples with the packets from elsewhere, or
+ * from a remote peer, move it. */
 static void test_percpu_incoming_home_is_not_shared(void **state)
 {
 	struct nvmfd_auto a;
@@ -1113,20 +1114,75 @@ static void test_percpu_incoming_home_is_not_shared(void **state)
 	a.home_cpu = 0;
 	for (unsigned int i = 0; i < 50; i++) {
 		s = arriving(i, NVMFD_AUTO_IN_HOME, -1);
+		s.local_peer = true;
 		shared(&s);
 		assert_false(nvmfd_auto_update(&a, &s));
 	}
 	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
 	assert_int_equal(a.moves, 0);
+	for (unsigned int c = 0; c < 2; c++) {
+		nvmfd_auto_init(&a, NULL);
+		a.home_cpu = 0;
+		for (unsigned int i = 0; i < 3; i++) {
+			s = arriving(i, c ? NVMFD_AUTO_IN_HOME : NVMFD_AUTO_IN_UNKNOWN, -1);
+			s.local_peer = !c; /* c 1: a NIC's flow, steered to home */
+			shared(&s);
+			assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+		}
+		assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
+		assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+	}
+}
+
+/* Samples counted towards a move of the home before a departure do not
+ * count after the way back (3 new ones are needed), and a move of the
+ * home stops polling. */
+static void test_percpu_follow_restarts_after_a_move(void **state)
+{
+	struct nvmfd_auto a;
+	struct nvmfd_auto_sample s;
+	unsigned int i;
+
+	(void)state;
 	nvmfd_auto_init(&a, NULL);
 	a.home_cpu = 0;
-	for (unsigned int i = 0; i < 3; i++) {
-		s = arriving(i, NVMFD_AUTO_IN_UNKNOWN, -1);
-		shared(&s);
-		assert_int_equal(nvmfd_auto_update(&a, &s), i == 2);
+	for (i = 0; i < 2; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		assert_false(nvmfd_auto_update(&a, &s));
 	}
-	assert_int_equal(a.place, NVMFD_AUTO_UNBOUND);
-	assert_int_equal(a.last_reason, NVMFD_AUTO_R_SHARED_CPU);
+	s = arriving(i++, NVMFD_AUTO_IN_UNKNOWN, -1);
+	s.pending_ns = 60 * MS; /* starved: away at once */
+	s.alt_cpu = true;
+	assert_true(nvmfd_auto_update(&a, &s));
+	assert_int_not_equal(a.place, NVMFD_AUTO_BOUND);
+	/* calm at home: back after 6 samples and the hold */
+	while (a.place != NVMFD_AUTO_BOUND && i < 200) {
+		s = arriving(i++, NVMFD_AUTO_IN_UNKNOWN, -1);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.place, NVMFD_AUTO_BOUND);
+	for (unsigned int n = 0; n < 3; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		assert_int_equal(nvmfd_auto_update(&a, &s), n == 2);
+	}
+	assert_int_equal(a.home_cpu, 1);
+
+	/* polling where it was, none after the move */
+	nvmfd_auto_init(&a, NULL);
+	a.home_cpu = 0;
+	for (i = 0; i < 5; i++) {
+		s = arriving(i, NVMFD_AUTO_IN_UNKNOWN, -1);
+		latency(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_not_equal(a.poll_us, 0);
+	for (unsigned int n = 0; n < 3; n++, i++) {
+		s = arriving(i, NVMFD_AUTO_IN_OTHER, 1);
+		latency(&s);
+		nvmfd_auto_update(&a, &s);
+	}
+	assert_int_equal(a.home_cpu, 1);
+	assert_int_equal(a.poll_us, 0);
 }
 
 /* Beside a local peer (packets at home, the host on this machine) the
@@ -1547,6 +1603,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_follows_incoming_cpu),
 		cmocka_unit_test(test_percpu_incoming_home_is_not_shared),
 		cmocka_unit_test(test_percpu_local_peer_keeps_queue),
+		cmocka_unit_test(test_percpu_follow_restarts_after_a_move),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
