@@ -3,8 +3,13 @@
 nvmfd_proc.sh does for the shell tests).
 
   sys.path.insert(0, <tests/lib>); from nvmfd_proc import wait_log, start, stop
+
+control() sends one request to nvmfd's control socket (--control) and
+returns its JSON reply.
 """
+import json
 import re
+import socket
 import subprocess
 import time
 
@@ -42,6 +47,26 @@ def start(argv, logpath, ready=LISTENING, tries=100, cwd=None):
         proc.wait()
         return None, None
     return proc, m
+
+
+def control(path, req, timeout=10):
+    """Send @req (a dict, e.g. {"cmd": "stats"}) as one JSON line to the
+    control socket @path; return the decoded one-line reply. Raises
+    OSError (no socket, timeout) or ValueError (not JSON)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        s.sendall((json.dumps(req) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data)
+    finally:
+        s.close()
 
 
 def stop(proc, timeout=60):

@@ -38,7 +38,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,28 +48,13 @@ TIMEOUT = 60
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
-from nvmfd_proc import stop, wait_log  # noqa: E402
+from nvmfd_proc import control as ctl, stop, wait_log  # noqa: E402
 from nvmfd_proc import start as start_log  # noqa: E402
 
 
 def start(argv, logpath):
     proc, m = start_log(argv, logpath)
     return proc, int(m.group(1)) if m else 0
-
-
-def ctl(path, req):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(path)
-    s.sendall((json.dumps(req) + "\n").encode())
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return json.loads(data)
 
 
 def main():

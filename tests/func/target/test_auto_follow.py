@@ -32,34 +32,16 @@ Exit: 0 pass, 1 fail, 77 skip.
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
-from nvmfd_proc import start, stop  # noqa: E402
+from nvmfd_proc import control, start, stop  # noqa: E402
 
 NQN = "nqn.2026-12.io.nvmfd:auto-follow"
 RUN_S = 8
-
-
-def stats(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5.0)
-    try:
-        s.connect(path)
-        s.sendall(b'{"cmd":"stats"}\n')
-        buf = b""
-        while not buf.endswith(b"\n"):
-            b = s.recv(1 << 16)
-            if not b:
-                break
-            buf += b
-        return json.loads(buf)
-    finally:
-        s.close()
 
 
 def io_queues(o, out):
@@ -97,7 +79,7 @@ def run_case(nvmfd, perf, tmp, name, extra, fails):
         while p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.25)
             try:
-                qs = io_queues(stats(ctl), {})
+                qs = io_queues(control(ctl, {"cmd": "stats"}, timeout=5), {})
             except (OSError, ValueError):
                 continue
             seen.update(qs)
