@@ -29,7 +29,8 @@ machine load), DIR/results.json, DIR/nvmfd-<mode>-r<N>.log,
 DIR/timeline-<mode>-r<N>.csv
 (t, phase, queue, placement, poll_us, cpu, target CPU % of the last
 interval) and, with gnuplot, DIR/mode-over-time.png (the auto run of the
-first round). Exit 0, or 2 on a usage or setup error.
+first round: per queue its placement, CPU and idle-poll period, and
+nvmfd's CPU). Exit 0, or 2 on a usage or setup error.
 """
 import argparse
 import json
@@ -254,15 +255,19 @@ def plot(rdir, csv, title):
                 marks.append(f"set arrow from {t}, graph 0 to {t}, graph 1 nohead dt 2 lc rgb '#999999'\n"
                              f"set label '{ph}' at {t}, graph 1.04 font ',8'")
     gp = "\n".join(marks) + f"""
-set terminal pngcairo size 1200,700
+set terminal pngcairo size 1200,900
 set output '{rdir}/mode-over-time.png'
 set datafile separator ','
-set multiplot layout 3,1 title '{title}'
+set multiplot layout 4,1 title '{title}'
 set ylabel 'placement'
 set yrange [-0.5:2.5]
 set ytics ('bound' 0, 'moved' 1, 'unbound' 2)
 set key off
 plot '{csv}' using 1:(strcol(4) eq 'bound' ? 0 : strcol(4) eq 'moved' ? 1 : strcol(4) eq 'unbound' ? 2 : 1/0):3 with points pt 7 ps 0.6 lc variable
+set ylabel 'cpu (unbound: hint)'
+set yrange [-0.5:*]
+set ytics 1
+plot '{csv}' using 1:6:3 with points pt 7 ps 0.6 lc variable
 set ylabel 'idle poll (us)'
 set yrange [-10:250]
 set ytics auto
