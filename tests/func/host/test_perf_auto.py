@@ -23,13 +23,16 @@
                auto (config.exec "auto": the default since session 30).
   auto-fixed   --exec auto --idle-poll-us 50 and --busy-poll: the given
                polling is kept (no poll change by the controller).
-  auto-hog     a real hog: a SCHED_FIFO busy loop pinned for 2 s to the
+  auto-hog     a real hog: a SCHED_FIFO busy loop pinned to the
                io_cpu of queue 2 (nvmfd on another CPU), started just
-               before nvmf-perf: that queue thread gets no CPU there, so
-               the monitor must see a starvation and move it, and its I/O
-               keeps flowing (exit 0, verified). The hog is bounded (the
-               kernel's RT throttling leaves 5 % to others, and it stops
-               after 2 s); with --auto-home bound (pinned there, so the
+               before nvmf-perf and stopped when it exits: that queue
+               thread gets no CPU there, so the monitor must see a
+               starvation and move it, and its I/O keeps flowing (exit
+               0, verified). The hog is bounded (the kernel's RT
+               throttling leaves 5 % to others, and it ends after 8 s
+               at most; until session 30 it ran a fixed 2 s, which a
+               slow start under ThreadSanitizer could outlast before the
+               queues did I/O); with --auto-home bound (pinned there, so the
                monitor must act); then with the default unbound home:
                exit 0 and every queue's I/O verified. Skipped when SCHED_FIFO
                is not permitted, with fewer than 2 CPUs, or with
@@ -45,6 +48,7 @@ import tempfile
 import time
 
 TIMEOUT = 90
+HOG_MAX_S = 8.0  # the auto-hog cases' bound on a hog nvmf-perf outlives
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_perf_cli import NQN, run, start_nvmfd  # noqa: E402
 
@@ -133,6 +137,17 @@ def hog_cmd(cpu, secs):
             "while time.monotonic() < end:\n"
             "    pass\n" % (cpu, secs))
     return [sys.executable, "-c", code]
+
+
+def stop_hog(h):
+    """End a hog_cmd() process (it exits by itself after HOG_MAX_S)."""
+    if h.poll() is None:
+        h.terminate()
+    try:
+        h.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        h.kill()
+        h.wait()
 
 
 def main():
@@ -233,7 +248,10 @@ def main():
             # the hog first: queue 2's thread pins itself to a CPU that
             # does not run it, so it makes no pass from its start (before
             # any contention rule's 1 s hold could have moved it)
-            h = subprocess.Popen(hog_cmd(victim, 2.0))
+            # it spins until nvmf-perf is done (stopped then; 8 s at most):
+            # a hog of fixed length could end before a slow start (under
+            # ThreadSanitizer, on a loaded machine) reached its I/O
+            h = subprocess.Popen(hog_cmd(victim, HOG_MAX_S))
             time.sleep(0.3)
             if h.poll() == 77:
                 h.wait()
@@ -246,8 +264,8 @@ def main():
                                   "-w", "randrw", "--verify", "--json", "--exec", "auto",
                                   "--auto-home", "bound"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            h.wait(timeout=30)
             out, err = p.communicate(timeout=TIMEOUT)
+            stop_hog(h)
             if h.returncode == 77:
                 print("SKIP auto-hog: SCHED_FIFO not permitted")
             elif p.returncode != 0:
@@ -271,11 +289,11 @@ def main():
                     fails.append("auto-hog: no log line naming the starvation: %s" % err[-400:])
             # the default unbound home under the same hog: rescued by the
             # scheduler or by the monitor, the I/O of every queue verifies
-            h = subprocess.Popen(hog_cmd(victim, 2.0))
+            h = subprocess.Popen(hog_cmd(victim, HOG_MAX_S))
             time.sleep(0.3)
             rc, out, err = run(perf, ["-r", trid, "-t", "3", "-P", "2", "-q", "4", "-w",
                                       "randrw", "--verify", "--json", "--exec", "auto"])
-            h.wait(timeout=30)
+            stop_hog(h)
             if h.returncode != 77:
                 if rc != 0:
                     fails.append("auto-hog-home: exit %d: %s" % (rc, err.strip()[-400:]))
