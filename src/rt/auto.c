@@ -120,6 +120,14 @@ static void depart(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s,
 		a->shared_away = false; /* away for contention now */
 }
 
+/* Packets arrive at home from a peer on this machine: the thread the
+ * queue shares its CPU with is, typically, that peer's (rt.h, incoming
+ * CPU). */
+static bool beside_local_peer(const struct nvmfd_auto_sample *s)
+{
+	return s->local_peer && s->incoming == NVMFD_AUTO_IN_HOME;
+}
+
 /* The shared-CPU rule (knobs.spare_idle_min): latency bound, not polling,
  * others run on this CPU more than a poller may share it with, another
  * CPU idle. Per-CPU signals only. */
@@ -128,7 +136,7 @@ static bool shared_cpu(const struct nvmfd_auto *a, const struct nvmfd_auto_sampl
 	const struct nvmfd_auto_knobs *k = &a->k;
 
 	return k->spare_idle_min > 0 && s->cpu.known && !a->poll_us && s->spare_cpu &&
-	       !(s->local_peer && s->incoming == NVMFD_AUTO_IN_HOME) &&
+	       !beside_local_peer(s) &&
 	       s->cpu.others > k->poll_others_max && latency_bound(k, s);
 }
 
@@ -209,7 +217,7 @@ static bool decide_place(struct nvmfd_auto *a, const struct nvmfd_auto_sample *s
 	}
 	/* beside its peer (the incoming-CPU rule, rt.h): contention is the
 	 * peer's too, so none counts for leaving */
-	if (a->place == NVMFD_AUTO_BOUND && s->local_peer && s->incoming == NVMFD_AUTO_IN_HOME)
+	if (a->place == NVMFD_AUTO_BOUND && beside_local_peer(s))
 		qdelay = pressed = false;
 	a->hot = qdelay || pressed ? a->hot + 1 : 0;
 	if (!a->hot)

@@ -101,9 +101,11 @@ void tcp_auto_queue_init(struct tcp_queue *q)
 	k.no_cq = tcp_auto_keep_cq(ex);
 	k.no_follow = ex->auto_no_follow;
 	nvmfd_auto_init(&q->ctl, &k);
-	q->ctl.home_cpu = q->io_cpu; /* moves to where the packets arrive */
+	/* the CPU the queue calls home: its io_cpu, until the packets
+	 * arrive elsewhere (the controller's incoming-CPU rule moves it) */
+	q->ctl.home_cpu = q->io_cpu;
 	q->in_cpu = -1;
-	q->auto_local_peer = nvmfd__sock_peer_is_local(q->fd) == 1;
+	q->auto_local_peer = ex->exec_auto && nvmfd__sock_peer_is_local(q->fd) == 1;
 	q->auto_poll = ex->exec_auto && !k.no_poll && !k.freeze;
 	q->auto_budget = ex->exec_auto && !k.no_budget && !k.freeze;
 	q->auto_apply = q->auto_poll || q->auto_budget;
@@ -585,20 +587,13 @@ static bool tcp_auto_better_cpu(struct tcp_port *port, unsigned int cur, double 
 	return false;
 }
 
-/* The CPU @q calls home: its io_cpu, until the packets arrive elsewhere
- * (the controller's incoming-CPU rule moves it). */
-static int tcp_auto_home_cpu(const struct tcp_queue *q)
-{
-	return q->ctl.home_cpu >= 0 ? q->ctl.home_cpu : q->io_cpu;
-}
-
 /* The apools index @q runs on now, and its home CPU's (*@home). */
 static unsigned int tcp_auto_cur_pool(struct tcp_queue *q, unsigned int *home)
 {
 	struct tcp_port *port = q->port;
 	struct nvmfd_rt *esc = nvmfd__tgt_rt_escape(port->tgt);
 
-	*home = nvmfd_rt_pool_of_cpu(port->rt, tcp_auto_home_cpu(q));
+	*home = nvmfd_rt_pool_of_cpu(port->rt, q->ctl.home_cpu);
 	if (q->run_rt == esc)
 		return port->nbound + nvmfd_rt_pool_of_cpu(esc, q->run_cpu);
 	return nvmfd_rt_pool_of_cpu(port->rt, q->run_cpu);
@@ -861,7 +856,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 	switch (q->ctl.place) {
 	case NVMFD_AUTO_BOUND:
 		q->mv_rt = port->rt;
-		q->mv_cpu = tcp_auto_home_cpu(q);
+		q->mv_cpu = q->ctl.home_cpu;
 		break;
 	case NVMFD_AUTO_MOVED:
 		q->mv_rt = port->rt;
@@ -869,7 +864,7 @@ void tcp_auto_queue_tick(struct tcp_queue *q, uint64_t pending_ns, uint64_t now_
 		break;
 	default:
 		q->mv_rt = esc;
-		q->mv_cpu = tcp_auto_home_cpu(q); /* a hint only: the scheduler picks */
+		q->mv_cpu = q->ctl.home_cpu; /* a hint only: the scheduler picks */
 		break;
 	}
 	NVMFD_INFO_RATELIMIT(TCP_COMP, "queue %u peer %s: exec %s -> %s (cpu %d -> %d%s): %s",
@@ -972,7 +967,7 @@ void tcp_auto_queue_json(struct tcp_queue *q, json_object *o)
 		return;
 	json_object_object_add(e, "cpu", json_object_new_int(
 						 __atomic_load_n(&q->run_cpu, __ATOMIC_RELAXED)));
-	json_object_object_add(e, "home_cpu", json_object_new_int(tcp_auto_home_cpu(q)));
+	json_object_object_add(e, "home_cpu", json_object_new_int(q->ctl.home_cpu));
 	json_object_object_add(e, "local_peer", json_object_new_boolean(q->auto_local_peer));
 	json_object_object_add(e, "cpl_events_s", json_object_new_uint64(q->cpl_eps));
 	/* the completion source, chosen at creation (or as configured) */

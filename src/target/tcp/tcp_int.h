@@ -228,7 +228,7 @@ struct tcp_queue {
 	unsigned int budget_applied; /* owner: the shift q->rx/tx_budget run with */
 	uint64_t t_qdelay; /* this tick's mean queue delay (tcp_auto_port_tick()) */
 	unsigned int t_pool; /* the apools index it runs on now */
-	bool auto_local_peer; /* the host is on this machine (set at accept) */
+	bool auto_local_peer; /* auto: the host is on this machine (set at accept) */
 	bool in_want; /* atomic: the watchdog asks where the next data comes from */
 	int in_cpu; /* atomic: the owner's answer (-1: none since the last tick) */
 	uint64_t ctl_passes, ctl_work, ctl_dl, ctl_cpl_ev; /* the previous sample */
