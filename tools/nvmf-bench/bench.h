@@ -142,6 +142,7 @@ struct bench_perf {
 	long read_pct;
 	char digest[16]; /* "", hdr, data, hdr,data */
 	int busy_poll;
+	int latency; /* spdk_nvme_perf's -L (default 1); 0 only with spdk_nvme_perf */
 	char controllers[32]; /* "N" or "K*ncpu": nvmf-perf processes */
 	char cpus[128]; /* CPU set spec for the perf processes, "" = any */
 	long timeout_ms;

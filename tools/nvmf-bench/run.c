@@ -788,7 +788,7 @@ static int build_spdk_target_argv(const struct bench_cell *c, const struct bench
  * spdk_nvme_perf for the cell: one process for all controllers (-r each),
  * its queue pairs (-P) and depth (-q: spdk_nvme_perf's depth is per
  * namespace and core, spread over the queue pairs), latency summary (-L)
- * for the percentiles, digests as -H / -I, its cores (-c) the
+ * for the percentiles unless perf.latency is false, digests as -H / -I, its cores (-c) the
  * initiator's CPUs (default: the upper half).
  */
 static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_paths *paths, long port,
@@ -824,7 +824,8 @@ static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_p
 		append_arg(argv, &argc, store, &off, cap, "-H");
 	if (strstr(p->digest, "data"))
 		append_arg(argv, &argc, store, &off, cap, "-I");
-	append_arg(argv, &argc, store, &off, cap, "-L");
+	if (p->latency)
+		append_arg(argv, &argc, store, &off, cap, "-L");
 	for (i = 0; i < p->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
 	return argc;
@@ -1247,7 +1248,8 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
 				    sizeof(pstore));
 	/* append_arg() drops what does not fit: the last argument shows it */
-	if (i < 1 || (spdk_perf ? !cell->perf.nr_extra && strcmp(pargv[i - 1], "-L") : strcmp(pargv[i - 1], "--json"))) {
+	if (i < 1 || (spdk_perf ? !cell->perf.nr_extra && cell->perf.latency && strcmp(pargv[i - 1], "-L")
+				: strcmp(pargv[i - 1], "--json"))) {
 		snprintf(err, sizeof(res->err[0]), "nvmf-perf argument list too long");
 		goto out_stop;
 	}

@@ -656,7 +656,7 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 {
 	static const char *const keys[] = { "tool", "pattern", "io_size", "qd", "queues", "read_pct", "digest",
 					    "busy_poll", "controllers", "cpus", "timeout_ms", "rate", "one_process",
-					    "extra_args", NULL };
+					    "latency", "extra_args", NULL };
 	char p[256], tool[16] = "";
 	int ret;
 
@@ -677,6 +677,7 @@ static int parse_perf(struct json_object *o, const char *path, struct bench_perf
 	TRY(get_long(o, "read_pct", path, &pf->read_pct, 0, 100, false, err, len));
 	TRY(get_str(o, "digest", path, pf->digest, sizeof(pf->digest), digests, err, len));
 	TRY(get_bool(o, "busy_poll", path, &pf->busy_poll, err, len));
+	TRY(get_bool(o, "latency", path, &pf->latency, err, len));
 	TRY(get_count(o, "controllers", path, pf->controllers, sizeof(pf->controllers), BENCH_MAX_CTRLS, err,
 		      len));
 	TRY(get_cpus(o, "cpus", path, pf->cpus, sizeof(pf->cpus), err, len));
@@ -749,6 +750,7 @@ static void cell_defaults(struct bench_cell *c)
 	snprintf(c->perf.queues, sizeof(c->perf.queues), "1");
 	c->perf.read_pct = 50;
 	c->perf.busy_poll = 0;
+	c->perf.latency = 1;
 	snprintf(c->perf.controllers, sizeof(c->perf.controllers), "1");
 	c->perf.timeout_ms = 10000;
 	c->load.kind = BENCH_LOAD_NONE;
@@ -902,6 +904,10 @@ static int check_spdk_cell(const struct bench_cell *c, const char *path, char *e
 			ferr(err, len, p, "an nvmf-perf option; spdk_nvme_perf (perf.tool \"spdk_nvme_perf\") has none");
 			return -EINVAL;
 		}
+	} else if (!c->perf.latency) {
+		snprintf(p, sizeof(p), "%s.perf.latency", path);
+		ferr(err, len, p, "false only with perf.tool \"spdk_nvme_perf\" (nvmf-perf always measures latency)");
+		return -EINVAL;
 	}
 	return 0;
 }

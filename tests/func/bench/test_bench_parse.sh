@@ -174,6 +174,10 @@ expect_bad spdk-perf-rate 'cells[0].perf.rate: an nvmf-perf option' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "rate": 1000}}]}'
 expect_bad spdk-perf-busy 'cells[0].perf.busy_poll: an nvmf-perf option' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "busy_poll": true}}]}'
+expect_bad latency-nvmf-perf 'cells[0].perf.latency: false only with perf.tool "spdk_nvme_perf"' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"latency": false}}]}'
+expect_bad latency-type 'cells[0].perf.latency: must be true or false (got string)' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "latency": "no"}}]}'
 expect_bad spdk-twins 'spdk.twins: "all" is not one of: none, target, perf, both' \
 	"{\"name\": \"x\", \"spdk\": {\"twins\": \"all\"}, $C}"
 expect_bad spdk-key 'spdk.dir: unknown field' "{\"name\": \"x\", \"spdk\": {\"dir\": \"/opt\"}, $C}"

@@ -21,7 +21,8 @@ cat >"$tmp/s.json" <<'J'
  "columns": ["iops", "lat_avg", "p99", "target_cpu", "iops_per_target_cpu_s"],
  "defaults": {"target": {"backend": "ram", "backend_size": "64M"},
               "perf": {"pattern": "randread", "io_size": "4k", "qd": 8}},
- "cells": [{"name": "n", "group": "4k", "series": "nvmfd"}]}
+ "cells": [{"name": "n", "group": "4k", "series": "nvmfd"},
+           {"name": "nl", "group": "4k", "series": "no-L", "perf": {"tool": "spdk_nvme_perf", "latency": false}}]}
 J
 out=$tmp/out
 # in a session of its own (its pid is the session id): whatever it started can be found afterwards
@@ -46,6 +47,13 @@ ge "$(col "$csv" n.spdk-perf host_cpu)" 1 && ok "spdk_nvme_perf: host CPU from /
 [ "$(col "$csv" n.spdk baseline)" = n ] && ok "twin's baseline is its cell" || bad "twin baseline"
 grep -q 'build/bin/nvmf_tgt --no-huge' "$out/report.md" && grep -q 'build/bin/spdk_nvme_perf --no-huge' "$out/report.md" &&
 	ok "report.md records the SPDK commands" || bad "SPDK commands not in report.md"
+# perf.latency false: spdk_nvme_perf without -L, IOPS but no percentiles
+[ "$(col "$csv" nl runs_ok)" = 1 ] && ge "$(col "$csv" nl iops)" 1 && ok "latency false: IOPS $(col "$csv" nl iops)" ||
+	bad "latency false: runs_ok '$(col "$csv" nl runs_ok)' iops '$(col "$csv" nl iops)'"
+[ -z "$(col "$csv" nl p50)" ] && ok "latency false: no p50" || bad "latency false: p50 '$(col "$csv" nl p50)'"
+grep -A6 '^- \*\*nl\*\*' "$out/report.md" | grep 'spdk_nvme_perf --no-huge' | grep -qv -- ' -L' &&
+	grep -A6 '^- \*\*n.spdk-perf\*\*' "$out/report.md" | grep 'spdk_nvme_perf --no-huge' | grep -q -- ' -L' &&
+	ok "-L only where perf.latency is true" || bad "-L in the wrong commands: $(grep 'spdk_nvme_perf --no-huge' "$out/report.md")"
 [ -s "$out/raw/spdk-e2e/n.spdk/rep1/nvmf_tgt.json" ] && ok "nvmf_tgt.json kept" || bad "no nvmf_tgt.json"
 # spdk-compare validates and plans all 8 cells with the build given
 "$NVMF_BENCH" --dry-run --spdk "$spdk" spdk-compare >"$tmp/plan" 2>&1 &&
