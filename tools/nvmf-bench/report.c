@@ -543,6 +543,17 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A text field as RFC 4180 has it: quoted (inner quotes doubled) only
+ * when it holds a comma, a quote or a line break, so that a series such
+ * as "hdr,data" stays one field and plain names stay bare. */
+static void csv_field(FILE *f, const char *s)
+{
+	if (s[strcspn(s, ",\"\r\n")])
+		csv_str(f, s);
+	else
+		fputs(s, f);
+}
+
 static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 {
 	char path[1100];
@@ -564,9 +575,15 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 
 			if (!cell_ran(c))
 				continue;
-			fprintf(f, "%s,%s,%s,%s,%s,%d,%d,%g,%g", scs[s].name, c->name, c->group, c->series,
-				*c->baseline ? c->baseline : scs[s].baseline, c->res.nr, c->res.nr_ok, c->duration,
-				c->warmup);
+			const char *text[] = { scs[s].name, c->name, c->group, c->series,
+						*c->baseline ? c->baseline : scs[s].baseline };
+
+			for (k = 0; k < (int)(sizeof(text) / sizeof(text[0])); k++) {
+				if (k)
+					fputc(',', f);
+				csv_field(f, text[k]);
+			}
+			fprintf(f, ",%d,%d,%g,%g", c->res.nr, c->res.nr_ok, c->duration, c->warmup);
 			for (k = 0; k < BM_NR; k++) {
 				if (c->res.have_median[k])
 					fprintf(f, ",%.6g,%.6g", c->res.median[k], c->res.stddev[k]);
@@ -588,8 +605,13 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 				else
 					fprintf(f, ",,,,,");
 			}
-			fprintf(f, ",%d,%s,%s,%s,%g,", c->res.nr_busy, c->res.target_cpus, c->res.perf_cpus,
-				c->res.load_cpus, c->res.target_cpu_quota);
+			fprintf(f, ",%d,", c->res.nr_busy);
+			csv_field(f, c->res.target_cpus); /* "0,2" */
+			fputc(',', f);
+			csv_field(f, c->res.perf_cpus);
+			fputc(',', f);
+			csv_field(f, c->res.load_cpus);
+			fprintf(f, ",%g,", c->res.target_cpu_quota);
 			csv_str(f, c->res.target_cmd);
 			fputc(',', f);
 			csv_str(f, c->res.perf_cmd);

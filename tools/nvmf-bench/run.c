@@ -831,6 +831,22 @@ static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_p
 	return argc;
 }
 
+/* The argument build_spdk_perf_argv() ends with (@buf for the -P value):
+ * if append_arg() dropped anything, the list ends with something else. */
+static const char *spdk_perf_last_arg(const struct bench_perf *p, long queues, char *buf, size_t len)
+{
+	if (p->nr_extra)
+		return p->extra[p->nr_extra - 1];
+	if (p->latency)
+		return "-L";
+	if (strstr(p->digest, "data"))
+		return "-I";
+	if (strstr(p->digest, "hdr"))
+		return "-H";
+	snprintf(buf, len, "%ld", queues);
+	return buf;
+}
+
 static int parse_spdk_perf_report(const char *path, double *v, bool *have, char *err, size_t elen)
 {
 	char *text;
@@ -1031,7 +1047,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 {
 	struct bench_result *res = &cell->res;
 	char *targv[BENCH_MAX_ARGS], *pargv[BENCH_MAX_ARGS];
-	char tstore[4096], pstore[16384];
+	char tstore[4096], pstore[16384], lastbuf[24];
 	char dir[1024], path[1100], logp[1100];
 	struct bench_cpuset online, tcpus, lcpus, pcpus;
 	pid_t tpid = 0, lpid = 0, ppid[BENCH_MAX_CTRLS] = { 0 };
@@ -1248,9 +1264,11 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 		i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
 				    sizeof(pstore));
 	/* append_arg() drops what does not fit: the last argument shows it */
-	if (i < 1 || (spdk_perf ? !cell->perf.nr_extra && cell->perf.latency && strcmp(pargv[i - 1], "-L")
-				: strcmp(pargv[i - 1], "--json"))) {
-		snprintf(err, sizeof(res->err[0]), "nvmf-perf argument list too long");
+	if (i < 1 || strcmp(pargv[i - 1], spdk_perf ? spdk_perf_last_arg(&cell->perf, queues, lastbuf,
+									    sizeof(lastbuf))
+						    : "--json")) {
+		snprintf(err, sizeof(res->err[0]), "%s argument list too long",
+			 spdk_perf ? "spdk_nvme_perf" : "nvmf-perf");
 		goto out_stop;
 	}
 	join_argv(pargv, res->perf_cmd, sizeof(res->perf_cmd));

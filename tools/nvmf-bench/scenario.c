@@ -904,9 +904,21 @@ static int check_spdk_cell(const struct bench_cell *c, const char *path, char *e
 			ferr(err, len, p, "an nvmf-perf option; spdk_nvme_perf (perf.tool \"spdk_nvme_perf\") has none");
 			return -EINVAL;
 		}
+		for (int i = 0; !c->perf.latency && i < c->perf.nr_extra; i++) {
+			if (!strcmp(c->perf.extra[i], "-L") || !strcmp(c->perf.extra[i], "-LL")) {
+				snprintf(p, sizeof(p), "%s.perf.extra_args[%d]", path, i);
+				ferr(err, len, p,
+				     "\"%s\" with perf.latency false (in the cell or its defaults): "
+				     "leave one of them out",
+				     c->perf.extra[i]);
+				return -EINVAL;
+			}
+		}
 	} else if (!c->perf.latency) {
 		snprintf(p, sizeof(p), "%s.perf.latency", path);
-		ferr(err, len, p, "false only with perf.tool \"spdk_nvme_perf\" (nvmf-perf always measures latency)");
+		ferr(err, len, p,
+		     "false (in the cell or its defaults) only with perf.tool \"spdk_nvme_perf\" "
+		     "(nvmf-perf always measures latency)");
 		return -EINVAL;
 	}
 	return 0;

@@ -8,8 +8,14 @@ ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 
 # col FILE CELL NAME: column NAME of CELL's row in cells.csv FILE
+# (quoted fields as RFC 4180 has them: a series "hdr,data" is one field)
 col() {
-	awk -F, -v cell="$2" -v name="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
-		$2 == cell { print $c }' "$1"
+	python3 - "$@" <<'PY'
+import csv, sys
+rows = csv.reader(open(sys.argv[1], newline=""))
+head = next(rows)
+for r in rows:
+    if r[1] == sys.argv[2] and sys.argv[3] in head:
+        print(r[head.index(sys.argv[3])])
+PY
 }

@@ -174,8 +174,12 @@ expect_bad spdk-perf-rate 'cells[0].perf.rate: an nvmf-perf option' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "rate": 1000}}]}'
 expect_bad spdk-perf-busy 'cells[0].perf.busy_poll: an nvmf-perf option' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "busy_poll": true}}]}'
-expect_bad latency-nvmf-perf 'cells[0].perf.latency: false only with perf.tool "spdk_nvme_perf"' \
+expect_bad latency-nvmf-perf 'cells[0].perf.latency: false (in the cell or its defaults) only with perf.tool "spdk_nvme_perf"' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"latency": false}}]}'
+expect_bad latency-defaults 'cells[0].perf.latency: false (in the cell or its defaults) only with' \
+	'{"name": "x", "defaults": {"perf": {"latency": false}}, "cells": [{"name": "a"}]}'
+expect_bad latency-extra-L 'cells[0].perf.extra_args[1]: "-L" with perf.latency false' \
+	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "latency": false, "extra_args": ["-T", "-L"]}}]}'
 expect_bad latency-type 'cells[0].perf.latency: must be true or false (got string)' \
 	'{"name": "x", "cells": [{"name": "a", "perf": {"tool": "spdk_nvme_perf", "latency": "no"}}]}'
 expect_bad spdk-twins 'spdk.twins: "all" is not one of: none, target, perf, both' \

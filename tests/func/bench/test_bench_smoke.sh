@@ -50,6 +50,14 @@ if command -v gnuplot > /dev/null; then
 fi
 csv=$out/cells.csv
 [ "$(grep -c '^smoke,' "$csv")" -eq 2 ] && ok "2 cells in cells.csv" || bad "cells.csv rows: $(cat "$csv")"
+# regression: a series with a comma ("hdr,data") shifted every later column
+python3 - "$csv" <<'EOF_PY' && ok "cells.csv: every row has the header's fields; a series with a comma is one field" || bad "cells.csv fields: $(cat "$csv")"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+bad = [len(r) for r in rows[1:] if len(r) != len(rows[0])]
+series = [r[rows[0].index("series")] for r in rows[1:]]
+sys.exit(1 if bad or "unbound, hog" not in series else 0)
+EOF_PY
 for cell in bound unbound-hog; do
 	iops=$(col "$csv" $cell iops)
 	ge "$iops" 1 && ok "$cell: iops $iops > 0" || bad "$cell: iops '$iops'"
