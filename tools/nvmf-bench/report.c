@@ -554,6 +554,17 @@ static void csv_field(FILE *f, const char *s)
 		fputs(s, f);
 }
 
+/* @n text fields (csv_field()), comma-separated; with @lead a comma
+ * before the first too. */
+static void csv_fields(FILE *f, bool lead, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (lead || i)
+			fputc(',', f);
+		csv_field(f, v[i]);
+	}
+}
+
 static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 {
 	char path[1100];
@@ -572,17 +583,14 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 	for (s = 0; s < nr; s++) {
 		for (i = 0; i < scs[s].nr_cells; i++) {
 			struct bench_cell *c = &scs[s].cells[i];
+			const char *text[] = { scs[s].name, c->name, c->group, c->series,
+					       *c->baseline ? c->baseline : scs[s].baseline };
+			const char *cpus[] = { c->res.target_cpus, c->res.perf_cpus, /* "0,2" */
+					       c->res.load_cpus };
 
 			if (!cell_ran(c))
 				continue;
-			const char *text[] = { scs[s].name, c->name, c->group, c->series,
-						*c->baseline ? c->baseline : scs[s].baseline };
-
-			for (k = 0; k < (int)(sizeof(text) / sizeof(text[0])); k++) {
-				if (k)
-					fputc(',', f);
-				csv_field(f, text[k]);
-			}
+			csv_fields(f, false, text, sizeof(text) / sizeof(text[0]));
 			fprintf(f, ",%d,%d,%g,%g", c->res.nr, c->res.nr_ok, c->duration, c->warmup);
 			for (k = 0; k < BM_NR; k++) {
 				if (c->res.have_median[k])
@@ -605,12 +613,8 @@ static int write_csv(struct bench_scenario *scs, int nr, const char *out_dir)
 				else
 					fprintf(f, ",,,,,");
 			}
-			fprintf(f, ",%d,", c->res.nr_busy);
-			csv_field(f, c->res.target_cpus); /* "0,2" */
-			fputc(',', f);
-			csv_field(f, c->res.perf_cpus);
-			fputc(',', f);
-			csv_field(f, c->res.load_cpus);
+			fprintf(f, ",%d", c->res.nr_busy);
+			csv_fields(f, true, cpus, sizeof(cpus) / sizeof(cpus[0]));
 			fprintf(f, ",%g,", c->res.target_cpu_quota);
 			csv_str(f, c->res.target_cmd);
 			fputc(',', f);

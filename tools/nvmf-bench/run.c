@@ -194,21 +194,30 @@ static void tail_file(const char *path, char *out, size_t len)
 static void append_arg(char **argv, int *argc, char *store, size_t *off, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* Append one argument to @argv, its text in @store (@cap bytes, *@off
+ * used). What does not fit (argument slots or bytes) is dropped, and so
+ * is every later argument: *@off is then past @cap, which the builders
+ * below turn into -E2BIG. */
 static void append_arg(char **argv, int *argc, char *store, size_t *off, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (*argc >= BENCH_MAX_ARGS - 1 || *off >= cap)
-		return;
+	if (*off > cap)
+		return; /* an earlier argument was dropped */
+	if (*argc >= BENCH_MAX_ARGS - 1 || *off == cap)
+		goto drop;
 	va_start(ap, fmt);
 	n = vsnprintf(store + *off, cap - *off, fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= cap - *off)
-		return;
+		goto drop;
 	argv[(*argc)++] = store + *off;
 	argv[*argc] = NULL;
 	*off += n + 1;
+	return;
+drop:
+	*off = cap + 1;
 }
 
 static void join_argv(char *const *argv, char *out, size_t len)
@@ -423,7 +432,7 @@ static int build_target_argv(const struct bench_cell *c, const char *nvmfd, cons
 	}
 	for (i = 0; i < t->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", t->extra[i]);
-	return argc;
+	return off > cap ? -E2BIG : argc;
 }
 
 /*
@@ -512,7 +521,7 @@ static int build_perf_argv(const struct bench_cell *c, const char *perf, long po
 	for (i = 0; i < p->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
 	append_arg(argv, &argc, store, &off, cap, "--json");
-	return argc;
+	return off > cap ? -E2BIG : argc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -781,7 +790,7 @@ static int build_spdk_target_argv(const struct bench_cell *c, const struct bench
 	append_arg(argv, &argc, store, &off, cap, "%s", cfg);
 	for (i = 0; i < c->target.nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", c->target.extra[i]);
-	return argc;
+	return off > cap ? -E2BIG : argc;
 }
 
 /*
@@ -828,23 +837,7 @@ static int build_spdk_perf_argv(const struct bench_cell *c, const struct bench_p
 		append_arg(argv, &argc, store, &off, cap, "-L");
 	for (i = 0; i < p->nr_extra; i++)
 		append_arg(argv, &argc, store, &off, cap, "%s", p->extra[i]);
-	return argc;
-}
-
-/* The argument build_spdk_perf_argv() ends with (@buf for the -P value):
- * if append_arg() dropped anything, the list ends with something else. */
-static const char *spdk_perf_last_arg(const struct bench_perf *p, long queues, char *buf, size_t len)
-{
-	if (p->nr_extra)
-		return p->extra[p->nr_extra - 1];
-	if (p->latency)
-		return "-L";
-	if (strstr(p->digest, "data"))
-		return "-I";
-	if (strstr(p->digest, "hdr"))
-		return "-H";
-	snprintf(buf, len, "%ld", queues);
-	return buf;
+	return off > cap ? -E2BIG : argc;
 }
 
 static int parse_spdk_perf_report(const char *path, double *v, bool *have, char *err, size_t elen)
@@ -1047,7 +1040,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 {
 	struct bench_result *res = &cell->res;
 	char *targv[BENCH_MAX_ARGS], *pargv[BENCH_MAX_ARGS];
-	char tstore[4096], pstore[16384], lastbuf[24];
+	char tstore[4096], pstore[16384];
 	char dir[1024], path[1100], logp[1100];
 	struct bench_cpuset online, tcpus, lcpus, pcpus;
 	pid_t tpid = 0, lpid = 0, ppid[BENCH_MAX_CTRLS] = { 0 };
@@ -1177,11 +1170,15 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 			bench_fmt(err, sizeof(res->err[0]), "cannot write %s", cfg);
 			goto out_free;
 		}
-		build_spdk_target_argv(cell, paths, cfg, rpcs, &tcpus, targv, tstore, sizeof(tstore));
+		i = build_spdk_target_argv(cell, paths, cfg, rpcs, &tcpus, targv, tstore, sizeof(tstore));
 		snprintf(logp, sizeof(logp), "%s/nvmf_tgt.log", dir);
 	} else {
-		build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
+		i = build_target_argv(cell, paths->nvmfd, dir, rs, &tcpus, targv, tstore, sizeof(tstore));
 		snprintf(logp, sizeof(logp), "%s/nvmfd.log", dir);
+	}
+	if (i < 1) {
+		snprintf(err, sizeof(res->err[0]), "%s argument list too long", spdk_tgt ? "nvmf_tgt" : "nvmfd");
+		goto out_free;
 	}
 	join_argv(targv, res->target_cmd, sizeof(res->target_cmd));
 	tpid = bench_proc_spawn(targv, NULL, logp, &tcpus, 0, cgp[BENCH_CG_TARGET]);
@@ -1263,10 +1260,7 @@ int bench_cell_run_once(const struct bench_scenario *sc, struct bench_cell *cell
 	else
 		i = build_perf_argv(cell, paths->perf, rs->port, queues, nctrl / nproc, &pcpus, pargv, pstore,
 				    sizeof(pstore));
-	/* append_arg() drops what does not fit: the last argument shows it */
-	if (i < 1 || strcmp(pargv[i - 1], spdk_perf ? spdk_perf_last_arg(&cell->perf, queues, lastbuf,
-									    sizeof(lastbuf))
-						    : "--json")) {
+	if (i < 1) {
 		snprintf(err, sizeof(res->err[0]), "%s argument list too long",
 			 spdk_perf ? "spdk_nvme_perf" : "nvmf-perf");
 		goto out_stop;

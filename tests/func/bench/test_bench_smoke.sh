@@ -198,4 +198,19 @@ if [ -n "$cg" ]; then
 	[ -e "$cg" ] && bad "stale cgroup $cg not removed" || ok "next nvmf-bench removed the stale cgroup $cg"
 fi
 
+# regression: an argument list that does not fit is refused, never run cut
+# short (the target's was not checked, the initiator's only by its last
+# argument)
+long=$(printf 'y%.0s' $(seq 17000))
+cat >"$tmp/ovf.json" <<J
+{"name": "ovf", "duration": 1, "warmup": 0, "repeat": 1,
+ "defaults": {"target": {"backend": "null", "backend_size": "64M"}},
+ "cells": [{"name": "p", "perf": {"extra_args": ["--x$long"]}},
+           {"name": "t", "target": {"extra_args": ["--x$long"]}}]}
+J
+"$NVMF_BENCH" --no-progress --no-plots --syscalls off -o "$tmp/ovf" "$tmp/ovf.json" >"$tmp/ovf.out" 2>&1
+grep -q 'ovf/p run 1: nvmf-perf argument list too long' "$tmp/ovf.out" &&
+	grep -q 'ovf/t run 1: nvmfd argument list too long' "$tmp/ovf.out" &&
+	ok "argument lists too long: refused with a reason" || bad "argument list overflow: $(tail -4 "$tmp/ovf.out")"
+
 exit $fail
