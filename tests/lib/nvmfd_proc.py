@@ -49,6 +49,18 @@ def start(argv, logpath, ready=LISTENING, tries=100, cwd=None):
     return proc, m
 
 
+def recv_line(sock, size=65536):
+    """Read from @sock until a newline or EOF; return the bytes read
+    (nvmfd's control replies are one line each)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(size)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def control(path, req, timeout=10):
     """Send @req (a dict, e.g. {"cmd": "stats"}) as one JSON line to the
     control socket @path; return the decoded one-line reply. Raises
@@ -58,13 +70,7 @@ def control(path, req, timeout=10):
     try:
         s.connect(path)
         s.sendall((json.dumps(req) + "\n").encode())
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data)
+        return json.loads(recv_line(s))
     finally:
         s.close()
 

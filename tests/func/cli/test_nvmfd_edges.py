@@ -86,7 +86,7 @@ TIMEOUT = 60
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
-from nvmfd_proc import stop, wait_log  # noqa: E402
+from nvmfd_proc import recv_line, stop, wait_log  # noqa: E402
 from nvmfd_proc import start as start_log  # noqa: E402
 
 
@@ -241,13 +241,7 @@ def main():
 
             def ask(c):
                 c.sendall(ver)
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                return data
+                return recv_line(c, 4096)
 
             talker = conn()
             check(b'"result"' in ask(talker), "ctl-idle: a talking client is answered")
