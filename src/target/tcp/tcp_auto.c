@@ -705,7 +705,10 @@ static enum nvmfd_auto_incoming tcp_auto_incoming(struct tcp_queue *q, bool arri
 	int in = __atomic_exchange_n(&q->in_cpu, -1, __ATOMIC_RELAXED);
 
 	*cpu = -1;
-	__atomic_store_n(&q->in_want, !(q->ctl.k.no_follow || q->ctl.k.freeze || q->ctl.k.bound),
+	/* no question the answer of which is thrown away below (a getsockopt
+	 * in io_work per tick) */
+	__atomic_store_n(&q->in_want,
+			 !(q->ctl.k.no_follow || q->ctl.k.freeze || q->ctl.k.bound || q->cq_shared),
 			 __ATOMIC_RELAXED);
 	if (!arrivals || in < 0 || q->cq_shared || __atomic_load_n(&q->closing, __ATOMIC_RELAXED))
 		return NVMFD_AUTO_IN_UNKNOWN;
